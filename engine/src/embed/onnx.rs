@@ -1,0 +1,353 @@
+//! all-MiniLM-L6-v2 through ONNX Runtime (`ort` with `load-dynamic`).
+//!
+//! Why `load-dynamic`: this machine (and many users' machines) has no network at build time, so
+//! ort's binary download cannot run; the runtime library comes from `scripts/setup.sh` instead
+//! and is loaded with [`ort::init_from`], which returns an error (never a panic) when the file is
+//! missing or too old. The engine then falls back to [`super::HashEmbedder`].
+//!
+//! Pipeline: tokenizer (truncation 256 = sentence-transformers' `max_seq_length`, batch-longest
+//! padding) → model `last_hidden_state` → mean pooling over the attention mask → L2 normalization.
+//! Texts are sorted by token length before batching so padding stays small; results are put back
+//! in input order.
+
+use super::{Embedder, EmbedderId, l2_normalize};
+use crate::error::EmbedError;
+use ndarray::Array2;
+use ort::session::Session;
+use ort::session::builder::GraphOptimizationLevel;
+use ort::value::TensorRef;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams, TruncationStrategy};
+
+/// Model name shared by every all-MiniLM-L6-v2 variant.
+pub const MINILM_NAME: &str = "all-MiniLM-L6-v2";
+/// Output dimension of all-MiniLM-L6-v2.
+pub const MINILM_DIMS: usize = 384;
+/// File name of the runtime library that `scripts/setup.sh` installs.
+pub const ORT_LIB_FILE: &str = "libonnxruntime.so.1.31.1";
+
+/// Where the runtime and model are, and how to run them.
+#[derive(Debug, Clone)]
+pub struct OnnxConfig {
+    /// Path of `libonnxruntime.so`.
+    pub dylib_path: PathBuf,
+    /// Directory holding `model.onnx` and `tokenizer.json`.
+    pub model_dir: PathBuf,
+    /// Version tag recorded in the [`EmbedderId`] (e.g. `fp32` or `int8`); vectors of different
+    /// variants are not compared.
+    pub variant: String,
+    /// Intra-op threads (1 by default: hooks share the machine with the agent).
+    pub intra_threads: usize,
+    /// Maximum tokens per text (longer texts are truncated).
+    pub max_tokens: usize,
+    /// Texts per inference call.
+    pub batch_size: usize,
+}
+
+impl OnnxConfig {
+    /// A config for the given runtime library and model directory, with defaults.
+    pub fn new(dylib_path: impl Into<PathBuf>, model_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            dylib_path: dylib_path.into(),
+            model_dir: model_dir.into(),
+            variant: "fp32".into(),
+            intra_threads: 1,
+            max_tokens: 256,
+            batch_size: 32,
+        }
+    }
+
+    /// Find the runtime and model without any configuration.
+    ///
+    /// Runtime: `$ORT_DYLIB_PATH`, else `<root>/.cache/onnxruntime/libonnxruntime.so.1.31.1`.
+    /// Model: `$MEMCTL_MODEL_DIR`, else `<root>/models/all-MiniLM-L6-v2`. `<root>` is, in order,
+    /// `$MEMCTL_HOME` and the data dir given, then every ancestor of the running executable
+    /// (so a binary built in a checkout finds that checkout's setup). Returns the best guess
+    /// even when files are missing; [`OnnxEmbedder::load`] reports what is missing.
+    pub fn discover(data_dir: Option<&Path>) -> Self {
+        let roots = search_roots(data_dir);
+        let dylib = std::env::var_os("ORT_DYLIB_PATH")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                first_existing(&roots, &[".cache/onnxruntime", "runtime"], ORT_LIB_FILE)
+                    .unwrap_or_else(|| PathBuf::from(ORT_LIB_FILE))
+            });
+        let model_dir = std::env::var_os("MEMCTL_MODEL_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                first_existing(&roots, &["models/all-MiniLM-L6-v2"], "model.onnx")
+                    .and_then(|p| p.parent().map(Path::to_path_buf))
+                    .unwrap_or_else(|| PathBuf::from("models/all-MiniLM-L6-v2"))
+            });
+        let mut cfg = Self::new(dylib, model_dir);
+        if let Some(t) = std::env::var("MEMCTL_ORT_THREADS")
+            .ok()
+            .and_then(|s| s.parse::<usize>().ok())
+            .filter(|t| *t > 0)
+        {
+            cfg.intra_threads = t;
+        }
+        cfg
+    }
+
+    /// Path of the ONNX model file.
+    pub fn model_path(&self) -> PathBuf {
+        self.model_dir.join("model.onnx")
+    }
+
+    /// Path of the tokenizer file.
+    pub fn tokenizer_path(&self) -> PathBuf {
+        self.model_dir.join("tokenizer.json")
+    }
+}
+
+fn search_roots(data_dir: Option<&Path>) -> Vec<PathBuf> {
+    let mut roots = Vec::new();
+    if let Some(h) = std::env::var_os("MEMCTL_HOME") {
+        roots.push(PathBuf::from(h));
+    }
+    if let Some(d) = data_dir {
+        roots.push(d.to_path_buf());
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        roots.extend(exe.ancestors().skip(1).map(Path::to_path_buf));
+    }
+    roots
+}
+
+fn first_existing(roots: &[PathBuf], subdirs: &[&str], file: &str) -> Option<PathBuf> {
+    roots
+        .iter()
+        .flat_map(|r| subdirs.iter().map(move |s| r.join(s).join(file)))
+        .find(|p| p.is_file())
+}
+
+/// What was loaded, for `memctl doctor` and logs.
+#[derive(Debug, Clone)]
+pub struct RuntimeInfo {
+    /// The runtime library path that was loaded.
+    pub dylib_path: PathBuf,
+    /// ONNX Runtime's build info string.
+    pub build_info: String,
+    /// The model file.
+    pub model_path: PathBuf,
+    /// Model input names, in order.
+    pub inputs: Vec<String>,
+}
+
+/// all-MiniLM-L6-v2 on ONNX Runtime. See the module doc.
+#[derive(Debug)]
+pub struct OnnxEmbedder {
+    id: EmbedderId,
+    // `Session::run` takes `&mut self`; the mutex makes the embedder shareable across threads.
+    session: Mutex<Session>,
+    tokenizer: Tokenizer,
+    needs_token_type_ids: bool,
+    batch_size: usize,
+    info: RuntimeInfo,
+}
+
+impl OnnxEmbedder {
+    /// Load the runtime library, the model and the tokenizer.
+    ///
+    /// Errors (never panics) when the library is missing or too old, or a file is missing.
+    pub fn load(cfg: &OnnxConfig) -> Result<Self, EmbedError> {
+        let model_path = cfg.model_path();
+        let tokenizer_path = cfg.tokenizer_path();
+        for p in [&model_path, &tokenizer_path] {
+            if !p.is_file() {
+                return Err(EmbedError::ModelMissing { path: p.clone() });
+            }
+        }
+        if !cfg.dylib_path.is_file() {
+            return Err(EmbedError::RuntimeUnavailable {
+                path: cfg.dylib_path.display().to_string(),
+                reason: "file not found".into(),
+            });
+        }
+        let unavailable = |reason: String| EmbedError::RuntimeUnavailable {
+            path: cfg.dylib_path.display().to_string(),
+            reason,
+        };
+        let env = ort::init_from(&cfg.dylib_path)
+            .map_err(|e| unavailable(e.to_string()))?
+            .with_name("memctl")
+            .build()
+            .map_err(|e| unavailable(e.to_string()))?;
+        let rt = |e: ort::Error| EmbedError::Runtime(e.to_string());
+        let rtb = |e: ort::Error<ort::session::builder::SessionBuilder>| {
+            EmbedError::Runtime(e.to_string())
+        };
+        let session = Session::builder(&env)
+            .map_err(rt)?
+            .with_optimization_level(GraphOptimizationLevel::Level3)
+            .map_err(rtb)?
+            .with_intra_threads(cfg.intra_threads.max(1))
+            .map_err(rtb)?
+            .with_intra_op_spinning(false)
+            .map_err(rtb)?
+            .with_inter_threads(1)
+            .map_err(rtb)?
+            .commit_from_file(&model_path)
+            .map_err(rt)?;
+        let inputs: Vec<String> = session
+            .inputs()
+            .iter()
+            .map(|i| i.name().to_string())
+            .collect();
+        let needs_token_type_ids = inputs.iter().any(|n| n == "token_type_ids");
+
+        let mut tokenizer = Tokenizer::from_file(&tokenizer_path)
+            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: cfg.max_tokens,
+                strategy: TruncationStrategy::LongestFirst,
+                ..TruncationParams::default()
+            }))
+            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+        let pad = tokenizer.get_padding().cloned().unwrap_or_default();
+        tokenizer.with_padding(Some(PaddingParams {
+            strategy: PaddingStrategy::BatchLongest,
+            pad_to_multiple_of: None,
+            ..pad
+        }));
+
+        let info = RuntimeInfo {
+            dylib_path: cfg.dylib_path.clone(),
+            build_info: ort::info().to_string(),
+            model_path,
+            inputs,
+        };
+        Ok(Self {
+            id: EmbedderId::new(MINILM_NAME, cfg.variant.clone(), MINILM_DIMS),
+            session: Mutex::new(session),
+            tokenizer,
+            needs_token_type_ids,
+            batch_size: cfg.batch_size.max(1),
+            info,
+        })
+    }
+
+    /// What was loaded.
+    pub fn info(&self) -> &RuntimeInfo {
+        &self.info
+    }
+
+    /// Number of tokens the model sees for `text` (after truncation).
+    pub fn token_count(&self, text: &str) -> Result<usize, EmbedError> {
+        let enc = self
+            .tokenizer
+            .encode(text, true)
+            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+        Ok(enc.get_attention_mask().iter().filter(|m| **m != 0).count())
+    }
+
+    fn embed_sorted_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+        let batch = encodings.len();
+        let seq = encodings.first().map_or(0, |e| e.get_ids().len());
+        let mut ids = Array2::<i64>::zeros((batch, seq));
+        let mut mask = Array2::<i64>::zeros((batch, seq));
+        let mut types = Array2::<i64>::zeros((batch, seq));
+        for (b, enc) in encodings.iter().enumerate() {
+            for (t, ((&id, &m), &ty)) in enc
+                .get_ids()
+                .iter()
+                .zip(enc.get_attention_mask())
+                .zip(enc.get_type_ids())
+                .enumerate()
+                .take(seq)
+            {
+                ids[[b, t]] = i64::from(id);
+                mask[[b, t]] = i64::from(m);
+                types[[b, t]] = i64::from(ty);
+            }
+        }
+        let rt = |e: ort::Error| EmbedError::Runtime(e.to_string());
+        let mut session = self
+            .session
+            .lock()
+            .map_err(|_| EmbedError::Runtime("session mutex poisoned".into()))?;
+        let ids_t = TensorRef::from_array_view(&ids).map_err(rt)?;
+        let mask_t = TensorRef::from_array_view(&mask).map_err(rt)?;
+        let outputs = if self.needs_token_type_ids {
+            let types_t = TensorRef::from_array_view(&types).map_err(rt)?;
+            session.run(ort::inputs![
+                "input_ids" => ids_t,
+                "attention_mask" => mask_t,
+                "token_type_ids" => types_t,
+            ])
+        } else {
+            session.run(ort::inputs![
+                "input_ids" => ids_t,
+                "attention_mask" => mask_t,
+            ])
+        }
+        .map_err(rt)?;
+        let (shape, data) = outputs[0].try_extract_tensor::<f32>().map_err(rt)?;
+        let dims: Vec<usize> = shape.iter().map(|d| (*d).max(0) as usize).collect();
+        if dims.len() != 3 || dims[0] != batch || dims[1] != seq || dims[2] != MINILM_DIMS {
+            return Err(EmbedError::BadOutput {
+                got: dims,
+                expected_dim: MINILM_DIMS,
+            });
+        }
+        Ok(mean_pool(data, &mask, MINILM_DIMS))
+    }
+}
+
+/// Mean of the token vectors where the mask is set, then L2-normalized; one row per text.
+fn mean_pool(hidden: &[f32], mask: &Array2<i64>, dims: usize) -> Vec<Vec<f32>> {
+    let (batch, seq) = mask.dim();
+    (0..batch)
+        .map(|b| {
+            let mut acc = vec![0.0f32; dims];
+            let mut n = 0.0f32;
+            for t in 0..seq {
+                if mask[[b, t]] != 0 {
+                    let off = (b * seq + t) * dims;
+                    for (a, h) in acc.iter_mut().zip(&hidden[off..off + dims]) {
+                        *a += h;
+                    }
+                    n += 1.0;
+                }
+            }
+            if n > 0.0 {
+                for a in acc.iter_mut() {
+                    *a /= n;
+                }
+            }
+            l2_normalize(&mut acc);
+            acc
+        })
+        .collect()
+}
+
+impl Embedder for OnnxEmbedder {
+    fn id(&self) -> &EmbedderId {
+        &self.id
+    }
+
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Sort by length so each inference call pads to a similar length.
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| texts[i].len());
+        let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
+        for group in order.chunks(self.batch_size) {
+            let batch: Vec<&str> = group.iter().map(|&i| texts[i]).collect();
+            let vecs = self.embed_sorted_batch(&batch)?;
+            for (&i, v) in group.iter().zip(vecs) {
+                out[i] = v;
+            }
+        }
+        Ok(out)
+    }
+}

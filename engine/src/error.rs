@@ -1,0 +1,128 @@
+//! Typed errors, one enum per operation family.
+
+use std::path::PathBuf;
+
+/// Errors from creating or running an embedder.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EmbedError {
+    /// The ONNX Runtime shared library could not be found or loaded.
+    #[error("ONNX Runtime library unavailable ({path}): {reason}")]
+    RuntimeUnavailable { path: String, reason: String },
+    /// The model or tokenizer file is missing.
+    #[error("model file missing: {}", path.display())]
+    ModelMissing { path: PathBuf },
+    /// The tokenizer failed to load or encode.
+    #[error("tokenizer: {0}")]
+    Tokenizer(String),
+    /// ONNX Runtime returned an error during session creation or inference.
+    #[error("onnx runtime: {0}")]
+    Runtime(String),
+    /// The model produced an output of an unexpected shape.
+    #[error("unexpected model output shape {got:?}, expected [batch, seq, {expected_dim}]")]
+    BadOutput {
+        got: Vec<usize>,
+        expected_dim: usize,
+    },
+}
+
+/// Errors from vector and lexical indexes.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum IndexError {
+    /// A vector of the wrong dimension was given.
+    #[error("dimension mismatch: expected {expected}, got {got}")]
+    DimensionMismatch { expected: usize, got: usize },
+    /// Vectors from different embedders were compared.
+    #[error("embedder mismatch: index holds {expected}, query is {got}")]
+    EmbedderMismatch { expected: String, got: String },
+    /// An I/O failure while persisting or loading an index.
+    #[error("index I/O at {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A persisted index is unreadable; it should be rebuilt from the store.
+    #[error("index is corrupt or stale: {0}")]
+    Corrupt(String),
+    /// A vector holds NaN or infinity (it would poison every score it touches).
+    #[error("invalid vector: {0}")]
+    InvalidVector(String),
+}
+
+/// Errors from the redb store.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The store file could not be opened or created.
+    #[error("cannot open store {}: {reason}", path.display())]
+    Open { path: PathBuf, reason: String },
+    /// The store was written by an incompatible version of memctl.
+    #[error("store schema version {found} is not supported (this memctl reads {supported})")]
+    SchemaVersion { found: u32, supported: u32 },
+    /// Another process held the write lock past the timeout.
+    #[error("store busy: another process held the write lock for {waited_ms} ms")]
+    Busy { waited_ms: u64 },
+    /// redb failed.
+    #[error("store: {0}")]
+    Db(#[from] redb::Error),
+    /// A record could not be encoded.
+    #[error("encode: {0}")]
+    Encode(String),
+    /// A record could not be decoded (corruption or version skew).
+    #[error("decode: {0}")]
+    Decode(String),
+    /// A vector block was unreadable.
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    /// Filesystem failure (data dir, permissions).
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+macro_rules! store_from_redb {
+    ($($t:ty),*) => {$(
+        impl From<$t> for StoreError {
+            fn from(e: $t) -> Self {
+                StoreError::Db(e.into())
+            }
+        }
+    )*};
+}
+store_from_redb!(
+    redb::TransactionError,
+    redb::TableError,
+    redb::StorageError,
+    redb::CommitError,
+    redb::DatabaseError
+);
+
+/// Errors from engine operations (ingest, search, restore).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Embedding failed.
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+    /// An index failed.
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    /// A transcript could not be read.
+    #[error("cannot read transcript {}: {source}", path.display())]
+    Transcript {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Bad input from the caller.
+    #[error("{0}")]
+    Invalid(String),
+}

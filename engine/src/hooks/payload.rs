@@ -1,0 +1,333 @@
+//! Typed Claude Code hook payloads and outputs (DESIGN §2, observed with CLI 2.1.197/2.1.330).
+
+use serde::{Deserialize, Serialize};
+
+/// Fields every hook payload carries.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CommonFields {
+    /// Session id (also the transcript file stem).
+    #[serde(default)]
+    pub session_id: String,
+    /// Path of the session transcript (may not exist yet at SessionStart(startup)).
+    #[serde(default)]
+    pub transcript_path: Option<String>,
+    /// Working directory of the session: our project namespace.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Event name as Claude Code spells it.
+    #[serde(default)]
+    pub hook_event_name: Option<String>,
+}
+
+/// The event-specific part of a payload.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum HookEvent {
+    /// A session started (`startup`, `resume`, `clear`, `compact`, `fork`).
+    SessionStart {
+        /// Why it started.
+        source: String,
+    },
+    /// The user submitted a prompt.
+    UserPromptSubmit {
+        /// The prompt text.
+        prompt: String,
+    },
+    /// Compaction is about to run (`manual` / `auto`).
+    PreCompact {
+        /// What triggered it.
+        trigger: String,
+        /// The `/compact` argument.
+        custom_instructions: Option<String>,
+    },
+    /// Compaction finished.
+    PostCompact {
+        /// The summary Claude wrote.
+        compact_summary: Option<String>,
+    },
+    /// A tool ran (`PostToolUse`) or failed (`PostToolUseFailure`).
+    PostToolUse {
+        /// Tool name.
+        tool_name: String,
+        /// Tool input as JSON text.
+        tool_input: String,
+        /// Tool response as JSON text (or the error for failures).
+        tool_response: String,
+        /// Tool use id.
+        tool_use_id: Option<String>,
+        /// True for PostToolUseFailure.
+        failed: bool,
+    },
+    /// The session ended.
+    SessionEnd {
+        /// Why (`other`, `prompt_input_exit`, `clear`, ...).
+        reason: String,
+    },
+    /// Any other event: acknowledged, nothing done.
+    Other(String),
+}
+
+impl HookEvent {
+    /// The event name Claude Code uses (for `hookEventName` in outputs).
+    pub fn name(&self) -> &str {
+        match self {
+            Self::SessionStart { .. } => "SessionStart",
+            Self::UserPromptSubmit { .. } => "UserPromptSubmit",
+            Self::PreCompact { .. } => "PreCompact",
+            Self::PostCompact { .. } => "PostCompact",
+            Self::PostToolUse { failed: false, .. } => "PostToolUse",
+            Self::PostToolUse { failed: true, .. } => "PostToolUseFailure",
+            Self::SessionEnd { .. } => "SessionEnd",
+            Self::Other(n) => n,
+        }
+    }
+}
+
+/// A parsed hook payload.
+#[derive(Debug, Clone)]
+pub struct HookPayload {
+    /// Common fields.
+    pub common: CommonFields,
+    /// Event-specific fields.
+    pub event: HookEvent,
+}
+
+#[derive(Deserialize)]
+struct SessionStartFields {
+    #[serde(default)]
+    source: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct PromptFields {
+    #[serde(default)]
+    prompt: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct PreCompactFields {
+    #[serde(default)]
+    trigger: Option<String>,
+    #[serde(default)]
+    custom_instructions: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct PostCompactFields {
+    #[serde(default)]
+    compact_summary: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ToolFields {
+    #[serde(default)]
+    tool_name: Option<String>,
+    #[serde(default)]
+    tool_input: Option<Box<serde_json::value::RawValue>>,
+    #[serde(default)]
+    tool_response: Option<Box<serde_json::value::RawValue>>,
+    #[serde(default)]
+    error: Option<Box<serde_json::value::RawValue>>,
+    #[serde(default)]
+    tool_use_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct SessionEndFields {
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+/// Why a payload could not be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PayloadError {
+    /// Not JSON, or not an object of the expected shape.
+    #[error("hook payload is not valid JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// No event name in argv or payload.
+    #[error("no hook event name (argv or hook_event_name)")]
+    NoEvent,
+}
+
+impl HookPayload {
+    /// Parse stdin bytes. The event comes from argv when given (what `memctl install` writes),
+    /// else from `hook_event_name`.
+    pub fn parse(raw: &[u8], event_arg: Option<&str>) -> Result<Self, PayloadError> {
+        let common: CommonFields = serde_json::from_slice(raw)?;
+        let name = event_arg
+            .map(str::to_string)
+            .or_else(|| common.hook_event_name.clone())
+            .ok_or(PayloadError::NoEvent)?;
+        let event = match name.as_str() {
+            "SessionStart" => {
+                let f: SessionStartFields = serde_json::from_slice(raw)?;
+                HookEvent::SessionStart {
+                    source: f.source.unwrap_or_else(|| "startup".into()),
+                }
+            }
+            "UserPromptSubmit" => {
+                let f: PromptFields = serde_json::from_slice(raw)?;
+                HookEvent::UserPromptSubmit {
+                    prompt: f.prompt.unwrap_or_default(),
+                }
+            }
+            "PreCompact" => {
+                let f: PreCompactFields = serde_json::from_slice(raw)?;
+                HookEvent::PreCompact {
+                    trigger: f.trigger.unwrap_or_else(|| "manual".into()),
+                    custom_instructions: f.custom_instructions,
+                }
+            }
+            "PostCompact" => {
+                let f: PostCompactFields = serde_json::from_slice(raw)?;
+                HookEvent::PostCompact {
+                    compact_summary: f.compact_summary,
+                }
+            }
+            "PostToolUse" | "PostToolUseFailure" => {
+                let f: ToolFields = serde_json::from_slice(raw)?;
+                let failed = name == "PostToolUseFailure";
+                let raw_text = |v: Option<Box<serde_json::value::RawValue>>| {
+                    v.map(|r| r.get().to_string()).unwrap_or_default()
+                };
+                HookEvent::PostToolUse {
+                    tool_name: f.tool_name.unwrap_or_default(),
+                    tool_input: raw_text(f.tool_input),
+                    tool_response: if failed {
+                        raw_text(f.error)
+                    } else {
+                        raw_text(f.tool_response)
+                    },
+                    tool_use_id: f.tool_use_id,
+                    failed,
+                }
+            }
+            "SessionEnd" => {
+                let f: SessionEndFields = serde_json::from_slice(raw)?;
+                HookEvent::SessionEnd {
+                    reason: f.reason.unwrap_or_else(|| "other".into()),
+                }
+            }
+            other => HookEvent::Other(other.to_string()),
+        };
+        Ok(Self { common, event })
+    }
+}
+
+/// What a hook prints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookOutput {
+    /// Nothing (exit 0, empty stdout).
+    None,
+    /// `hookSpecificOutput.additionalContext` JSON for the given event.
+    Context {
+        /// The event that called us.
+        event: String,
+        /// Text for the model.
+        text: String,
+    },
+    /// Plain text (PreCompact instructions).
+    Plain(String),
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SpecificOutput<'a> {
+    hook_event_name: &'a str,
+    additional_context: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct OutputDoc<'a> {
+    hook_specific_output: SpecificOutput<'a>,
+}
+
+impl HookOutput {
+    /// The exact stdout bytes.
+    pub fn render(&self) -> String {
+        match self {
+            Self::None => String::new(),
+            Self::Plain(t) => t.clone(),
+            Self::Context { event, text } => {
+                if text.is_empty() {
+                    return String::new();
+                }
+                let doc = OutputDoc {
+                    hook_specific_output: SpecificOutput {
+                        hook_event_name: event,
+                        additional_context: text,
+                    },
+                };
+                serde_json::to_string(&doc).unwrap_or_default()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_each_event() {
+        let p = HookPayload::parse(
+            br#"{"session_id":"s","transcript_path":"/t.jsonl","cwd":"/w","hook_event_name":"SessionStart","source":"compact"}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            p.event,
+            HookEvent::SessionStart {
+                source: "compact".into()
+            }
+        );
+        let p = HookPayload::parse(
+            br#"{"session_id":"s","hook_event_name":"PostToolUseFailure","tool_name":"Bash","tool_input":{"command":"false"},"error":"exit 1","tool_use_id":"t1"}"#,
+            None,
+        )
+        .unwrap();
+        match p.event {
+            HookEvent::PostToolUse {
+                failed,
+                tool_input,
+                tool_response,
+                ..
+            } => {
+                assert!(failed);
+                assert_eq!(tool_input, r#"{"command":"false"}"#);
+                assert_eq!(tool_response, r#""exit 1""#);
+            }
+            e => panic!("{e:?}"),
+        }
+        let p = HookPayload::parse(
+            br#"{"session_id":"s","custom_instructions":null}"#,
+            Some("PreCompact"),
+        )
+        .unwrap();
+        assert_eq!(p.event.name(), "PreCompact");
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        assert!(HookPayload::parse(b"not json", Some("SessionStart")).is_err());
+        assert!(HookPayload::parse(b"[1,2]", Some("SessionStart")).is_err());
+        assert!(HookPayload::parse(b"{}", None).is_err());
+        assert!(HookPayload::parse(br#"{"prompt": 5}"#, Some("UserPromptSubmit")).is_err());
+    }
+
+    #[test]
+    fn output_shapes() {
+        let o = HookOutput::Context {
+            event: "SessionStart".into(),
+            text: "hi \"x\"".into(),
+        };
+        assert_eq!(
+            o.render(),
+            r#"{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"hi \"x\""}}"#
+        );
+        assert_eq!(HookOutput::Plain("keep X".into()).render(), "keep X");
+        assert_eq!(HookOutput::None.render(), "");
+    }
+}

@@ -1,0 +1,320 @@
+//! Incremental transcript ingest: O(new lines), never O(history).
+//!
+//! A per-transcript cursor (in the store) keeps the chunker state: the byte offset where the
+//! last still-open turn starts, the next turn index, and the file identity (device, inode,
+//! sha256 of the first bytes). The next ingest reads from that offset only; the open turn is
+//! re-emitted and replaced by (session, turn, part) when its text changed. A file whose identity
+//! or head changed, or that shrank below the cursor, was rewritten: it is parsed from the start
+//! and every turn is upserted by key (unchanged turns cost a hash compare, nothing is lost).
+
+use crate::chunk::Chunk;
+use crate::embed::{Embedder, EmbedderId};
+use crate::engine::Engine;
+use crate::error::EngineError;
+use crate::store::{CursorRecord, PutOutcome};
+use crate::transcript::{Chunker, ChunkerConfig, ChunkerState};
+use serde::Serialize;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+/// How many head bytes identify a transcript file.
+const HEAD_BYTES: u64 = 4096;
+
+/// How to ingest.
+#[derive(Debug, Clone)]
+pub struct IngestOptions {
+    /// Embed new chunks with the ONNX model now (CLI). When false, or when the model is
+    /// unavailable, chunks get hash vectors and are marked pending for `embed-pending`.
+    pub embed_with_model: bool,
+    /// Chunking limits.
+    pub chunker: ChunkerConfig,
+}
+
+impl Default for IngestOptions {
+    fn default() -> Self {
+        Self {
+            embed_with_model: true,
+            chunker: ChunkerConfig::default(),
+        }
+    }
+}
+
+/// What an ingest did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct IngestReport {
+    /// Transcripts processed.
+    pub transcripts: u64,
+    /// Bytes read from disk.
+    pub bytes_read: u64,
+    /// Lines parsed.
+    pub lines: u64,
+    /// Malformed lines skipped (counted, never fatal).
+    pub malformed: u64,
+    /// Turns seen (closed + open).
+    pub turns: u64,
+    /// Chunks stored for the first time.
+    pub inserted: u64,
+    /// Chunks whose turn grew or changed and were replaced.
+    pub replaced: u64,
+    /// Chunks already stored with the same text.
+    pub unchanged: u64,
+    /// Chunks identical to one of another session (stored once, linked).
+    pub duplicates: u64,
+    /// Secrets redacted.
+    pub redactions: u64,
+    /// Chunks left waiting for a model embedding.
+    pub pending: u64,
+    /// True when the file was found rewritten and re-read from the start.
+    pub rewritten: bool,
+    /// Embedding space of the dense vectors written (model or hash).
+    pub embedder: Option<String>,
+    /// Session ids touched.
+    pub sessions: Vec<String>,
+}
+
+impl IngestReport {
+    /// Add another report's counts into this one.
+    pub fn merge(&mut self, o: &IngestReport) {
+        self.transcripts += o.transcripts;
+        self.bytes_read += o.bytes_read;
+        self.lines += o.lines;
+        self.malformed += o.malformed;
+        self.turns += o.turns;
+        self.inserted += o.inserted;
+        self.replaced += o.replaced;
+        self.unchanged += o.unchanged;
+        self.duplicates += o.duplicates;
+        self.redactions += o.redactions;
+        self.pending += o.pending;
+        self.rewritten |= o.rewritten;
+        if o.embedder.is_some() {
+            self.embedder.clone_from(&o.embedder);
+        }
+        for s in &o.sessions {
+            if !self.sessions.contains(s) {
+                self.sessions.push(s.clone());
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
+fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+#[cfg(not(unix))]
+fn identity(_meta: &std::fs::Metadata) -> (u64, u64) {
+    (0, 0)
+}
+
+fn head_sha(file: &mut std::fs::File, len: u64) -> std::io::Result<String> {
+    let mut buf = vec![0u8; len as usize];
+    file.seek(SeekFrom::Start(0))?;
+    file.read_exact(&mut buf)?;
+    Ok(Chunk::hash_text(&String::from_utf8_lossy(&buf)))
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+impl Engine {
+    /// Ingest one transcript incrementally (see the module doc).
+    pub fn ingest_transcript(
+        &self,
+        path: &Path,
+        opts: &IngestOptions,
+    ) -> Result<IngestReport, EngineError> {
+        let io = |source| EngineError::Transcript {
+            path: path.to_path_buf(),
+            source,
+        };
+        let key = std::fs::canonicalize(path)
+            .map_err(io)?
+            .to_string_lossy()
+            .into_owned();
+        let mut file = std::fs::File::open(path).map_err(io)?;
+        let meta = file.metadata().map_err(io)?;
+        let (dev, ino) = identity(&meta);
+        let len = meta.len();
+        let fallback_session = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+
+        let cursor = self.store().read()?.cursor(&key)?;
+        let mut report = IngestReport {
+            transcripts: 1,
+            ..IngestReport::default()
+        };
+        let state: Option<ChunkerState> = match &cursor {
+            Some(c) if c.dev == dev && c.ino == ino && len >= c.offset && c.head_len <= len => {
+                let same_head =
+                    c.head_len == 0 || head_sha(&mut file, c.head_len).map_err(io)? == c.head_sha;
+                if same_head {
+                    decode_state(&c.state)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        };
+        if cursor.is_some() && state.is_none() {
+            report.rewritten = true;
+            tracing::info!(path = %path.display(), "transcript rewritten or replaced; re-reading from the start");
+        }
+        let mut chunker = Chunker::new(opts.chunker.clone(), fallback_session);
+        if let Some(s) = state {
+            chunker = chunker.with_state(s);
+        }
+        let start = chunker.state().resume_offset.min(len);
+        file.seek(SeekFrom::Start(start)).map_err(io)?;
+        let mut bytes = Vec::with_capacity((len - start) as usize);
+        file.by_ref()
+            .take(len - start)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+        report.bytes_read = bytes.len() as u64;
+        let batch = chunker.feed(&bytes);
+        report.lines = batch.stats.lines;
+        report.malformed = batch.stats.malformed;
+        report.turns = batch.turns.len() as u64;
+        report.redactions = u64::from(batch.redactions.total());
+        let consumed_to = start + batch.consumed as u64;
+        let head_len = len.min(HEAD_BYTES).min(consumed_to.max(1));
+        let new_head = if head_len > 0 && len > 0 {
+            head_sha(&mut file, head_len).map_err(io)?
+        } else {
+            String::new()
+        };
+        let chunks: Vec<Chunk> = batch.chunks.into_iter().map(|e| e.chunk).collect();
+
+        // Which chunks are new or changed? Only those are embedded (the open turn is re-emitted
+        // on every call; re-embedding it unchanged would make work proportional to turn size).
+        let changed: Vec<bool> = {
+            let r = self.store().read()?;
+            let mut v = Vec::with_capacity(chunks.len());
+            for c in &chunks {
+                let same = match r.turn_chunk(&c.session_id, c.turn_index, c.part)? {
+                    Some(id) => r.chunk(id)?.is_some_and(|rec| rec.chunk.sha256 == c.sha256),
+                    None => false,
+                };
+                v.push(!same);
+            }
+            v
+        };
+        let to_embed: Vec<&str> = chunks
+            .iter()
+            .zip(&changed)
+            .filter(|(_, ch)| **ch)
+            .map(|(c, _)| c.text.as_str())
+            .collect();
+        let hash_vecs = self.hash_embedder().embed_batch(&to_embed)?;
+        let model_vecs: Option<(EmbedderId, Vec<Vec<f32>>)> =
+            if opts.embed_with_model && !to_embed.is_empty() {
+                match self.model() {
+                    Ok(m) => Some((m.id().clone(), m.embed_batch(&to_embed)?)),
+                    Err(_) => None,
+                }
+            } else {
+                None
+            };
+        report.embedder = Some(match &model_vecs {
+            Some((id, _)) => id.key(),
+            None => self.hash_embedder().id().key(),
+        });
+        let state_bytes = encode_state(chunker.state());
+        let now = unix_now();
+        let hash_id = self.hash_embedder().id().clone();
+        let session_id = chunks
+            .first()
+            .map(|c| c.session_id.clone())
+            .or_else(|| chunker.state().session_id.clone())
+            .unwrap_or_default();
+        let project = chunks
+            .first()
+            .map(|c| c.project.clone())
+            .or_else(|| chunker.state().project.clone())
+            .unwrap_or_default();
+
+        let outcome = self.store().write(|w| {
+            let mut counts = (0u64, 0u64, 0u64, 0u64, 0u64);
+            let mut vi = 0usize;
+            for (c, ch) in chunks.iter().zip(&changed) {
+                let mut vectors: Vec<(EmbedderId, Vec<f32>)> = Vec::with_capacity(2);
+                if *ch {
+                    vectors.push((hash_id.clone(), hash_vecs[vi].clone()));
+                    if let Some((mid, mv)) = &model_vecs {
+                        vectors.push((mid.clone(), mv[vi].clone()));
+                    }
+                    vi += 1;
+                }
+                let out = w.put_chunk(c, &vectors, now)?;
+                match out {
+                    PutOutcome::Inserted(id) | PutOutcome::Replaced(id) => {
+                        if matches!(out, PutOutcome::Inserted(_)) {
+                            counts.0 += 1;
+                        } else {
+                            counts.1 += 1;
+                        }
+                        if model_vecs.is_none() {
+                            w.mark_pending(id)?;
+                            counts.4 += 1;
+                        }
+                    }
+                    PutOutcome::Unchanged(_) => counts.2 += 1,
+                    PutOutcome::Duplicate(_) => counts.3 += 1,
+                }
+                if c.part + 1 == c.parts {
+                    w.drop_parts_from(&c.session_id, c.turn_index, c.parts)?;
+                }
+            }
+            // Move the cursor forward only (a concurrent ingest may already be further on).
+            let keep_existing = w.cursor(&key)?.is_some_and(|cur| {
+                cur.dev == dev && cur.ino == ino && cur.offset > consumed_to && !report.rewritten
+            });
+            if !keep_existing {
+                w.set_cursor(
+                    &key,
+                    &CursorRecord {
+                        offset: consumed_to,
+                        dev,
+                        ino,
+                        head_sha: new_head.clone(),
+                        head_len,
+                        state: state_bytes.clone(),
+                        session_id: session_id.clone(),
+                    },
+                )?;
+            }
+            if !session_id.is_empty() {
+                let key = key.clone();
+                w.update_session(&session_id, &project, |s| {
+                    s.transcript_path = Some(key);
+                })?;
+            }
+            Ok(counts)
+        })?;
+        report.inserted = outcome.0;
+        report.replaced = outcome.1;
+        report.unchanged = outcome.2;
+        report.duplicates = outcome.3;
+        report.pending = outcome.4;
+        if !session_id.is_empty() {
+            report.sessions.push(session_id);
+        }
+        Ok(report)
+    }
+}
+
+fn encode_state(s: &ChunkerState) -> Vec<u8> {
+    serde_json::to_vec(s).unwrap_or_default()
+}
+
+fn decode_state(b: &[u8]) -> Option<ChunkerState> {
+    serde_json::from_slice(b).ok()
+}

@@ -1,0 +1,36 @@
+//! memctl's embedded memory engine.
+//!
+//! Claude Code transcript JSONL → turn chunks → embeddings → redb store + indexes → ranking →
+//! budgeted restore text. See `ARCHITECTURE.md` at the repository root for the folder map.
+//!
+//! ```no_run
+//! use memctl_engine::{Engine, EngineOptions, SearchRequest};
+//! let engine = Engine::open(EngineOptions::from_env())?;
+//! let found = engine.search(&SearchRequest::new("linker error in cargo test", 5))?;
+//! for r in &found.results {
+//!     println!("{:.3} {}", r.scores.score, r.record.chunk.summary);
+//! }
+//! # Ok::<(), memctl_engine::EngineError>(())
+//! ```
+
+pub mod chunk;
+pub mod embed;
+mod engine;
+pub mod error;
+pub mod hooks;
+pub mod index;
+mod ingest;
+pub mod paths;
+pub mod rank;
+pub mod redact;
+pub mod restore;
+pub mod search;
+pub mod store;
+pub mod transcript;
+
+pub use chunk::Chunk;
+pub use engine::{
+    ActiveEmbedder, Engine, EngineOptions, SearchOutcome, SearchRequest, SearchResult,
+};
+pub use error::{EmbedError, EngineError, IndexError, StoreError};
+pub use ingest::{IngestOptions, IngestReport};

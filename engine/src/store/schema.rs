@@ -1,0 +1,110 @@
+//! Table definitions and record types. Bump [`SCHEMA_VERSION`] on any incompatible change.
+
+use crate::chunk::Chunk;
+use redb::{MultimapTableDefinition, TableDefinition};
+use serde::{Deserialize, Serialize};
+
+/// Version of the on-disk layout; a store with another version is refused with a clear error.
+pub const SCHEMA_VERSION: u32 = 1;
+
+pub(super) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+pub(super) const META_SCHEMA: &str = "schema_version";
+pub(super) const META_NEXT_CHUNK: &str = "next_chunk_id";
+/// project (cwd) → project id.
+pub(super) const PROJECTS: TableDefinition<&str, u32> = TableDefinition::new("projects");
+/// chunk id → bincode [`ChunkRecord`].
+pub(super) const CHUNKS: TableDefinition<u64, &[u8]> = TableDefinition::new("chunks");
+/// (session, turn index, part) → chunk id.
+pub(super) const TURNS: TableDefinition<(&str, u32, u16), u64> = TableDefinition::new("turns");
+/// (project id, sha256 hex) → chunk id: dedup across sessions.
+pub(super) const HASHES: TableDefinition<(u32, &str), u64> = TableDefinition::new("hashes");
+/// session id → bincode [`SessionRecord`].
+pub(super) const SESSIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("sessions");
+/// session id → chunk ids.
+pub(super) const SESSION_CHUNKS: MultimapTableDefinition<&str, u64> =
+    MultimapTableDefinition::new("session_chunks");
+/// transcript path → bincode [`CursorRecord`].
+pub(super) const CURSORS: TableDefinition<&str, &[u8]> = TableDefinition::new("cursors");
+/// (chunk id, embedder key) → f32 little-endian vector (re-scoring, re-embedding).
+pub(super) const VECTORS: TableDefinition<(u64, &str), &[u8]> = TableDefinition::new("vectors");
+/// (project id, embedder key, block no) → int8 block (see `index::quant`).
+pub(super) const VEC_BLOCKS: TableDefinition<(u32, &str, u64), &[u8]> =
+    TableDefinition::new("vec_blocks");
+/// (project id, embedder key) → (last block no, vectors in it).
+pub(super) const VEC_TAILS: TableDefinition<(u32, &str), (u64, u32)> =
+    TableDefinition::new("vec_tails");
+/// (project id, term) → (chunk id, term frequency, doc length).
+pub(super) const POSTINGS: MultimapTableDefinition<(u32, &str), (u64, u32, u32)> =
+    MultimapTableDefinition::new("postings");
+/// project id → (documents, total terms).
+pub(super) const LEX_STATS: TableDefinition<u32, (u64, u64)> = TableDefinition::new("lex_stats");
+/// chunk ids that still lack a model embedding.
+pub(super) const PENDING: TableDefinition<u64, ()> = TableDefinition::new("pending_embed");
+
+/// A stored chunk with its ranking metadata.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChunkRecord {
+    /// The chunk itself (redacted text and provenance).
+    pub chunk: Chunk,
+    /// Project namespace id.
+    pub project_id: u32,
+    /// Number of indexed terms (BM25 document length).
+    pub doc_len: u32,
+    /// Unix seconds when it was stored.
+    pub ingested_at: i64,
+    /// Times it was restored or opened from search.
+    pub access_count: u32,
+    /// Unix seconds of the last access.
+    pub last_access: Option<i64>,
+    /// Confidence in [floor, 1]: decays with time, boosted on use.
+    pub confidence: f32,
+    /// Pinned chunks are never pruned.
+    pub pinned: bool,
+    /// Embedder keys this chunk has vectors for.
+    pub embedders: Vec<String>,
+    /// Other sessions whose turns resolve to this chunk (identical text, e.g. forked
+    /// transcripts). A shared chunk is never deleted when its owner's turn changes.
+    pub shared_with: Vec<String>,
+}
+
+/// Per-session facts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionRecord {
+    /// Project (cwd).
+    pub project: String,
+    /// Project namespace id.
+    pub project_id: u32,
+    /// Transcript file, when known.
+    pub transcript_path: Option<String>,
+    /// Timestamp of the first archived line.
+    pub first_ts: Option<String>,
+    /// Timestamp of the last archived line.
+    pub last_ts: Option<String>,
+    /// Highest turn index seen + 1.
+    pub turns: u32,
+    /// Unix seconds of the last update.
+    pub updated_at: i64,
+    /// Extractive session summary, when one was made.
+    pub summary: Option<String>,
+    /// Claude Code's own compaction summary (PostCompact), to avoid restoring what it says.
+    pub compact_summary: Option<String>,
+}
+
+/// Where incremental ingest of one transcript stopped.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CursorRecord {
+    /// Byte offset up to which lines were consumed.
+    pub offset: u64,
+    /// File identity (device, inode) when it was read: a new identity means a new file.
+    pub dev: u64,
+    /// Inode number.
+    pub ino: u64,
+    /// sha256 (hex) of the first bytes of the file: a rewrite changes it.
+    pub head_sha: String,
+    /// How many head bytes `head_sha` covers.
+    pub head_len: u64,
+    /// Serialized chunker state to resume with.
+    pub state: Vec<u8>,
+    /// Session the transcript belongs to.
+    pub session_id: String,
+}

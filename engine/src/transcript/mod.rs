@@ -1,0 +1,70 @@
+//! Claude Code transcript JSONL → turns → redacted, bounded [`Chunk`](crate::Chunk)s.
+//!
+//! Three layers, each usable alone:
+//! - [`parse_line`]: one line → a typed [`ParsedLine`] (two-step serde decode; unknown line
+//!   and block types are skipped, malformed lines are counted in [`ParseStats`], never fatal).
+//! - [`TurnAssembler`]: parsed lines → [`Turn`]s (a real prompt plus the assistant loop that
+//!   answers it: text, tool calls, whole tool results). The rules for which user lines open a
+//!   turn are in the `turns` module doc.
+//! - [`Chunker`]: bytes → [`Batch`] of [`EmittedChunk`]s, incrementally.
+//!
+//! # Chunk text format
+//! ```text
+//! User: <prompt>
+//! Assistant: <text>
+//! [tool: Bash] {"command":"cargo test"}
+//! [result: Bash] <first 3/4 of the budget> … [N bytes omitted] … <last 1/4>
+//! [error: Read] <bounded error text>
+//! [command output] <output of a built-in slash command>
+//! Assistant: <text>
+//! ```
+//! A compaction summary chunk starts with `Compaction summary: `. Parts after the first of a
+//! long turn start with `User: <first line of the prompt> (continued)`.
+//!
+//! # Turn indexes
+//! `turn_index` counts turns in transcript order from 0, per file. Every turn kind takes an
+//! index: prompts, slash commands, compaction summaries and a leading preamble. A compaction
+//! summary takes the next index when it is seen, even when it sits inside an open turn (after
+//! auto-compaction Claude Code writes it between a prompt and the answer); that turn keeps its
+//! own earlier index and keeps collecting the answer. Indexes are therefore unique per file and
+//! `distinct turn indexes out == turn-opening lines in`.
+//!
+//! # Incremental use
+//! ```
+//! use memctl_engine::transcript::{Chunker, ChunkerConfig, ChunkerState};
+//!
+//! let mut file = Vec::new();
+//! let mut chunker = Chunker::new(ChunkerConfig::default(), "session-from-file-stem");
+//! file.extend_from_slice(br#"{"type":"user","uuid":"u1","sessionId":"s","message":{"role":"user","content":"hi"}}"#);
+//! file.push(b'\n');
+//! let batch = chunker.feed(&file[chunker.state().resume_offset as usize..]);
+//! assert_eq!(batch.chunks.len(), 1);
+//! // Persist the state (serde) with the transcript path; next time, read from its offset:
+//! let saved: ChunkerState = chunker.state().clone();
+//! let mut chunker = Chunker::new(ChunkerConfig::default(), "session-from-file-stem").with_state(saved);
+//! let again = chunker.feed(&file[chunker.state().resume_offset as usize..]);
+//! assert_eq!(again.chunks[0].chunk.turn_uuid, "u1"); // the open turn is re-emitted
+//! ```
+//! The state's `resume_offset` is the start of the last open turn (the last prompt has no
+//! successor yet), so each call re-reads that turn plus what is new and emits it again with
+//! [`TurnStatus::Open`]; the caller replaces stored chunks by `turn_uuid`. Closed turns are
+//! emitted exactly once. A trailing line without `\n` is never consumed.
+
+mod chunker;
+mod line;
+mod text;
+mod tool_input;
+mod turns;
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_real;
+
+pub use chunker::{Batch, Chunker, ChunkerConfig, ChunkerState, EmittedChunk, chunk_transcript};
+pub use line::{
+    AttachmentHead, AttachmentLine, Block, Content, LineError, LineKind, Message, MessageLine,
+    ParseStats, ParsedLine, SystemLine, parse_line,
+};
+pub use text::{CONTEXT_CLOSE, CONTEXT_OPEN, strip_restored_context};
+pub use turns::{ToolCall, ToolResult, Turn, TurnAssembler, TurnEvent, TurnKind, TurnStatus};

@@ -1,0 +1,584 @@
+//! `memctl`, the command-line interface.
+//!
+//! Exit codes: 0 success, 1 runtime failure (store, I/O), 2 usage error (clap's convention).
+//! Every failure prints one clear `memctl: error: ...` line (with causes) on stderr.
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+use memctl_engine::search::SearchMode;
+use memctl_engine::{ActiveEmbedder, Engine, EngineOptions, SearchRequest};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// memctl: memory for coding agents that survives context compaction.
+#[derive(Debug, Parser)]
+#[command(name = "memctl", version, about, long_about = None)]
+pub struct Cli {
+    /// Data directory (default: $MEMCTL_HOME, else $XDG_DATA_HOME/memctl).
+    #[arg(long, global = true, env = "MEMCTL_HOME")]
+    pub data_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check the installation: runtime, model, active embedder, store.
+    Doctor,
+    /// Archive Claude Code transcripts (a .jsonl file or a directory of them).
+    Ingest(IngestArgs),
+    /// Search archived turns.
+    Search(SearchArgs),
+    /// List archived sessions.
+    Sessions(SessionsArgs),
+    /// Show a chunk (by id) or a session (by id).
+    Show(ShowArgs),
+    /// Counts, sizes, embedder and index state.
+    Status,
+    /// Embed chunks stored without a model vector (run in the background by hooks).
+    EmbedPending(EmbedPendingArgs),
+}
+
+/// `memctl ingest`.
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// Transcript files or directories (searched recursively for *.jsonl).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Store hash vectors only and leave model embedding for later (`memctl embed-pending`).
+    #[arg(long)]
+    pub no_embed: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `memctl search`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// What to look for.
+    pub query: String,
+    /// Project (the directory Claude Code ran in); default: the current directory.
+    #[arg(long, conflicts_with = "all_projects")]
+    pub project: Option<String>,
+    /// Search every project.
+    #[arg(long)]
+    pub all_projects: bool,
+    /// Only this session.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Only turns that used this tool (e.g. Bash, Edit).
+    #[arg(long)]
+    pub tool: Option<String>,
+    /// Only turns that touched a file path containing this text.
+    #[arg(long)]
+    pub file: Option<String>,
+    /// Only turns at or after this RFC 3339 time.
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Only turns before this RFC 3339 time.
+    #[arg(long)]
+    pub until: Option<String>,
+    /// Number of results.
+    #[arg(short = 'k', long, default_value_t = 10)]
+    pub k: usize,
+    /// Retrieval mode: hybrid, dense or lexical.
+    #[arg(long, default_value = "hybrid")]
+    pub mode: SearchMode,
+    /// JSON output (one object with `results`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `memctl sessions`.
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// Only this project (default: all).
+    #[arg(long)]
+    pub project: Option<String>,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `memctl show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// A chunk id (number) or a session id.
+    pub id: String,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `memctl embed-pending`.
+#[derive(Debug, Args)]
+pub struct EmbedPendingArgs {
+    /// Stop after this many chunks.
+    #[arg(long, default_value_t = 100_000)]
+    pub limit: usize,
+}
+
+/// Entry point of the `memctl` binary.
+pub fn main() -> ExitCode {
+    crate::logging::init_cli();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match run(cli, &mut std::io::stdout().lock()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("memctl: error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Run a parsed command, writing to `out`.
+pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
+    let mut opts = EngineOptions::from_env();
+    if let Some(d) = cli.data_dir {
+        opts.data_dir = d;
+    }
+    match cli.command {
+        Command::Doctor => doctor(opts, out),
+        Command::Ingest(a) => ingest(open(opts)?, a, out),
+        Command::Search(a) => search(open(opts)?, a, out),
+        Command::Sessions(a) => sessions(open(opts)?, a, out),
+        Command::Show(a) => show(open(opts)?, a, out),
+        Command::Status => status(open(opts)?, out),
+        Command::EmbedPending(a) => {
+            let engine = open(opts)?;
+            let n = engine.embed_pending(a.limit)?;
+            writeln!(out, "embedded {n} chunks")?;
+            Ok(())
+        }
+    }
+}
+
+fn open(opts: EngineOptions) -> Result<Engine> {
+    let path = opts.store_path();
+    Engine::open(opts).with_context(|| format!("opening the store at {}", path.display()))
+}
+
+fn doctor(opts: EngineOptions, out: &mut dyn Write) -> Result<()> {
+    writeln!(out, "memctl {}", env!("CARGO_PKG_VERSION"))?;
+    writeln!(out, "data dir:     {}", opts.data_dir.display())?;
+    let dylib = &opts.onnx.dylib_path;
+    writeln!(
+        out,
+        "onnxruntime:  {} ({})",
+        dylib.display(),
+        if dylib.is_file() { "found" } else { "MISSING" }
+    )?;
+    let model = opts.onnx.model_path();
+    if model.is_file() {
+        let sha = sha256_file(&model)?;
+        let pinned = pinned_model_sha(&model);
+        let verdict = match pinned {
+            Some(p) if p == sha => "matches models/manifest.toml",
+            Some(_) => "DIFFERS from models/manifest.toml",
+            None => "no manifest entry found",
+        };
+        writeln!(out, "model:        {}", model.display())?;
+        writeln!(out, "model sha256: {sha} ({verdict})")?;
+    } else {
+        writeln!(
+            out,
+            "model:        {} (MISSING: run scripts/setup.sh)",
+            model.display()
+        )?;
+    }
+    let engine = open(opts)?;
+    match engine.active_embedder() {
+        ActiveEmbedder::Model(id) => {
+            writeln!(out, "embedder:     {id} (ONNX, active)")?;
+            if let Ok(m) = engine.model() {
+                writeln!(out, "ort build:    {}", m.info().build_info)?;
+            }
+        }
+        ActiveEmbedder::Hash { id, reason } => {
+            writeln!(out, "embedder:     {id} (hash FALLBACK: {reason})")?;
+        }
+    }
+    let st = engine.status()?;
+    writeln!(
+        out,
+        "store:        {} ({} chunks, {} sessions, {} bytes, {} pending embeddings)",
+        engine.store().path().display(),
+        st.chunks,
+        st.sessions,
+        st.file_bytes,
+        st.pending
+    )?;
+    Ok(())
+}
+
+/// sha256 of a file, streamed.
+fn sha256_file(path: &Path) -> Result<String> {
+    use sha2::{Digest, Sha256};
+    let mut f = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut h = Sha256::new();
+    std::io::copy(&mut f, &mut h)?;
+    Ok(hex::encode(h.finalize()))
+}
+
+/// The sha256 pinned for `model` in the nearest `manifest.toml` (model dir's parent).
+fn pinned_model_sha(model: &Path) -> Option<String> {
+    let dir = model.parent()?;
+    let manifest = std::fs::read_to_string(dir.parent()?.join("manifest.toml")).ok()?;
+    let parsed: toml::Table = manifest.parse().ok()?;
+    let dir_name = dir.file_name()?.to_str()?;
+    parsed
+        .get("model")?
+        .as_array()?
+        .iter()
+        .filter_map(|m| m.as_table())
+        .find(|m| m.get("dir").and_then(|d| d.as_str()) == Some(dir_name))
+        .and_then(|m| m.get("sha256")?.as_str().map(str::to_string))
+}
+
+fn collect_transcripts(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).with_context(|| format!("cannot read {}", p.display()))?;
+        if meta.is_dir() {
+            walk(p, &mut files)?;
+        } else {
+            files.push(p.clone());
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
+    for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let entry = entry?;
+        let path = entry.path();
+        let ft = entry.file_type()?;
+        if ft.is_dir() {
+            walk(&path, files)?;
+        } else if path.extension().is_some_and(|e| e == "jsonl") {
+            files.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn ingest(engine: Engine, a: IngestArgs, out: &mut dyn Write) -> Result<()> {
+    let files = collect_transcripts(&a.paths)?;
+    if files.is_empty() {
+        bail!("no .jsonl transcripts found in the given paths");
+    }
+    let total_bytes: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    let bar = if files.len() > 3 || total_bytes > 4 << 20 {
+        let b = indicatif::ProgressBar::new(files.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} transcripts {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        Some(b)
+    } else {
+        None
+    };
+    let opts = memctl_engine::IngestOptions {
+        embed_with_model: !a.no_embed,
+        ..Default::default()
+    };
+    let mut total = memctl_engine::IngestReport::default();
+    let mut failures = Vec::new();
+    for f in &files {
+        match engine.ingest_transcript(f, &opts) {
+            Ok(r) => total.merge(&r),
+            Err(e) => failures.push(format!("{}: {e}", f.display())),
+        }
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if a.json {
+        serde_json::to_writer(&mut *out, &total)?;
+        writeln!(out)?;
+    } else {
+        writeln!(
+            out,
+            "ingested {} transcripts: {} lines read, {} turns, {} chunks new, {} replaced, {} unchanged, {} duplicates, {} malformed lines skipped; embedder {}",
+            files.len() - failures.len(),
+            total.lines,
+            total.turns,
+            total.inserted,
+            total.replaced,
+            total.unchanged,
+            total.duplicates,
+            total.malformed,
+            total.embedder.as_deref().unwrap_or("none"),
+        )?;
+    }
+    if !failures.is_empty() {
+        bail!(
+            "{} transcript(s) failed:\n  {}",
+            failures.len(),
+            failures.join("\n  ")
+        );
+    }
+    Ok(())
+}
+
+fn search(engine: Engine, a: SearchArgs, out: &mut dyn Write) -> Result<()> {
+    if a.query.trim().is_empty() {
+        bail!("empty query");
+    }
+    let mut req = SearchRequest::new(a.query.clone(), a.k);
+    req.mode = a.mode;
+    req.session = a.session;
+    req.tool = a.tool;
+    req.file = a.file;
+    req.since = a.since;
+    req.until = a.until;
+    if !a.all_projects {
+        let project = match a.project {
+            Some(p) => p,
+            None => std::env::current_dir()
+                .context("current directory")?
+                .display()
+                .to_string(),
+        };
+        req.projects = vec![project];
+    }
+    let found = engine.search(&req)?;
+    if a.json {
+        let results: Vec<serde_json::Value> = found
+            .results
+            .iter()
+            .map(|r| {
+                let c = &r.record.chunk;
+                serde_json::json!({
+                    "id": r.id,
+                    "score": r.scores.score,
+                    "dense": r.scores.dense,
+                    "lexical": r.scores.lexical,
+                    "session_id": c.session_id,
+                    "project": c.project,
+                    "turn_index": c.turn_index,
+                    "part": c.part,
+                    "turn_uuid": c.turn_uuid,
+                    "line_uuids": c.line_uuids,
+                    "started_at": c.started_at,
+                    "tools": c.tools,
+                    "files": c.files,
+                    "summary": c.summary,
+                    "text": c.text,
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "query": a.query,
+            "embedder": found.embedder,
+            "degraded": found.degraded,
+            "results": results,
+        });
+        serde_json::to_writer(&mut *out, &doc)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    if let Some(d) = &found.degraded {
+        writeln!(out, "note: {d}")?;
+    }
+    if found.results.is_empty() {
+        let scope = if req.projects.is_empty() {
+            "any project".to_string()
+        } else {
+            format!("project {} (try --all-projects)", req.projects.join(", "))
+        };
+        writeln!(out, "no results in {scope}")?;
+        return Ok(());
+    }
+    for (i, r) in found.results.iter().enumerate() {
+        let c = &r.record.chunk;
+        writeln!(
+            out,
+            "{:>2}. [{:.3}] chunk {} · session {} · turn {}{} · {}",
+            i + 1,
+            r.scores.score,
+            r.id,
+            short(&c.session_id),
+            c.turn_index,
+            if c.parts > 1 {
+                format!(" part {}/{}", c.part + 1, c.parts)
+            } else {
+                String::new()
+            },
+            c.started_at.as_deref().unwrap_or("-"),
+        )?;
+        writeln!(out, "    {}", c.summary)?;
+        if !c.files.is_empty() {
+            writeln!(out, "    files: {}", c.files.join(", "))?;
+        }
+        if !c.tools.is_empty() {
+            writeln!(out, "    tools: {}", c.tools.join(", "))?;
+        }
+    }
+    Ok(())
+}
+
+fn short(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}
+
+fn sessions(engine: Engine, a: SessionsArgs, out: &mut dyn Write) -> Result<()> {
+    let reader = engine.store().read()?;
+    let mut list = reader.sessions()?;
+    if let Some(p) = &a.project {
+        list.retain(|(_, s)| &s.project == p);
+    }
+    list.sort_by(|a, b| b.1.last_ts.cmp(&a.1.last_ts).then(a.0.cmp(&b.0)));
+    if a.json {
+        let v: Vec<serde_json::Value> = list
+            .iter()
+            .map(|(id, s)| {
+                serde_json::json!({"session_id": id, "project": s.project, "turns": s.turns,
+                    "first_ts": s.first_ts, "last_ts": s.last_ts, "summary": s.summary})
+            })
+            .collect();
+        serde_json::to_writer(&mut *out, &v)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    if list.is_empty() {
+        writeln!(out, "no sessions archived yet")?;
+    }
+    for (id, s) in list {
+        writeln!(
+            out,
+            "{id}  {:>5} turns  {} → {}  {}",
+            s.turns,
+            s.first_ts.as_deref().unwrap_or("-"),
+            s.last_ts.as_deref().unwrap_or("-"),
+            s.project
+        )?;
+    }
+    Ok(())
+}
+
+fn show(engine: Engine, a: ShowArgs, out: &mut dyn Write) -> Result<()> {
+    let reader = engine.store().read()?;
+    if let Ok(id) = a.id.parse::<u64>() {
+        let Some(rec) = reader.chunk(id)? else {
+            bail!("no chunk with id {id}");
+        };
+        if a.json {
+            serde_json::to_writer(&mut *out, &rec)?;
+            writeln!(out)?;
+        } else {
+            let c = &rec.chunk;
+            writeln!(
+                out,
+                "chunk {id} · session {} · turn {} part {}/{}",
+                c.session_id,
+                c.turn_index,
+                c.part + 1,
+                c.parts
+            )?;
+            writeln!(out, "project: {}", c.project)?;
+            writeln!(
+                out,
+                "time:    {} → {}",
+                c.started_at.as_deref().unwrap_or("-"),
+                c.ended_at.as_deref().unwrap_or("-")
+            )?;
+            writeln!(out, "tools:   {}", c.tools.join(", "))?;
+            writeln!(out, "files:   {}", c.files.join(", "))?;
+            writeln!(out, "summary: {}", c.summary)?;
+            writeln!(out, "---\n{}", c.text)?;
+        }
+        return Ok(());
+    }
+    let Some(s) = reader.session(&a.id)? else {
+        bail!("no chunk or session with id {:?}", a.id);
+    };
+    let turns = reader.session_turns(&a.id)?;
+    if a.json {
+        let mut chunks = Vec::new();
+        for (_, cid) in &turns {
+            if let Some(r) = reader.chunk(*cid)? {
+                chunks.push(serde_json::json!({"id": cid, "turn_index": r.chunk.turn_index, "part": r.chunk.part, "summary": r.chunk.summary}));
+            }
+        }
+        serde_json::to_writer(
+            &mut *out,
+            &serde_json::json!({"session_id": a.id, "session": s, "chunks": chunks}),
+        )?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "session {} · project {} · {} turns",
+        a.id, s.project, s.turns
+    )?;
+    if let Some(sum) = &s.summary {
+        writeln!(out, "summary: {sum}")?;
+    }
+    for ((turn, part), cid) in turns {
+        if let Some(r) = reader.chunk(cid)? {
+            let p = if r.chunk.parts > 1 {
+                format!(".{part}")
+            } else {
+                String::new()
+            };
+            writeln!(out, "  turn {turn}{p} (chunk {cid}): {}", r.chunk.summary)?;
+        }
+    }
+    Ok(())
+}
+
+fn status(engine: Engine, out: &mut dyn Write) -> Result<()> {
+    let st = engine.status()?;
+    writeln!(out, "store:      {}", engine.store().path().display())?;
+    writeln!(out, "file size:  {} bytes", st.file_bytes)?;
+    writeln!(out, "projects:   {}", st.projects)?;
+    writeln!(out, "sessions:   {}", st.sessions)?;
+    writeln!(out, "chunks:     {}", st.chunks)?;
+    writeln!(
+        out,
+        "pending:    {} chunks without a model vector",
+        st.pending
+    )?;
+    for (emb, n) in &st.vectors {
+        writeln!(out, "vectors:    {n} × {emb} (int8 blocks + f32)")?;
+    }
+    let active = engine.active_embedder();
+    writeln!(out, "embedder:   {}", active.id())?;
+    writeln!(
+        out,
+        "index:      exact int8 scan + f32 re-score (per query); BM25 postings in redb"
+    )?;
+    Ok(())
+}

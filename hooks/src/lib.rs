@@ -1,0 +1,7 @@
+//! memctl's binaries as a library: `memctl` (the CLI) and `memctl-hook` (Claude Code hooks).
+//!
+//! The binaries in `src/bin/` are one-line calls into [`cli::main`] and [`hook::main`], so
+//! every behaviour is testable in-process.
+
+pub mod cli;
+pub mod logging;

@@ -1,0 +1,42 @@
+//! Logging: to stderr for the CLI, to `<data dir>/logs/memctl.log` for hooks.
+//!
+//! Hooks must never write diagnostics to stdout (Claude Code reads it as hook output) and must
+//! keep working when the log file cannot be opened: logging failures are ignored on purpose.
+
+use std::path::Path;
+use tracing_subscriber::EnvFilter;
+
+/// CLI logging to stderr; `MEMCTL_LOG` sets the filter (default `warn`).
+pub fn init_cli() {
+    let filter = EnvFilter::try_from_env("MEMCTL_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+    // A second init (tests) is harmless: try_init reports it and we ignore that report.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Hook logging to an append-only file in the data dir. Returns false when no log file could
+/// be opened (the hook still runs).
+pub fn init_file(data_dir: &Path) -> bool {
+    let dir = data_dir.join("logs");
+    if std::fs::create_dir_all(&dir).is_err() {
+        return false;
+    }
+    let path = dir.join("memctl.log");
+    let file = match std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    {
+        Ok(f) => f,
+        Err(_) => return false,
+    };
+    let filter = EnvFilter::try_from_env("MEMCTL_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false)
+        .with_writer(std::sync::Mutex::new(file))
+        .try_init();
+    true
+}

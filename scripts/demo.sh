@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# demo.sh — the main job end to end on a fresh machine:
+#   setup (ONNX Runtime + all-MiniLM-L6-v2, cached) → release build → ingest the sample
+#   transcripts shipped in tests/fixtures/sample → search them → print results.
+# Uses a throwaway data dir (.cache/demo-home) so it never touches your real memory store.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+bash scripts/setup.sh
+# shellcheck disable=SC1091
+source .cache/env.sh
+cargo build --release --quiet -p memctl-hooks
+MEMCTL="$ROOT/target/release/memctl"
+export MEMCTL_HOME="$ROOT/.cache/demo-home"
+rm -rf "$MEMCTL_HOME"
+echo "== memctl doctor"
+"$MEMCTL" doctor
+echo "== memctl ingest tests/fixtures/sample"
+"$MEMCTL" ingest tests/fixtures/sample
+echo "== memctl sessions"
+"$MEMCTL" sessions
+for q in "${@:-which test was failing and how did we fix it}"; do
+  echo "== memctl search --all-projects \"$q\""
+  "$MEMCTL" search --all-projects -k 5 "$q"
+done

@@ -1,0 +1,41 @@
+//! Shared fixtures for memctl integration tests (real model, real redb files).
+
+use std::path::PathBuf;
+
+/// Repository root (the workspace directory).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// Path of a file under `tests/fixtures/`.
+pub fn fixture(name: &str) -> PathBuf {
+    repo_root().join("tests/fixtures").join(name)
+}
+
+/// The ONNX config that `scripts/setup.sh` prepares. Panics with a clear message when setup has
+/// not run: these tests exercise the real model and must not silently skip.
+pub fn onnx_config() -> memctl_engine::embed::OnnxConfig {
+    let root = repo_root();
+    let cfg = memctl_engine::embed::OnnxConfig::new(
+        root.join(".cache/onnxruntime")
+            .join(memctl_engine::embed::onnx::ORT_LIB_FILE),
+        root.join("models/all-MiniLM-L6-v2"),
+    );
+    assert!(
+        cfg.dylib_path.is_file() && cfg.model_path().is_file(),
+        "ONNX Runtime or the model is missing: run scripts/setup.sh first ({} / {})",
+        cfg.dylib_path.display(),
+        cfg.model_path().display()
+    );
+    cfg
+}
+
+/// Shared Claude Code harness transcripts (real CLI output), when the shared folder exists.
+pub fn shared_dir() -> PathBuf {
+    std::env::var_os("MEMCTL_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("../shared"))
+}
