@@ -58,8 +58,16 @@ pub struct IngestArgs {
 /// `memctl search`.
 #[derive(Debug, Args)]
 pub struct SearchArgs {
-    /// What to look for.
-    pub query: String,
+    /// What to look for (omit with --queries).
+    #[arg(required_unless_present = "queries")]
+    pub query: Option<String>,
+    /// Batch mode: a JSONL file of `{"qid": .., "query": .., "project": ..}` (project optional);
+    /// prints one JSON line per query (`{"qid", "results"}`), loading the model once.
+    #[arg(long, conflicts_with = "query")]
+    pub queries: Option<PathBuf>,
+    /// Fusion weights `lexical_max,lexical_min,dense_floor` (tuning; default 0.6,0.15,0.1).
+    #[arg(long, hide = true)]
+    pub fusion: Option<String>,
     /// Project (the directory Claude Code ran in); default: the current directory.
     #[arg(long, conflicts_with = "all_projects")]
     pub project: Option<String>,
@@ -352,19 +360,31 @@ fn ingest(engine: Engine, a: IngestArgs, out: &mut dyn Write) -> Result<()> {
 }
 
 fn search(engine: Engine, a: SearchArgs, out: &mut dyn Write) -> Result<()> {
-    if a.query.trim().is_empty() {
-        bail!("empty query");
-    }
-    let mut req = SearchRequest::new(a.query.clone(), a.k);
+    let mut req = SearchRequest::new(String::new(), a.k);
     req.mode = a.mode;
-    req.session = a.session;
-    req.tool = a.tool;
-    req.file = a.file;
-    req.since = a.since;
-    req.until = a.until;
+    req.session = a.session.clone();
+    req.tool = a.tool.clone();
+    req.file = a.file.clone();
+    req.since = a.since.clone();
+    req.until = a.until.clone();
+    if let Some(f) = &a.fusion {
+        let v: Vec<f32> = f
+            .split(',')
+            .map(|x| x.trim().parse::<f32>())
+            .collect::<Result<_, _>>()
+            .context("--fusion takes three numbers: lexical_max,lexical_min,dense_floor")?;
+        let [lexical_max, lexical_min, dense_floor] = v[..] else {
+            bail!("--fusion takes three numbers: lexical_max,lexical_min,dense_floor");
+        };
+        req.fusion = memctl_engine::search::FusionParams {
+            lexical_max,
+            lexical_min,
+            dense_floor,
+        };
+    }
     if !a.all_projects {
-        let project = match a.project {
-            Some(p) => p,
+        let project = match &a.project {
+            Some(p) => p.clone(),
             None => std::env::current_dir()
                 .context("current directory")?
                 .display()
@@ -372,37 +392,20 @@ fn search(engine: Engine, a: SearchArgs, out: &mut dyn Write) -> Result<()> {
         };
         req.projects = vec![project];
     }
+    if let Some(file) = &a.queries {
+        return search_batch(&engine, &req, file, a.all_projects, out);
+    }
+    req.query = a.query.clone().unwrap_or_default();
+    if req.query.trim().is_empty() {
+        bail!("empty query");
+    }
     let found = engine.search(&req)?;
     if a.json {
-        let results: Vec<serde_json::Value> = found
-            .results
-            .iter()
-            .map(|r| {
-                let c = &r.record.chunk;
-                serde_json::json!({
-                    "id": r.id,
-                    "score": r.scores.score,
-                    "dense": r.scores.dense,
-                    "lexical": r.scores.lexical,
-                    "session_id": c.session_id,
-                    "project": c.project,
-                    "turn_index": c.turn_index,
-                    "part": c.part,
-                    "turn_uuid": c.turn_uuid,
-                    "line_uuids": c.line_uuids,
-                    "started_at": c.started_at,
-                    "tools": c.tools,
-                    "files": c.files,
-                    "summary": c.summary,
-                    "text": c.text,
-                })
-            })
-            .collect();
         let doc = serde_json::json!({
-            "query": a.query,
+            "query": req.query,
             "embedder": found.embedder,
             "degraded": found.degraded,
-            "results": results,
+            "results": json_results(&found),
         });
         serde_json::to_writer(&mut *out, &doc)?;
         writeln!(out)?;
@@ -446,6 +449,76 @@ fn search(engine: Engine, a: SearchArgs, out: &mut dyn Write) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[derive(serde::Deserialize)]
+struct BatchQuery {
+    qid: serde_json::Value,
+    query: String,
+    #[serde(default)]
+    project: Option<String>,
+}
+
+fn search_batch(
+    engine: &Engine,
+    base: &SearchRequest,
+    file: &Path,
+    all_projects: bool,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let q: BatchQuery = serde_json::from_str(line)
+            .with_context(|| format!("{}:{}: not a query object", file.display(), n + 1))?;
+        let mut req = base.clone();
+        req.query = q.query;
+        if let Some(p) = q.project {
+            if !all_projects {
+                req.projects = vec![p];
+            }
+        }
+        let found = engine.search(&req)?;
+        let doc = serde_json::json!({
+            "qid": q.qid,
+            "embedder": found.embedder,
+            "degraded": found.degraded,
+            "results": json_results(&found),
+        });
+        serde_json::to_writer(&mut *out, &doc)?;
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+fn json_results(found: &memctl_engine::SearchOutcome) -> Vec<serde_json::Value> {
+    found
+        .results
+        .iter()
+        .map(|r| {
+            let c = &r.record.chunk;
+            serde_json::json!({
+                "id": r.id,
+                "score": r.scores.score,
+                "dense": r.scores.dense,
+                "lexical": r.scores.lexical,
+                "session_id": c.session_id,
+                "project": c.project,
+                "turn_index": c.turn_index,
+                "part": c.part,
+                "turn_uuid": c.turn_uuid,
+                "line_uuids": c.line_uuids,
+                "started_at": c.started_at,
+                "tools": c.tools,
+                "files": c.files,
+                "summary": c.summary,
+                "text": c.text,
+            })
+        })
+        .collect()
 }
 
 fn short(id: &str) -> &str {
