@@ -407,12 +407,12 @@ impl Engine {
                 }
                 for ((id, _), v) in batch.iter().zip(&vecs) {
                     // Re-read inside the transaction: the chunk may have changed since.
-                    if let Some(mut cur) = w.get_record(*id)? {
-                        if !cur.embedders.contains(&emb.key()) {
-                            w.put_vector(cur.project_id, *id, &emb, v)?;
-                            cur.embedders.push(emb.key());
-                            w.update_record(*id, &cur)?;
-                        }
+                    if let Some(mut cur) = w.get_record(*id)?
+                        && !cur.embedders.contains(&emb.key())
+                    {
+                        w.put_vector(cur.project_id, *id, &emb, v)?;
+                        cur.embedders.push(emb.key());
+                        w.update_record(*id, &cur)?;
                     }
                     w.clear_pending(*id)?;
                 }

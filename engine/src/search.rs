@@ -129,51 +129,6 @@ impl FusedHit {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    fn hits(v: &[(u64, f32)]) -> Vec<Hit> {
-        v.iter().map(|&(id, score)| Hit { id, score }).collect()
-    }
-
-    #[test]
-    fn agreement_wins() {
-        let d = hits(&[(1, 0.8), (2, 0.7), (3, 0.2)]);
-        let l = hits(&[(2, 9.0), (4, 8.0)]);
-        let f = fuse(&d, &l, 0.5, &FusionParams::default());
-        assert_eq!(f[0].id, 2);
-    }
-
-    #[test]
-    fn full_coverage_leans_lexical_and_none_leans_dense() {
-        let d = hits(&[(1, 0.9), (2, 0.3)]);
-        let l = hits(&[(2, 10.0), (1, 1.0)]);
-        assert_eq!(fuse(&d, &l, 1.0, &FusionParams::default())[0].id, 2);
-        assert_eq!(fuse(&d, &l, 0.0, &FusionParams::default())[0].id, 1);
-    }
-
-    proptest! {
-        #[test]
-        fn union_sorted_and_bounded(
-            d in proptest::collection::vec((0u64..50, -1.0f32..1.0), 0..30),
-            l in proptest::collection::vec((0u64..50, 0.0f32..30.0), 0..30),
-            cov in 0.0f32..1.0,
-        ) {
-            let f = fuse(&hits(&d), &hits(&l), cov, &FusionParams::default());
-            let ids: std::collections::HashSet<u64> = d.iter().chain(l.iter()).map(|x| x.0).collect();
-            prop_assert_eq!(f.len(), ids.len());
-            for w in f.windows(2) {
-                prop_assert!(w[0].score >= w[1].score);
-            }
-            for h in &f {
-                prop_assert!(h.score >= 0.0 && h.score <= 1.0 + 1e-4, "score {}", h.score);
-            }
-        }
-    }
-}
-
 /// BM25 over the store's postings. Returns the top `n` hits and the *lexical coverage*: the
 /// share of the query's idf mass that the best document matched (1.0 = it contains every
 /// query term), which drives the fusion weight.
@@ -218,4 +173,49 @@ pub fn bm25_store(
     };
     hits.truncate(n);
     Ok((hits.into_iter().map(|(h, _)| h).collect(), coverage))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn hits(v: &[(u64, f32)]) -> Vec<Hit> {
+        v.iter().map(|&(id, score)| Hit { id, score }).collect()
+    }
+
+    #[test]
+    fn agreement_wins() {
+        let d = hits(&[(1, 0.8), (2, 0.7), (3, 0.2)]);
+        let l = hits(&[(2, 9.0), (4, 8.0)]);
+        let f = fuse(&d, &l, 0.5, &FusionParams::default());
+        assert_eq!(f[0].id, 2);
+    }
+
+    #[test]
+    fn full_coverage_leans_lexical_and_none_leans_dense() {
+        let d = hits(&[(1, 0.9), (2, 0.3)]);
+        let l = hits(&[(2, 10.0), (1, 1.0)]);
+        assert_eq!(fuse(&d, &l, 1.0, &FusionParams::default())[0].id, 2);
+        assert_eq!(fuse(&d, &l, 0.0, &FusionParams::default())[0].id, 1);
+    }
+
+    proptest! {
+        #[test]
+        fn union_sorted_and_bounded(
+            d in proptest::collection::vec((0u64..50, -1.0f32..1.0), 0..30),
+            l in proptest::collection::vec((0u64..50, 0.0f32..30.0), 0..30),
+            cov in 0.0f32..1.0,
+        ) {
+            let f = fuse(&hits(&d), &hits(&l), cov, &FusionParams::default());
+            let ids: std::collections::HashSet<u64> = d.iter().chain(l.iter()).map(|x| x.0).collect();
+            prop_assert_eq!(f.len(), ids.len());
+            for w in f.windows(2) {
+                prop_assert!(w[0].score >= w[1].score);
+            }
+            for h in &f {
+                prop_assert!(h.score >= 0.0 && h.score <= 1.0 + 1e-4, "score {}", h.score);
+            }
+        }
+    }
 }

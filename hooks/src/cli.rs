@@ -476,10 +476,10 @@ fn search_batch(
             .with_context(|| format!("{}:{}: not a query object", file.display(), n + 1))?;
         let mut req = base.clone();
         req.query = q.query;
-        if let Some(p) = q.project {
-            if !all_projects {
-                req.projects = vec![p];
-            }
+        if let Some(p) = q.project
+            && !all_projects
+        {
+            req.projects = vec![p];
         }
         let found = engine.search(&req)?;
         let doc = serde_json::json!({

@@ -79,10 +79,15 @@ impl I8Lane for u8 {
 /// Int8 dot product with i32 accumulation.
 ///
 /// Written for auto-vectorization: fixed 32-wide chunks with 32 independent i32 accumulators
-/// (no loop-carried dependency across lanes), widening i8→i32 per lane. LLVM turns the chunk
-/// body into sign-extends + `pmaddwd` (SSE2 baseline) / `vpmaddwd` with AVX2. Overflow is
-/// impossible below 2¹⁷ dims (127² × 2¹⁷ < 2³¹).
-#[inline]
+/// (no loop-carried dependency across lanes), widening i8→i32 per lane; the unrolled chunk body
+/// is SLP-vectorized into packed multiply-adds. Measured (384-d, x86-64 baseline target): 19 ns
+/// per vector vs 41 ns for the plain iterator `zip().map().sum()`.
+///
+/// `#[inline(never)]`: SLP vectorization is fragile; inlined into a scan loop with a heap push
+/// it silently fell back to scalar code (6× slower, seen with perf). Kept out of line, the
+/// kernel compiles the same everywhere, for ~1 ns of call overhead. Overflow is impossible below
+/// 2¹⁷ dims (127² × 2¹⁷ < 2³¹).
+#[inline(never)]
 pub fn dot_i8<A: I8Lane, B: I8Lane>(a: &[A], b: &[B]) -> i32 {
     const W: usize = 32;
     let n = a.len().min(b.len());

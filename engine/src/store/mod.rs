@@ -36,6 +36,9 @@ pub const BLOCK_VECTORS: usize = 256;
 /// Identifier of a stored chunk (dense, never reused).
 pub type ChunkId = u64;
 
+/// `((turn index, part), chunk id)` of one stored turn part.
+pub type TurnRef = ((u32, u16), ChunkId);
+
 /// Handle on the store file.
 #[derive(Debug)]
 pub struct Store {
@@ -256,8 +259,10 @@ impl StoreWriter {
             .open_table(HASHES)?
             .get(hash_key)?
             .map(|v| v.value());
-        if let Some(dup) = dup {
-            if let Some(mut rec) = self.get_record(dup)? {
+        if let Some(dup) = dup
+            && let Some(mut rec) = self.get_record(dup)?
+        {
+            {
                 if rec.chunk.session_id != chunk.session_id
                     && !rec.shared_with.contains(&chunk.session_id)
                 {
@@ -624,7 +629,7 @@ impl StoreReader {
     }
 
     /// Every (session, turn, part) → chunk id of a session, in turn order.
-    pub fn session_turns(&self, session: &str) -> Result<Vec<((u32, u16), ChunkId)>, StoreError> {
+    pub fn session_turns(&self, session: &str) -> Result<Vec<TurnRef>, StoreError> {
         let t = self.tx.open_table(TURNS)?;
         let mut out = Vec::new();
         for row in t.range((session, 0u32, 0u16)..=(session, u32::MAX, u16::MAX))? {
