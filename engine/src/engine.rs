@@ -423,3 +423,29 @@ impl Engine {
         Ok(done)
     }
 }
+
+impl Engine {
+    /// Record that chunks were used (restored, or opened from search): access count, last
+    /// access time, confidence boost. One write transaction.
+    pub fn record_access(&self, ids: &[ChunkId]) -> Result<(), EngineError> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let p = crate::rank::RankParams::default();
+        self.store.write(|w| {
+            for &id in ids {
+                if let Some(mut rec) = w.get_record(id)? {
+                    let since = rec.last_access.unwrap_or(rec.ingested_at);
+                    let hours = (now - since).max(0) as f32 / 3600.0;
+                    rec.confidence =
+                        crate::rank::boost(crate::rank::decay(rec.confidence, hours, &p), &p);
+                    rec.access_count = rec.access_count.saturating_add(1);
+                    rec.last_access = Some(now);
+                    w.update_record(id, &rec)?;
+                }
+            }
+            Ok(())
+        })?;
+        Ok(())
+    }
+}

@@ -171,6 +171,24 @@ pub fn bm25_store(
         Some((_, matched)) if idf_total > 0.0 => matched / idf_total,
         _ => 0.0,
     };
+    if std::env::var_os("MEMCTL_DEBUG_BM25").is_some() {
+        // TEMP instrumentation (locomo tuning), removed before hand-off.
+        let mut t = Vec::new();
+        for term in &terms {
+            let df = view.postings(term)?.len() as f32;
+            let idf = (1.0 + (docs as f32 - df + 0.5) / (df + 0.5)).ln();
+            t.push(serde_json::json!([term, idf, df]));
+        }
+        let d: Vec<_> = hits
+            .iter()
+            .take(200)
+            .map(|(h, m)| serde_json::json!([h.id, h.score, m]))
+            .collect();
+        eprintln!(
+            "{}",
+            serde_json::json!({"docs_n": docs, "terms": t, "docs": d})
+        );
+    }
     hits.truncate(n);
     Ok((hits.into_iter().map(|(h, _)| h).collect(), coverage))
 }

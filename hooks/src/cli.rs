@@ -127,11 +127,19 @@ pub struct EmbedPendingArgs {
     /// Stop after this many chunks.
     #[arg(long, default_value_t = 100_000)]
     pub limit: usize,
+    /// Run as the hooks' background embedder: exit at once when another one holds the lock,
+    /// log to the data dir's log file instead of stderr.
+    #[arg(long)]
+    pub background: bool,
 }
 
 /// Entry point of the `memctl` binary.
 pub fn main() -> ExitCode {
-    crate::logging::init_cli();
+    if std::env::args().any(|a| a == "--background") {
+        crate::logging::init_file(&memctl_engine::paths::data_dir());
+    } else {
+        crate::logging::init_cli();
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -172,13 +180,34 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Sessions(a) => sessions(open(opts)?, a, out),
         Command::Show(a) => show(open(opts)?, a, out),
         Command::Status => status(open(opts)?, out),
-        Command::EmbedPending(a) => {
-            let engine = open(opts)?;
-            let n = engine.embed_pending(a.limit)?;
-            writeln!(out, "embedded {n} chunks")?;
-            Ok(())
+        Command::EmbedPending(a) => embed_pending(opts, a, out),
+    }
+}
+
+fn embed_pending(opts: EngineOptions, a: EmbedPendingArgs, out: &mut dyn Write) -> Result<()> {
+    memctl_engine::paths::ensure_private_dir(&opts.data_dir)?;
+    let lock_path = opts.data_dir.join("embed.lock");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .with_context(|| format!("opening {}", lock_path.display()))?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            writeln!(out, "another embedder is running")?;
+            return Ok(());
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(e).context("locking the embedder lock file");
         }
     }
+    let engine = open(opts)?;
+    let n = engine.embed_pending(a.limit)?;
+    tracing::info!(chunks = n, "embedded pending chunks");
+    writeln!(out, "embedded {n} chunks")?;
+    Ok(())
 }
 
 fn open(opts: EngineOptions) -> Result<Engine> {

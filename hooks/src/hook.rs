@@ -9,7 +9,7 @@
 //! PostToolUse take `{"hookSpecificOutput":{"hookEventName":..,"additionalContext":..}}`;
 //! PreCompact / PostCompact / SessionEnd take plain text (JSON fails validation there).
 
-use memctl_engine::hooks::{HookEvent, HookOutput, HookPayload};
+use memctl_engine::hooks::{HookConfig, HookEffects, HookEvent, HookOutput, HookPayload};
 use memctl_engine::{Engine, EngineOptions};
 use std::io::{Read, Write};
 use std::process::ExitCode;
@@ -33,7 +33,12 @@ pub fn main() -> ExitCode {
         run(event_arg.as_deref(), &raw, opts, started)
     }));
     let output = match result {
-        Ok(Ok(out)) => out,
+        Ok(Ok((out, fx))) => {
+            if fx.pending_embeds > 0 {
+                spawn_background_embedder();
+            }
+            out
+        }
         Ok(Err(e)) => {
             tracing::error!(event = ?event_arg, error = %format!("{e:#}"), "hook failed; printing nothing");
             HookOutput::None
@@ -51,7 +56,10 @@ pub fn main() -> ExitCode {
     let text = output.render();
     if !text.is_empty() {
         let mut stdout = std::io::stdout().lock();
-        if let Err(e) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+        if let Err(e) = stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+        {
             tracing::warn!(error = %e, "writing hook output failed");
         }
     }
@@ -67,11 +75,44 @@ pub fn run(
     raw: &[u8],
     opts: EngineOptions,
     started: Instant,
-) -> anyhow::Result<HookOutput> {
+) -> anyhow::Result<(HookOutput, HookEffects)> {
     let payload = HookPayload::parse(raw, event_arg)?;
     let deadline = started + deadline_for(&payload.event);
     let engine = Engine::open(opts)?;
-    Ok(memctl_engine::hooks::handle(&engine, &payload, deadline)?)
+    let cfg = HookConfig::from_env();
+    Ok(memctl_engine::hooks::handle(
+        &engine, &payload, deadline, &cfg,
+    )?)
+}
+
+/// Start `memctl embed-pending` detached (its own process group, no stdio), unless disabled
+/// with `MEMCTL_BACKGROUND_EMBED=0` or another embedder holds the lock. The hook never waits.
+fn spawn_background_embedder() {
+    if std::env::var("MEMCTL_BACKGROUND_EMBED").is_ok_and(|v| v == "0") {
+        return;
+    }
+    let Some(memctl) = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join("memctl")))
+        .filter(|p| p.is_file())
+    else {
+        tracing::warn!("memctl binary not found next to memctl-hook; chunks stay pending");
+        return;
+    };
+    let mut cmd = std::process::Command::new(memctl);
+    cmd.arg("embed-pending")
+        .arg("--background")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    if let Err(e) = cmd.spawn() {
+        tracing::warn!(error = %e, "could not start the background embedder");
+    }
 }
 
 /// Internal deadline per event, well below the timeouts `memctl install` writes.

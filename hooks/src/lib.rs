@@ -4,4 +4,5 @@
 //! every behaviour is testable in-process.
 
 pub mod cli;
+pub mod hook;
 pub mod logging;

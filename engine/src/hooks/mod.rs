@@ -1,5 +1,7 @@
 //! Claude Code hook handling, in-process: typed payloads, one handler per event.
 
+mod handle;
 mod payload;
 
+pub use handle::{HookConfig, HookEffects, handle};
 pub use payload::{CommonFields, HookEvent, HookOutput, HookPayload, PayloadError};

@@ -19,8 +19,11 @@
 //!
 //! The reference baseline (`shared/bench/locomo/reference_eval.py`) uses `\w+` tokens minus the
 //! same stoplist, no stemming, `rank_bm25` (k1 = 1.5, b = 0.75, idf floored at ε·mean idf). We
-//! use the Lucene idf `ln(1 + (N − df + 0.5)/(df + 0.5))`, always positive, which needs no floor;
-//! see the ignored `locomo_bm25_recall` test for the comparison on LoCoMo.
+//! use the Lucene idf `ln(1 + (N − df + 0.5)/(df + 0.5))`, always positive, which needs no floor.
+//! Measured on LoCoMo turn chunks (1982 questions, ignored test `locomo_bm25_recall`), turn
+//! R@1 / R@5 / R@10: reference 0.278 / 0.511 / 0.580; ours without stemming 0.290 / 0.516 /
+//! 0.582 (k1 1.5: 0.284 / 0.512 / 0.578, i.e. the reference reproduced); ours with stemming,
+//! k1 = 1.2 (the default) **0.320 / 0.556 / 0.632**.
 
 use super::{Hit, TopK};
 use rust_stemmers::{Algorithm, Stemmer};
@@ -586,7 +589,8 @@ mod tests {
     }
 
     /// LoCoMo turn-level recall of our BM25 vs the reference baseline (turn R@5 0.511 overall
-    /// with rank_bm25 + `\w+` tokens). Needs `shared/bench/locomo/data/locomo10.json`:
+    /// with rank_bm25 + `\w+` tokens). Needs `shared/bench/locomo/data/locomo10.json` (or
+    /// `MEMCTL_LOCOMO_JSON=path`):
     /// `cargo test -p memctl-engine --release --lib locomo_bm25_recall -- --ignored --nocapture`
     #[test]
     #[ignore = "needs the LoCoMo data set in ../shared"]
@@ -619,8 +623,12 @@ mod tests {
         }
 
         pub(super) fn run() {
-            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../shared/bench/locomo/data/locomo10.json");
+            let path = std::env::var_os("MEMCTL_LOCOMO_JSON")
+                .map(std::path::PathBuf::from)
+                .unwrap_or_else(|| {
+                    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                        .join("../../shared/bench/locomo/data/locomo10.json")
+                });
             let data: Value =
                 serde_json::from_slice(&std::fs::read(&path).expect("locomo10.json")).unwrap();
             for params in [Bm25Params::default(), Bm25Params { k1: 1.5, b: 0.75 }] {

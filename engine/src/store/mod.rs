@@ -640,6 +640,22 @@ impl StoreReader {
         Ok(out)
     }
 
+    /// The last `n` (turn, part) entries of a session, newest first.
+    pub fn session_turns_rev(&self, session: &str, n: usize) -> Result<Vec<TurnRef>, StoreError> {
+        let t = self.tx.open_table(TURNS)?;
+        let mut out = Vec::with_capacity(n);
+        for row in t
+            .range((session, 0u32, 0u16)..=(session, u32::MAX, u16::MAX))?
+            .rev()
+            .take(n)
+        {
+            let (k, v) = row?;
+            let (_, turn, part) = k.value();
+            out.push(((turn, part), v.value()));
+        }
+        Ok(out)
+    }
+
     /// The ingest cursor of a transcript.
     pub fn cursor(&self, transcript: &str) -> Result<Option<CursorRecord>, StoreError> {
         let t = self.tx.open_table(CURSORS)?;

@@ -1,0 +1,257 @@
+//! One handler per hook event. The binary (`memctl-hook`) parses, calls [`handle`], prints.
+//!
+//! Critical-path rules: no model load (new chunks get hash vectors and are marked pending for a
+//! background `memctl embed-pending`), work proportional to new transcript lines, and a
+//! deadline checked between steps. When the store is busy the transcript path is spooled and
+//! archived by the next hook call that gets the store.
+
+use super::payload::{HookEvent, HookOutput, HookPayload};
+use crate::engine::Engine;
+use crate::error::{EngineError, StoreError};
+use crate::ingest::{IngestOptions, IngestReport};
+use crate::restore::{RestoreConfig, RestoreKind, compaction_instructions, restore_block};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Hook settings (from the environment; defaults are the product's).
+#[derive(Debug, Clone)]
+pub struct HookConfig {
+    /// Restore settings.
+    pub restore: RestoreConfig,
+    /// Also restore on SessionStart(startup) (default off: a fresh session starts fresh).
+    pub restore_on_startup: bool,
+}
+
+impl Default for HookConfig {
+    fn default() -> Self {
+        Self {
+            restore: RestoreConfig::default(),
+            restore_on_startup: false,
+        }
+    }
+}
+
+impl HookConfig {
+    /// Defaults overridden by `MEMCTL_RESTORE_CHARS`, `MEMCTL_PRECOMPACT_CHARS`,
+    /// `MEMCTL_RESTORE_ON_STARTUP=1`.
+    pub fn from_env() -> Self {
+        let mut c = Self::default();
+        let num = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<usize>().ok());
+        if let Some(n) = num("MEMCTL_RESTORE_CHARS") {
+            c.restore.budget.max_chars = n.min(crate::restore::MAX_RESTORE_CHARS);
+        }
+        if let Some(n) = num("MEMCTL_PRECOMPACT_CHARS") {
+            c.restore.precompact_chars = n.min(crate::restore::MAX_RESTORE_CHARS);
+        }
+        c.restore_on_startup = std::env::var("MEMCTL_RESTORE_ON_STARTUP").is_ok_and(|v| v == "1");
+        c
+    }
+}
+
+/// What the hook did besides its output (the binary acts on it).
+#[derive(Debug, Clone, Default)]
+pub struct HookEffects {
+    /// Chunks stored without a model vector (the binary may start a background embedder).
+    pub pending_embeds: u64,
+    /// Ingest report, when the event archived.
+    pub ingest: Option<IngestReport>,
+}
+
+fn hook_ingest_options() -> IngestOptions {
+    IngestOptions {
+        embed_with_model: false,
+        ..IngestOptions::default()
+    }
+}
+
+fn spool_path(engine: &Engine) -> PathBuf {
+    engine.data_dir().join("spool").join("transcripts.txt")
+}
+
+/// Remember a transcript to archive later (store busy). Appends one line; O_APPEND writes of a
+/// line are atomic between processes.
+fn spool(engine: &Engine, transcript: &Path) -> Result<(), EngineError> {
+    let path = spool_path(engine);
+    if let Some(dir) = path.parent() {
+        crate::paths::ensure_private_dir(dir)?;
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|source| {
+            EngineError::Store(StoreError::Io {
+                path: path.clone(),
+                source,
+            })
+        })?;
+    writeln!(f, "{}", transcript.display())
+        .map_err(|source| EngineError::Store(StoreError::Io { path, source }))?;
+    Ok(())
+}
+
+/// Archive transcripts spooled by earlier busy hooks (bounded by the deadline).
+fn drain_spool(engine: &Engine, deadline: Instant) {
+    let path = spool_path(engine);
+    if !path.exists() {
+        return;
+    }
+    // Claim the spool atomically so two hooks never drain the same entries.
+    let claimed = path.with_extension(format!("draining-{}", std::process::id()));
+    if std::fs::rename(&path, &claimed).is_err() {
+        return;
+    }
+    let text = std::fs::read_to_string(&claimed).unwrap_or_default();
+    let mut paths: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    paths.sort_unstable();
+    paths.dedup();
+    let mut left = Vec::new();
+    for p in paths {
+        if Instant::now() >= deadline {
+            left.push(p);
+            continue;
+        }
+        if let Err(e) = engine.ingest_transcript(Path::new(p), &hook_ingest_options()) {
+            tracing::warn!(transcript = p, error = %e, "spooled transcript could not be archived");
+            if matches!(e, EngineError::Store(StoreError::Busy { .. })) {
+                left.push(p);
+            }
+        }
+    }
+    for p in left {
+        if let Err(e) = spool(engine, Path::new(p)) {
+            tracing::error!(transcript = p, error = %e, "re-spooling failed");
+        }
+    }
+    if let Err(e) = std::fs::remove_file(&claimed) {
+        tracing::warn!(error = %e, "removing the drained spool failed");
+    }
+}
+
+/// Archive the payload's transcript incrementally; spool it when the store is busy.
+fn archive(engine: &Engine, p: &HookPayload, effects: &mut HookEffects) -> Result<(), EngineError> {
+    let Some(t) = p
+        .common
+        .transcript_path
+        .as_deref()
+        .filter(|t| !t.is_empty())
+    else {
+        return Ok(());
+    };
+    let path = Path::new(t);
+    if !path.is_file() {
+        // Written lazily by Claude Code: nothing to archive yet.
+        return Ok(());
+    }
+    match engine.ingest_transcript(path, &hook_ingest_options()) {
+        Ok(r) => {
+            effects.pending_embeds += r.pending;
+            effects.ingest = Some(r);
+            Ok(())
+        }
+        Err(EngineError::Store(StoreError::Busy { waited_ms })) => {
+            tracing::warn!(waited_ms, transcript = t, "store busy; transcript spooled");
+            spool(engine, path)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn project_of(p: &HookPayload) -> String {
+    p.common
+        .cwd
+        .clone()
+        .or_else(|| std::env::var("CLAUDE_PROJECT_DIR").ok())
+        .unwrap_or_default()
+}
+
+/// Handle one event.
+pub fn handle(
+    engine: &Engine,
+    p: &HookPayload,
+    deadline: Instant,
+    cfg: &HookConfig,
+) -> Result<(HookOutput, HookEffects), EngineError> {
+    let mut fx = HookEffects::default();
+    let out = match &p.event {
+        HookEvent::UserPromptSubmit { .. } => {
+            archive(engine, p, &mut fx)?;
+            drain_spool(engine, deadline);
+            HookOutput::None
+        }
+        HookEvent::PreCompact {
+            custom_instructions,
+            ..
+        } => {
+            archive(engine, p, &mut fx)?;
+            if Instant::now() >= deadline {
+                HookOutput::None
+            } else {
+                let text = compaction_instructions(
+                    engine,
+                    &p.common.session_id,
+                    custom_instructions.as_deref(),
+                    &cfg.restore,
+                )?;
+                if text.is_empty() {
+                    HookOutput::None
+                } else {
+                    HookOutput::Plain(text)
+                }
+            }
+        }
+        HookEvent::SessionStart { source } => {
+            let kind = match source.as_str() {
+                "compact" => Some(RestoreKind::Compact),
+                "resume" => Some(RestoreKind::Resume),
+                "clear" => Some(RestoreKind::Clear),
+                "startup" if cfg.restore_on_startup => Some(RestoreKind::Startup),
+                _ => None,
+            };
+            match kind {
+                None => HookOutput::None,
+                Some(kind) => {
+                    if kind == RestoreKind::Resume {
+                        // The resumed transcript may hold turns we never saw.
+                        archive(engine, p, &mut fx)?;
+                    }
+                    let project = project_of(p);
+                    let restored =
+                        restore_block(engine, &p.common.session_id, &project, kind, &cfg.restore)?;
+                    if !restored.chunk_ids.is_empty() && Instant::now() < deadline {
+                        if let Err(e) = engine.record_access(&restored.chunk_ids) {
+                            tracing::warn!(error = %e, "access boost not recorded");
+                        }
+                    }
+                    if restored.text.is_empty() {
+                        HookOutput::None
+                    } else {
+                        HookOutput::Context {
+                            event: "SessionStart".into(),
+                            text: restored.text,
+                        }
+                    }
+                }
+            }
+        }
+        HookEvent::PostCompact { compact_summary } => {
+            if let Some(summary) = compact_summary.as_deref().filter(|s| !s.is_empty()) {
+                let summary = crate::redact::redact(summary).into_owned();
+                let project = project_of(p);
+                engine.store().write(|w| {
+                    w.update_session(&p.common.session_id, &project, |s| {
+                        s.compact_summary = Some(summary.clone());
+                    })
+                })?;
+            }
+            HookOutput::None
+        }
+        HookEvent::SessionEnd { .. } => {
+            archive(engine, p, &mut fx)?;
+            HookOutput::None
+        }
+        HookEvent::PostToolUse { .. } | HookEvent::Other(_) => HookOutput::None,
+    };
+    Ok((out, fx))
+}

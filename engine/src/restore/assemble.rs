@@ -1,0 +1,541 @@
+//! Assemble restore blocks and compaction instructions from the store.
+//!
+//! Work is bounded by design (hooks run this): the latest turns come from a reverse range scan
+//! of the session's turn keys, and "key turns" come from retrieval (int8 vector scan + BM25 over
+//! the project) seeded by the latest turns, never from reading a whole session. No model is
+//! loaded: the query vector is the mean of stored vectors of the latest chunks.
+
+use super::{RestoreBudget, RestoreLine, build};
+// The wrapper keeps PreCompact output out of the archive too: Claude Code echoes it into the
+// `/compact` line's command output, and the parser strips `<memctl-context ...>` blocks.
+use crate::embed::{Embedder, EmbedderId, l2_normalize};
+use crate::engine::Engine;
+use crate::error::EngineError;
+use crate::index::Hit;
+use crate::rank::{RankParams, importance};
+use crate::search::{FusionParams, bm25_store, fuse};
+use crate::store::{ChunkId, ChunkRecord, SessionRecord, StoreReader};
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+/// Restore settings (all configurable; defaults are the product's).
+#[derive(Debug, Clone)]
+pub struct RestoreConfig {
+    /// Budget of the SessionStart block (default 4000 chars, never above 10 000).
+    pub budget: RestoreBudget,
+    /// Budget of the PreCompact instructions (default 2000 chars).
+    pub precompact_chars: usize,
+    /// Latest turns of the session always considered.
+    pub recent_turns: usize,
+    /// Retrieval candidates per retriever.
+    pub candidates: usize,
+    /// Key turns of the session at most.
+    pub key_turns: usize,
+    /// Turns from earlier sessions at most.
+    pub related_turns: usize,
+    /// Ranking parameters.
+    pub rank: RankParams,
+}
+
+impl Default for RestoreConfig {
+    fn default() -> Self {
+        Self {
+            budget: RestoreBudget::default(),
+            precompact_chars: 2000,
+            recent_turns: 6,
+            candidates: 40,
+            key_turns: 8,
+            related_turns: 6,
+            rank: RankParams::default(),
+        }
+    }
+}
+
+/// Why a session (re)started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RestoreKind {
+    /// After compaction: this session's own memory first.
+    Compact,
+    /// `--resume` / `--continue`.
+    Resume,
+    /// After `/clear`: the new session is empty; restore the previous session of the project.
+    Clear,
+    /// A fresh start (opt-in): the previous session of the project.
+    Startup,
+}
+
+/// A built restore block and the chunks it shows (for access boosts).
+#[derive(Debug, Clone, Default)]
+pub struct Restored {
+    /// The text (empty when there is nothing to restore).
+    pub text: String,
+    /// Chunks whose lines made it into the text.
+    pub chunk_ids: Vec<ChunkId>,
+    /// Session the "this session" sections came from.
+    pub focus_session: Option<String>,
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// The most recently updated session of `project` other than `except` that has turns.
+fn previous_session(
+    r: &StoreReader,
+    project: &str,
+    except: &str,
+) -> Result<Option<(String, SessionRecord)>, EngineError> {
+    Ok(r.sessions()?
+        .into_iter()
+        .filter(|(id, s)| id != except && s.project == project && s.turns > 0)
+        .max_by(|a, b| {
+            a.1.last_ts
+                .cmp(&b.1.last_ts)
+                .then(a.1.updated_at.cmp(&b.1.updated_at))
+        }))
+}
+
+/// The latest `n` chunks of a session, newest first.
+fn latest_chunks(
+    r: &StoreReader,
+    session: &str,
+    n: usize,
+) -> Result<Vec<(ChunkId, ChunkRecord)>, EngineError> {
+    let mut out = Vec::new();
+    for (_, id) in r.session_turns_rev(session, n)? {
+        if let Some(rec) = r.chunk(id)? {
+            out.push((id, rec));
+        }
+    }
+    Ok(out)
+}
+
+static COMMAND_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r#""command":"((?:[^"\\]|\\.){1,200})"#).unwrap_or_else(|_| unreachable!())
+});
+
+/// Exact identifiers worth keeping from a chunk: commands run and the first error line.
+fn identifiers(rec: &ChunkRecord) -> (Vec<String>, Option<String>) {
+    let mut cmds = Vec::new();
+    for line in rec
+        .chunk
+        .text
+        .lines()
+        .filter(|l| l.starts_with("[tool: Bash]"))
+    {
+        if let Some(c) = COMMAND_RE.captures(line).and_then(|c| c.get(1)) {
+            let cmd = c.as_str().replace("\\\"", "\"").replace("\\n", " ");
+            if !cmds.contains(&cmd) {
+                cmds.push(cmd);
+            }
+        }
+    }
+    let error = rec
+        .chunk
+        .text
+        .lines()
+        .filter(|l| {
+            !(l.starts_with("[tool:") || l.starts_with("User:") || l.starts_with("Assistant:"))
+        })
+        .find(|l| {
+            let l = l.to_ascii_lowercase();
+            l.contains("error")
+                || l.contains("failed")
+                || l.contains("panicked")
+                || l.contains("traceback")
+        })
+        .map(|l| l.trim().chars().take(200).collect());
+    (cmds, error)
+}
+
+fn short_time(ts: Option<&str>) -> String {
+    // RFC 3339: keep "MM-DD HH:MM".
+    ts.and_then(|t| t.get(5..16))
+        .map(|t| t.replace('T', " "))
+        .unwrap_or_default()
+}
+
+/// One restore line for a chunk.
+fn chunk_line(rec: &ChunkRecord, with_session: bool) -> String {
+    let c = &rec.chunk;
+    let mut s = String::new();
+    if with_session {
+        s.push_str(&format!(
+            "[session {} ",
+            c.session_id.get(..8).unwrap_or(&c.session_id)
+        ));
+    } else {
+        s.push('[');
+    }
+    s.push_str(&format!("turn {}", c.turn_index));
+    let t = short_time(c.started_at.as_deref());
+    if !t.is_empty() {
+        s.push_str(&format!(", {t}"));
+    }
+    s.push_str("] ");
+    s.push_str(&c.summary);
+    if !c.files.is_empty() {
+        let files: Vec<&str> = c.files.iter().take(6).map(String::as_str).collect();
+        s.push_str(&format!(" · files: {}", files.join(", ")));
+    }
+    let (cmds, err) = identifiers(rec);
+    if !cmds.is_empty() {
+        let cmds: Vec<String> = cmds.iter().take(3).map(|c| format!("`{c}`")).collect();
+        s.push_str(&format!(" · ran: {}", cmds.join(", ")));
+    }
+    if let Some(e) = err {
+        s.push_str(&format!(" · error: {e}"));
+    }
+    s
+}
+
+/// Mean of the stored vectors of `ids` in the first embedding space they all share (model
+/// space preferred, hash space always present).
+fn seed_vector(
+    r: &StoreReader,
+    recs: &[(ChunkId, ChunkRecord)],
+) -> Result<Option<(EmbedderId, Vec<f32>)>, EngineError> {
+    let spaces = [
+        EmbedderId::new(
+            crate::embed::onnx::MINILM_NAME,
+            "fp32",
+            crate::embed::onnx::MINILM_DIMS,
+        ),
+        crate::embed::HashEmbedder::new().id().clone(),
+    ];
+    for emb in spaces {
+        let mut acc: Option<Vec<f32>> = None;
+        let mut n = 0;
+        for (id, _) in recs.iter().take(3) {
+            if let Some(v) = r.vector(*id, &emb)? {
+                match &mut acc {
+                    None => acc = Some(v),
+                    Some(a) => a.iter_mut().zip(&v).for_each(|(x, y)| *x += y),
+                }
+                n += 1;
+            }
+        }
+        if let Some(mut v) = acc
+            && n > 0
+        {
+            l2_normalize(&mut v);
+            return Ok(Some((emb, v)));
+        }
+    }
+    Ok(None)
+}
+
+fn word_set(s: &str) -> HashSet<String> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() > 2)
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Near-duplicate check (Jaccard of words ≥ 0.8) for diversity.
+fn near_duplicate(a: &HashSet<String>, seen: &[HashSet<String>]) -> bool {
+    seen.iter().any(|b| {
+        let inter = a.intersection(b).count();
+        let union = a.len() + b.len() - inter;
+        union > 0 && inter as f32 / union as f32 >= 0.8
+    })
+}
+
+/// True when the compaction summary already holds every identifier of the line.
+fn covered_by(summary: &str, rec: &ChunkRecord) -> bool {
+    let (cmds, _) = identifiers(rec);
+    let ids: Vec<&str> = rec
+        .chunk
+        .files
+        .iter()
+        .map(|f| f.rsplit('/').next().unwrap_or(f))
+        .chain(cmds.iter().map(String::as_str))
+        .collect();
+    !ids.is_empty() && ids.iter().all(|i| summary.contains(i))
+}
+
+/// Build the SessionStart restore block for `session_id` in `project`.
+pub fn restore_block(
+    engine: &Engine,
+    session_id: &str,
+    project: &str,
+    kind: RestoreKind,
+    cfg: &RestoreConfig,
+) -> Result<Restored, EngineError> {
+    let r = engine.store().read()?;
+    let own = r.session(session_id)?.filter(|s| s.turns > 0);
+    let (focus, focus_rec, focus_is_self) = match (kind, own) {
+        (RestoreKind::Compact | RestoreKind::Resume, Some(s)) => (session_id.to_string(), s, true),
+        _ => match previous_session(&r, project, session_id)? {
+            Some((id, s)) => (id, s, false),
+            None => return Ok(Restored::default()),
+        },
+    };
+    let Some(pid) = r.project_id(project)?.or(Some(focus_rec.project_id)) else {
+        return Ok(Restored::default());
+    };
+    let now = unix_now();
+    let compact_summary = focus_rec.compact_summary.clone().unwrap_or_default();
+    let recent = latest_chunks(&r, &focus, cfg.recent_turns)?;
+    let mut lines: Vec<RestoreLine> = Vec::new();
+    let mut shown: HashSet<ChunkId> = HashSet::new();
+    let mut seen_words: Vec<HashSet<String>> = Vec::new();
+    let mut ids = Vec::new();
+    let mut turns_shown: HashSet<u32> = HashSet::new();
+    for (rank, (id, rec)) in recent.iter().enumerate() {
+        if rec.chunk.is_compact_summary {
+            continue; // Claude already has its own summary.
+        }
+        if !turns_shown.insert(rec.chunk.turn_index) {
+            shown.insert(*id); // another part of a turn already listed
+            continue;
+        }
+        shown.insert(*id);
+        seen_words.push(word_set(&rec.chunk.summary));
+        let mut value = 3.0 - rank as f32 * 0.1;
+        if !compact_summary.is_empty() && covered_by(&compact_summary, rec) {
+            value *= 0.3;
+        }
+        lines.push(RestoreLine {
+            section: 0,
+            order: u64::from(rec.chunk.turn_index) * 1000 + u64::from(rec.chunk.part),
+            value,
+            text: chunk_line(rec, false),
+        });
+        ids.push(*id);
+    }
+
+    // Retrieval seeded by the latest turns: dense (stored vectors) + BM25 (latest prompts).
+    let query_text: String = recent
+        .iter()
+        .take(2)
+        .map(|(_, r)| {
+            r.chunk
+                .text
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim_start_matches("User: ")
+                .to_string()
+                + " "
+                + &r.chunk.summary
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let dense: Vec<Hit> = match seed_vector(&r, &recent)? {
+        Some((emb, q)) => r.scan_vectors(&[pid], &emb, &q, cfg.candidates)?,
+        None => Vec::new(),
+    };
+    let (lex, cov) = if query_text.trim().is_empty() {
+        (Vec::new(), 0.0)
+    } else {
+        bm25_store(&r.lexical(&[pid])?, &query_text, cfg.candidates)?
+    };
+    let fused = fuse(&dense, &lex, cov, &FusionParams::default());
+    let mut key_n = 0;
+    let mut related_n = 0;
+    for h in fused {
+        if shown.contains(&h.id) {
+            continue;
+        }
+        let Some(rec) = r.chunk(h.id)? else { continue };
+        if rec.chunk.is_compact_summary {
+            continue;
+        }
+        let same_session = rec.chunk.session_id == focus;
+        if (same_session && key_n >= cfg.key_turns)
+            || (!same_session && related_n >= cfg.related_turns)
+        {
+            continue;
+        }
+        let words = word_set(&rec.chunk.summary);
+        if near_duplicate(&words, &seen_words) {
+            continue;
+        }
+        let age_days = (now - rec.ingested_at).max(0) as f32 / 86_400.0;
+        let imp = importance(
+            age_days,
+            rec.access_count,
+            !rec.chunk.tools.is_empty(),
+            !rec.chunk.files.is_empty(),
+            &cfg.rank,
+        );
+        let mut value = h.score * imp * rec.confidence.max(0.1);
+        if !compact_summary.is_empty() && covered_by(&compact_summary, &rec) {
+            value *= 0.3;
+        }
+        let section = if same_session {
+            key_n += 1;
+            1
+        } else {
+            related_n += 1;
+            2
+        };
+        seen_words.push(words);
+        shown.insert(h.id);
+        lines.push(RestoreLine {
+            section,
+            order: u64::from(rec.chunk.turn_index) * 1000 + u64::from(rec.chunk.part),
+            value,
+            text: chunk_line(&rec, !same_session),
+        });
+        ids.push(h.id);
+    }
+    let who = if focus_is_self {
+        "this session".to_string()
+    } else {
+        format!(
+            "previous session {} (last active {})",
+            focus.get(..8).unwrap_or(&focus),
+            short_time(focus_rec.last_ts.as_deref())
+        )
+    };
+    let t0 = format!("Latest turns of {who}");
+    let t1 = format!("Key earlier turns of {who}");
+    let t2 = "Related turns from other sessions of this project".to_string();
+    let text = build(&[&t0, &t1, &t2], &lines, cfg.budget);
+    // Only chunks whose line survived the budget count as restored.
+    let chunk_ids = ids
+        .into_iter()
+        .zip(lines.iter())
+        .filter(|(_, l)| {
+            text.contains(&super::clip(
+                l.text.trim(),
+                cfg.budget.max_line_chars.max(8),
+            ))
+        })
+        .map(|(id, _)| id)
+        .collect();
+    Ok(Restored {
+        text,
+        chunk_ids,
+        focus_session: Some(focus),
+    })
+}
+
+static DECISION_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(
+        r"(?i)\b(decided|decision|we('ll| will) (use|go with|keep)|chose|instead of|root cause|the fix (is|was)|going with|agreed|must not|never |always )",
+    )
+    .unwrap_or_else(|_| unreachable!())
+});
+
+/// Plain-text instructions for Claude's summariser (PreCompact stdout): the open task, decisions,
+/// exact identifiers, within `cfg.precompact_chars`. Empty when the session has no turns.
+pub fn compaction_instructions(
+    engine: &Engine,
+    session_id: &str,
+    custom: Option<&str>,
+    cfg: &RestoreConfig,
+) -> Result<String, EngineError> {
+    let r = engine.store().read()?;
+    let recent = latest_chunks(&r, session_id, 30)?;
+    let Some((_, last)) = recent.iter().find(|(_, c)| !c.chunk.is_compact_summary) else {
+        return Ok(String::new());
+    };
+    let task: String = last
+        .chunk
+        .text
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("User: ")
+        .trim_end_matches(" (continued)")
+        .chars()
+        .take(300)
+        .collect();
+    let mut decisions: Vec<String> = Vec::new();
+    let mut files: Vec<String> = Vec::new();
+    let mut cmds: Vec<String> = Vec::new();
+    let mut errors: Vec<String> = Vec::new();
+    for (_, rec) in &recent {
+        for line in rec
+            .chunk
+            .text
+            .lines()
+            .filter(|l| l.starts_with("Assistant: "))
+        {
+            let text = line
+                .trim_start_matches("Assistant: ")
+                .replace("! ", ". ")
+                .replace("? ", ". ");
+            for sentence in text.split_inclusive(". ") {
+                let s = sentence.trim();
+                if DECISION_RE.is_match(s) && s.len() > 12 && decisions.len() < 8 {
+                    let s: String = s.chars().take(220).collect();
+                    if !decisions.contains(&s) {
+                        decisions.push(s);
+                    }
+                }
+            }
+        }
+        for f in &rec.chunk.files {
+            if !files.contains(f) && files.len() < 15 {
+                files.push(f.clone());
+            }
+        }
+        let (c, e) = identifiers(rec);
+        for c in c {
+            if !cmds.contains(&c) && cmds.len() < 8 {
+                cmds.push(c);
+            }
+        }
+        if let Some(e) = e
+            && !errors.contains(&e)
+            && errors.len() < 5
+        {
+            errors.push(e);
+        }
+    }
+    let mut lines = vec![RestoreLine {
+        section: 0,
+        order: 0,
+        value: 10.0,
+        text: format!("Open task (latest request): {task}"),
+    }];
+    let groups: [(&Vec<String>, &str, f32); 4] = [
+        (&decisions, "Decision", 5.0),
+        (&files, "File", 4.0),
+        (&cmds, "Command", 3.0),
+        (&errors, "Error", 2.0),
+    ];
+    for (list, label, base) in groups {
+        for (i, item) in list.iter().enumerate() {
+            let item = if label == "Command" {
+                format!("`{item}`")
+            } else {
+                item.clone()
+            };
+            lines.push(RestoreLine {
+                section: 0,
+                order: lines.len() as u64,
+                value: base - i as f32 * 0.01,
+                text: format!("{label}: {item}"),
+            });
+        }
+    }
+    if let Some(c) = custom.filter(|c| !c.trim().is_empty()) {
+        lines.push(RestoreLine {
+            section: 0,
+            order: 1,
+            value: 9.0,
+            text: format!("The user asked to focus on: {c}"),
+        });
+    }
+    let frame = super::Frame {
+        open: "<memctl-context kind=\"compaction-instructions\">",
+        label: "memctl, for the summary: keep these exact details verbatim (they come from the archived conversation and are easy to lose).",
+        close: super::WRAP_CLOSE,
+    };
+    Ok(super::build_framed(
+        frame,
+        &["Details to keep"],
+        &lines,
+        RestoreBudget {
+            max_chars: cfg.precompact_chars,
+            max_line_chars: 300,
+        },
+    ))
+}
