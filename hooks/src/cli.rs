@@ -25,8 +25,12 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Check the installation: runtime, model, active embedder, store.
+    /// Check the installation: runtime, model, active embedder, store, hooks.
     Doctor,
+    /// Install memctl's hooks into Claude Code's settings (project by default).
+    Install(InstallArgs),
+    /// Remove memctl's hooks from Claude Code's settings.
+    Uninstall(InstallArgs),
     /// Archive Claude Code transcripts (a .jsonl file or a directory of them).
     Ingest(IngestArgs),
     /// Search archived turns.
@@ -39,6 +43,20 @@ pub enum Command {
     Status,
     /// Embed chunks stored without a model vector (run in the background by hooks).
     EmbedPending(EmbedPendingArgs),
+}
+
+/// `memctl install` / `uninstall`.
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// This project's `.claude/settings.json` (the default).
+    #[arg(long, conflicts_with = "user")]
+    pub project: bool,
+    /// The user's `~/.claude/settings.json`.
+    #[arg(long)]
+    pub user: bool,
+    /// Print the resulting settings instead of writing them.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// `memctl ingest`.
@@ -175,6 +193,8 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
     }
     match cli.command {
         Command::Doctor => doctor(opts, out),
+        Command::Install(a) => install(a, true, out),
+        Command::Uninstall(a) => install(a, false, out),
         Command::Ingest(a) => ingest(open(opts)?, a, out),
         Command::Search(a) => search(open(opts)?, a, out),
         Command::Sessions(a) => sessions(open(opts)?, a, out),
@@ -182,6 +202,53 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Status => status(open(opts)?, out),
         Command::EmbedPending(a) => embed_pending(opts, a, out),
     }
+}
+
+fn install(a: InstallArgs, add: bool, out: &mut dyn Write) -> Result<()> {
+    use crate::install;
+    let path = install::settings_path(a.user)?;
+    let (text, changed) = if add {
+        let bin = install::hook_binary()?;
+        if !bin.is_file() {
+            bail!(
+                "{} not found: build it first (cargo build --release)",
+                bin.display()
+            );
+        }
+        install::merged(&path, &bin)?
+    } else {
+        install::removed(&path)?
+    };
+    if a.dry_run {
+        write!(out, "{text}")?;
+        return Ok(());
+    }
+    if !changed {
+        writeln!(
+            out,
+            "{}: already {}",
+            path.display(),
+            if add { "installed" } else { "clean" }
+        )?;
+        return Ok(());
+    }
+    install::write_atomic(&path, &text)?;
+    writeln!(
+        out,
+        "{} {}: {}",
+        if add {
+            "installed hooks in"
+        } else {
+            "removed hooks from"
+        },
+        path.display(),
+        install::EVENTS
+            .iter()
+            .map(|e| e.0)
+            .collect::<Vec<_>>()
+            .join(", ")
+    )?;
+    Ok(())
 }
 
 fn embed_pending(opts: EngineOptions, a: EmbedPendingArgs, out: &mut dyn Write) -> Result<()> {
@@ -253,6 +320,46 @@ fn doctor(opts: EngineOptions, out: &mut dyn Write) -> Result<()> {
         }
         ActiveEmbedder::Hash { id, reason } => {
             writeln!(out, "embedder:     {id} (hash FALLBACK: {reason})")?;
+        }
+    }
+    for user in [false, true] {
+        let scope = if user { "user" } else { "project" };
+        let Ok(path) = crate::install::settings_path(user) else {
+            continue;
+        };
+        match crate::install::installed(&path) {
+            Ok(list) if list.is_empty() => {
+                writeln!(out, "hooks ({scope}): not installed in {}", path.display())?;
+            }
+            Ok(list) => {
+                let missing: Vec<&str> = list
+                    .iter()
+                    .filter_map(|(_, cmd)| {
+                        cmd.rsplit_once(' ').map(|(bin, _)| bin.trim_matches('\''))
+                    })
+                    .filter(|bin| !Path::new(bin).is_file())
+                    .collect();
+                let events: Vec<&str> = list.iter().map(|(e, _)| e.as_str()).collect();
+                if missing.is_empty() {
+                    writeln!(
+                        out,
+                        "hooks ({scope}): {} in {}",
+                        events.join(", "),
+                        path.display()
+                    )?;
+                } else {
+                    writeln!(
+                        out,
+                        "hooks ({scope}): BROKEN, binary missing: {}",
+                        missing.join(", ")
+                    )?;
+                }
+            }
+            Err(e) => writeln!(
+                out,
+                "hooks ({scope}): cannot read {}: {e:#}",
+                path.display()
+            )?,
         }
     }
     let st = engine.status()?;

@@ -5,4 +5,5 @@
 
 pub mod cli;
 pub mod hook;
+pub mod install;
 pub mod logging;
