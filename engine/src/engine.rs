@@ -1,7 +1,7 @@
 //! The `Engine` facade: one store, one lazily loaded model, the operations binaries call.
 
 use crate::embed::{Embedder, EmbedderId, HashEmbedder, OnnxConfig, OnnxEmbedder};
-use crate::error::{EmbedError, EngineError};
+use crate::error::{EmbedError, EngineError, StoreError};
 use crate::index::Hit;
 use crate::search::{FusedHit, FusionParams, SearchMode, fuse};
 use crate::store::{ChunkId, ChunkRecord, Store, StoreReader};
@@ -425,27 +425,116 @@ impl Engine {
 }
 
 impl Engine {
-    /// Record that chunks were used (restored, or opened from search): access count, last
-    /// access time, confidence boost. One write transaction.
+    fn access_log_path(&self) -> PathBuf {
+        self.opts.data_dir.join("access.log")
+    }
+
+    /// Record that chunks were used (restored, or opened from search) without a write
+    /// transaction: one appended line per chunk in `access.log`, folded into the store by the
+    /// next write ([`Engine::ingest_transcript`] or [`Engine::flush_access_log`]). Why: a durable
+    /// redb commit costs two fsyncs in multi-process mode, too much for SessionStart's budget.
     pub fn record_access(&self, ids: &[ChunkId]) -> Result<(), EngineError> {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64);
-        let p = crate::rank::RankParams::default();
-        self.store.write(|w| {
-            for &id in ids {
-                if let Some(mut rec) = w.get_record(id)? {
-                    let since = rec.last_access.unwrap_or(rec.ingested_at);
-                    let hours = (now - since).max(0) as f32 / 3600.0;
-                    rec.confidence =
-                        crate::rank::boost(crate::rank::decay(rec.confidence, hours, &p), &p);
-                    rec.access_count = rec.access_count.saturating_add(1);
-                    rec.last_access = Some(now);
-                    w.update_record(id, &rec)?;
-                }
-            }
-            Ok(())
-        })?;
+        use std::io::Write as _;
+        let now = unix_now();
+        let path = self.access_log_path();
+        let mut text = String::new();
+        for id in ids {
+            text.push_str(&format!("{id} {now}\n"));
+        }
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|source| StoreError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        // One write call: O_APPEND keeps concurrent appenders' lines whole.
+        f.write_all(text.as_bytes())
+            .map_err(|source| StoreError::Io { path, source })?;
         Ok(())
     }
+
+    /// Take the pending access log (renamed aside so concurrent appenders start a new one).
+    pub(crate) fn claim_access_log(&self) -> (Option<PathBuf>, Vec<(ChunkId, i64)>) {
+        let path = self.access_log_path();
+        if !path.exists() {
+            return (None, Vec::new());
+        }
+        let claimed = path.with_extension(format!("applying-{}", std::process::id()));
+        if std::fs::rename(&path, &claimed).is_err() {
+            return (None, Vec::new());
+        }
+        let text = std::fs::read_to_string(&claimed).unwrap_or_default();
+        let entries = text
+            .lines()
+            .filter_map(|l| {
+                let (a, b) = l.split_once(' ')?;
+                Some((a.parse().ok()?, b.parse().ok()?))
+            })
+            .collect();
+        (Some(claimed), entries)
+    }
+
+    /// After the write transaction: delete the claimed log when applied, else put it back.
+    pub(crate) fn release_access_log(&self, claimed: Option<PathBuf>, applied: bool) {
+        let Some(c) = claimed else { return };
+        let res = if applied {
+            std::fs::remove_file(&c)
+        } else {
+            std::fs::read(&c).and_then(|b| {
+                use std::io::Write as _;
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(self.access_log_path())?
+                    .write_all(&b)?;
+                std::fs::remove_file(&c)
+            })
+        };
+        if let Err(e) = res {
+            tracing::warn!(error = %e, path = %c.display(), "access log cleanup failed");
+        }
+    }
+
+    /// Apply access entries inside a write transaction: count, last access, decayed+boosted
+    /// confidence.
+    pub(crate) fn apply_accesses(
+        &self,
+        w: &mut crate::store::StoreWriter,
+        entries: &[(ChunkId, i64)],
+        _now: i64,
+    ) -> Result<(), StoreError> {
+        let p = crate::rank::RankParams::default();
+        for &(id, at) in entries {
+            if let Some(mut rec) = w.get_record(id)? {
+                let since = rec.last_access.unwrap_or(rec.ingested_at);
+                let hours = (at - since).max(0) as f32 / 3600.0;
+                rec.confidence =
+                    crate::rank::boost(crate::rank::decay(rec.confidence, hours, &p), &p);
+                rec.access_count = rec.access_count.saturating_add(1);
+                rec.last_access = Some(at);
+                w.update_record(id, &rec)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Fold the access log into the store now (CLI, tests).
+    pub fn flush_access_log(&self) -> Result<usize, EngineError> {
+        let (claimed, entries) = self.claim_access_log();
+        let n = entries.len();
+        let res = self
+            .store
+            .write(|w| self.apply_accesses(w, &entries, unix_now()));
+        self.release_access_log(claimed, res.is_ok());
+        res?;
+        Ok(n)
+    }
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }

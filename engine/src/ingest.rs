@@ -241,7 +241,21 @@ impl Engine {
             .or_else(|| chunker.state().project.clone())
             .unwrap_or_default();
 
+        // Nothing new to store and the resume point did not move: no write transaction at all
+        // (a durable commit costs two fsyncs in multi-process mode).
+        let same_state = cursor.as_ref().is_some_and(|c| {
+            c.dev == dev && c.ino == ino && c.state == state_bytes && !report.rewritten
+        });
+        if same_state && !changed.iter().any(|c| *c) {
+            report.unchanged = chunks.len() as u64;
+            if !session_id.is_empty() {
+                report.sessions.push(session_id);
+            }
+            return Ok(report);
+        }
+        let accesses = self.claim_access_log();
         let outcome = self.store().write(|w| {
+            self.apply_accesses(w, &accesses.1, now)?;
             let mut counts = (0u64, 0u64, 0u64, 0u64, 0u64);
             let mut vi = 0usize;
             for (c, ch) in chunks.iter().zip(&changed) {
@@ -298,7 +312,9 @@ impl Engine {
                 })?;
             }
             Ok(counts)
-        })?;
+        });
+        self.release_access_log(accesses.0, outcome.is_ok());
+        let outcome = outcome?;
         report.inserted = outcome.0;
         report.replaced = outcome.1;
         report.unchanged = outcome.2;

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# e2e.sh — end-to-end tests of memctl-hook with the real Claude Code CLI.
+#
+#   scripts/e2e.sh                      # every scenario in tests/e2e/scenarios/
+#   scripts/e2e.sh compact-recall clear # only these (file names without .json)
+#
+# Uses the cc-harness in ../shared/harness (the repo root's sibling; override with
+# MEMCTL_SHARED=/path/to/shared): it runs the real `claude` CLI offline against a scripted fake
+# Messages API, with every hook event wired to target/debug/memctl-hook, and records every hook
+# call, API request and transcript. Each scenario runs in a fresh output folder with its own
+# HOME, so each gets its own memctl store. After the harness's own `expect` checks,
+# tests/e2e/check.py evaluates the scenario's `memctl_checks` (exact hook output reaching the
+# model, text outside memctl's blocks, tool results, the store, the log).
+#
+# Needs: cargo, python3, npm (first run only: the harness installs @anthropic-ai/claude-code into
+# ~/.cache/cc-harness), unshare + ip for network isolation (optional; the harness falls back).
+# Knobs: MEMCTL_E2E_OUT=<dir> (keep outputs there), MEMCTL_E2E_KEEP=1 (keep outputs of passing
+# scenarios too), MEMCTL_E2E_NO_BUILD=1 (skip `cargo build`), CC_VERSION / CCH_* (harness).
+set -euo pipefail
+
+T_START=$SECONDS
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+SHARED=${MEMCTL_SHARED:-$(dirname "$REPO")/shared}
+HARNESS=$SHARED/harness
+E2E=$REPO/tests/e2e
+CHECK=$E2E/check.py
+
+die() { printf 'e2e: ERROR: %s\n' "$*" >&2; exit 2; }
+
+[[ -x $HARNESS/run-scenario.sh ]] || die "cc-harness not found at $HARNESS (set MEMCTL_SHARED to the folder holding harness/)"
+command -v python3 >/dev/null || die "python3 is required"
+if [[ -z ${CCH_CLAUDE_BIN:-} ]] && ! ls "${CCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cc-harness}"/*/node_modules >/dev/null 2>&1; then
+    command -v npm >/dev/null || die "npm is required on the first run (the harness installs the Claude Code CLI with it)"
+fi
+
+# Hooks and the CLI inherit this environment: never let a developer's own memctl settings
+# (their real store in MEMCTL_HOME, restore knobs) leak into a run.
+for name in $(compgen -e); do
+    case $name in MEMCTL_E2E_*|MEMCTL_SHARED) ;; MEMCTL_*) unset "$name" ;; esac
+done
+unset XDG_DATA_HOME
+
+if [[ ${MEMCTL_E2E_NO_BUILD:-0} != 1 ]]; then
+    (cd "$REPO" && cargo build --quiet -p memctl-hooks) || die "cargo build -p memctl-hooks failed"
+fi
+for b in memctl memctl-hook; do
+    [[ -x $REPO/target/debug/$b ]] || die "missing $REPO/target/debug/$b (cargo build --workspace)"
+done
+
+# Scenarios to run.
+SCENARIOS=()
+if (($#)); then
+    for n in "$@"; do
+        f=$E2E/scenarios/${n%.json}.json
+        [[ -f $f ]] || die "no scenario $f"
+        SCENARIOS+=("$f")
+    done
+else
+    SCENARIOS=("$E2E"/scenarios/*.json)
+fi
+
+OUTROOT=${MEMCTL_E2E_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/memctl-e2e.XXXXXX")}
+mkdir -p "$OUTROOT"
+OUTROOT=$(cd "$OUTROOT" && pwd -P)
+printf 'e2e: %d scenario(s), harness %s, outputs in %s\n' "${#SCENARIOS[@]}" "$HARNESS" "$OUTROOT"
+
+failed=()
+for scen in "${SCENARIOS[@]}"; do
+    name=$(basename "$scen" .json)
+    out=$OUTROOT/$name
+    rm -rf "$out"
+    mkdir -p "$OUTROOT/.rendered"
+    rendered=$OUTROOT/.rendered/$name.json
+    python3 "$CHECK" render "$scen" "$rendered" --repo "$REPO"
+    prefix=$(python3 "$CHECK" prefix "$scen" --repo "$REPO")
+    t0=$SECONDS
+    h_rc=0
+    "$HARNESS/run-scenario.sh" "$prefix" "$rendered" "$out" >"$OUTROOT/$name.harness.log" 2>&1 || h_rc=$?
+    c_rc=0
+    if [[ -d $out/hooks ]]; then
+        python3 "$CHECK" check "$rendered" "$out" --repo "$REPO" >"$OUTROOT/$name.checks.log" 2>&1 || c_rc=$?
+    else
+        c_rc=1
+        echo "no hooks/ folder: the harness did not run" >"$OUTROOT/$name.checks.log"
+    fi
+    dt=$((SECONDS - t0))
+    if ((h_rc == 0 && c_rc == 0)); then
+        printf 'PASS  %-24s %4ds\n' "$name" "$dt"
+        [[ ${MEMCTL_E2E_KEEP:-0} == 1 || -n ${MEMCTL_E2E_OUT:-} ]] || rm -rf "$out"
+    else
+        printf 'FAIL  %-24s %4ds  (harness rc=%d, memctl checks rc=%d)\n' "$name" "$dt" "$h_rc" "$c_rc"
+        failed+=("$name")
+        {
+            echo "---- $name: harness log (tail) ----"
+            tail -n 15 "$OUTROOT/$name.harness.log"
+            if [[ -f $out/summary.txt ]]; then
+                echo "---- $name: $out/summary.txt ----"
+                cat "$out/summary.txt"
+            fi
+            echo "---- $name: memctl checks ----"
+            cat "$OUTROOT/$name.checks.log"
+            while IFS= read -r -d '' log; do
+                echo "---- $name: tail of $log ----"
+                tail -n 30 "$log"
+            done < <(find "$out" -name 'memctl.log*' -type f -print0 2>/dev/null)
+        } | sed 's/^/    /'
+    fi
+done
+
+total=$((SECONDS - T_START))
+npass=$((${#SCENARIOS[@]} - ${#failed[@]}))
+printf 'e2e: %d passed, %d failed in %ds; outputs: %s\n' "$npass" "${#failed[@]}" "$total" "$OUTROOT"
+if ((${#failed[@]})); then
+    printf 'e2e: failed: %s\n' "${failed[*]}"
+    exit 1
+fi
+[[ ${MEMCTL_E2E_KEEP:-0} == 1 || -n ${MEMCTL_E2E_OUT:-} ]] || rm -rf "$OUTROOT"

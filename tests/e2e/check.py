@@ -1,0 +1,420 @@
+#!/usr/bin/env python3
+"""memctl's own checks on a cc-harness run (stdlib only).
+
+The harness's `expect` checks are substring searches over whole requests. They cannot say
+*where* a fact came from: after compaction Claude Code itself re-attaches recently read files
+and echoes the PreCompact output into the `/compact` command's stdout, so "the request holds
+the file path" proves little. The checks here look at the exact text memctl printed (the hook
+records), at the text outside memctl's `<memctl-context ...>` blocks, at tool results of
+specific commands, and at the store and log memctl left behind.
+
+    check.py render <scenario.json> <out.json> --repo REPO
+        copy a scenario with {{MEMCTL_REPO}} / {{MEMCTL_BIN}} substituted (the harness
+        substitutes {{WORKDIR}}, {{HOME}}, {{OUTDIR}}, {{SESSION_ID}} itself)
+    check.py prefix <scenario.json> --repo REPO
+        print the hook command prefix for the scenario (memctl-hook, or a wrapper around it)
+    check.py check <scenario.json> <outdir> --repo REPO
+        evaluate the scenario's "memctl_checks"; exit 1 when one fails
+
+Checks ("memctl_checks" in a scenario; every needle is a plain substring, {{...}} substituted):
+
+  {"hooks_ok": true}
+      every hook call exited 0, was not killed by the CLI, and printed a valid output for its
+      event (SessionStart/UserPromptSubmit/PostToolUse*: empty or hookSpecificOutput JSON for
+      that event; PreCompact: plain text, never JSON; every other event: nothing)
+  {"cli_hook_outcomes_ok": true}
+      every hook_response the CLI reported on stdout (stream-json) has outcome "success"
+  {"steps_ok": true}
+      every CLI process exited 0
+  {"hook_context": "SessionStart", "where": {"source": "compact"}, "contains": [..],
+   "not_contains": [..], "count_min": 1, "reaches": "main"}
+      each matching hook call printed additionalContext JSON holding every needle, and that
+      exact text is in the first request of kind `reaches` sent after the call started
+  {"hook_plain": "PreCompact", "where": {..}, "contains": [..], "not_contains": [..], "reaches": "compact"}
+      the same for plain-text output (PreCompact instructions reach the summariser)
+  {"hook_silent": "SessionStart", "where": {"source": "startup"}, "count_min": 1}
+      each matching call printed nothing
+  {"outside_memctl_not_contains": [..], "requests": {..}}
+      in the selected requests, with every <memctl-context ...>...</memctl-context> block cut
+      out, none of the needles appear (the control: without memctl the model would not see it)
+  {"request_has": [..], "requests": {..}}       every needle is in every selected request
+  {"tool_result": {"command_contains": "memctl search"}, "contains": [..], "not_contains": [..]}
+      a Bash tool_use whose command contains the text got a tool_result (seen in a later
+      request) that holds every needle and none of the others
+  {"store": {"chunk_contains": [..], "no_chunk_contains": [..], "sessions_min": N,
+             "data_dir": "..."}}
+      read the store with the memctl CLI after the run (every chunk of every session)
+  {"log_clean": true, "data_dir": ".."}   memctl.log has no ERROR line and no panic
+  {"log_contains": "regex", "data_dir": ".."}
+
+Request selection ("requests"): {"kind": "main", "min_step": 0, "max_step": 9,
+"after_hook": {"hook": "SessionStart", "where": {...}}, "first": true}: `after_hook` keeps
+requests sent after the first matching hook call started; `first` keeps only the first one.
+The selection must not be empty.
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+CONTEXT_RE = re.compile(r"<memctl-context(?:[\s/>][^>]*)?>.*?</memctl-context>", re.S)
+JSON_OUTPUT_EVENTS = {"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure"}
+PLAIN_OUTPUT_EVENTS = {"PreCompact"}
+
+
+def subst(obj, mapping):
+    if isinstance(obj, str):
+        for k, v in mapping.items():
+            obj = obj.replace("{{" + k + "}}", v)
+        return obj
+    if isinstance(obj, list):
+        return [subst(x, mapping) for x in obj]
+    if isinstance(obj, dict):
+        return {k: subst(v, mapping) for k, v in obj.items()}
+    return obj
+
+
+def strings(obj):
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, list):
+        for x in obj:
+            yield from strings(x)
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from strings(v)
+
+
+def has(obj, needle):
+    return any(needle in s for s in strings(obj))
+
+
+def load_jsonl(path):
+    out = []
+    if not os.path.exists(path):
+        return out
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    pass
+    return out
+
+
+def subset(d, want):
+    return isinstance(d, dict) and all(d.get(k) == v for k, v in (want or {}).items())
+
+
+def short(s, n=160):
+    s = str(s).replace("\n", "\\n")
+    return s if len(s) <= n else s[:n] + "..."
+
+
+class Run:
+    def __init__(self, outdir, scenario, repo):
+        self.out = outdir
+        self.scen = scenario
+        self.repo = repo
+        self.hooks = []
+        for p in sorted(glob.glob(os.path.join(outdir, "hooks", "*.json"))):
+            try:
+                with open(p, encoding="utf-8") as f:
+                    self.hooks.append(json.load(f))
+            except ValueError:
+                pass
+        self.hooks.sort(key=lambda h: h.get("t_start", 0))
+        self.reqs = sorted(load_jsonl(os.path.join(outdir, "requests.jsonl")), key=lambda r: r.get("seq", 0))
+        sid = ""
+        try:
+            with open(os.path.join(outdir, "steps.json")) as f:
+                steps = json.load(f)
+            sid = steps.get("session_id", "")
+            self.steps = steps.get("steps", [])
+        except (OSError, ValueError):
+            self.steps = []
+        self.mapping = {"WORKDIR": os.path.join(outdir, "work"), "HOME": os.path.join(outdir, "home"),
+                        "OUTDIR": outdir, "SESSION_ID": sid, "MEMCTL_REPO": repo,
+                        "MEMCTL_BIN": os.path.join(repo, "target", "debug")}
+
+    # ---- selection helpers ----
+    def hook_calls(self, event, where=None):
+        return [h for h in self.hooks if h.get("event") == event and subset(h.get("stdin"), where)]
+
+    def select(self, sel):
+        sel = sel or {}
+        rs = [r for r in self.reqs if isinstance(r.get("body"), dict)]
+        if sel.get("kind"):
+            rs = [r for r in rs if r.get("kind") == sel["kind"]]
+        rs = [r for r in rs if sel.get("min_step", -1) <= r.get("step", -1) <= sel.get("max_step", 10**9)]
+        if sel.get("after_hook"):
+            ah = sel["after_hook"]
+            calls = self.hook_calls(ah["hook"], ah.get("where"))
+            if not calls:
+                return [], f"no {ah['hook']} call matching {ah.get('where')}"
+            t0 = calls[0].get("t_start", 0)
+            rs = [r for r in rs if r.get("t", 0) >= t0]
+        if sel.get("first"):
+            rs = rs[:1]
+        return rs, "" if rs else f"no request matches {sel}"
+
+    def first_after(self, t, kind):
+        for r in self.reqs:
+            if isinstance(r.get("body"), dict) and r.get("t", 0) >= t and (not kind or r.get("kind") == kind):
+                return r
+        return None
+
+    def data_dir(self, check):
+        d = check.get("data_dir") or (self.scen.get("env") or {}).get("MEMCTL_HOME")
+        return d or os.path.join(self.out, "home", ".local", "share", "memctl")
+
+    def memctl(self, data_dir, *args):
+        exe = os.path.join(self.repo, "target", "debug", "memctl")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCTL_")}
+        env["HOME"] = os.path.join(self.out, "home")
+        env["MEMCTL_BACKGROUND_EMBED"] = "0"
+        p = subprocess.run([exe] + list(args) + ["--data-dir", data_dir],
+                           capture_output=True, text=True, env=env, timeout=120)
+        if p.returncode != 0:
+            raise RuntimeError(f"memctl {' '.join(args)} exited {p.returncode}: {short(p.stderr, 400)}")
+        return p.stdout
+
+    # ---- checks ----
+    def check(self, c):
+        """-> (ok, detail)"""
+        if c.get("hooks_ok"):
+            bad = []
+            for h in self.hooks:
+                ev = h.get("event")
+                what = f"{ev}({(h.get('stdin') or {}).get('source') or (h.get('stdin') or {}).get('trigger') or ''})"
+                if str(h.get("note") or "").startswith("terminated") or "exit_code" not in h:
+                    bad.append(f"{what} killed/unfinished: {h.get('note')}")
+                    continue
+                if h.get("exit_code") != 0:
+                    bad.append(f"{what} exit {h.get('exit_code')}: stderr {short(h.get('stderr'))}")
+                out = h.get("stdout") or ""
+                if ev in JSON_OUTPUT_EVENTS:
+                    if out.strip():
+                        try:
+                            doc = json.loads(out)
+                            hso = doc["hookSpecificOutput"]
+                            if hso.get("hookEventName") != ev or not isinstance(hso.get("additionalContext"), str):
+                                bad.append(f"{what} output for the wrong event / no text: {short(out)}")
+                        except (ValueError, KeyError, TypeError):
+                            bad.append(f"{what} printed invalid JSON: {short(out)}")
+                elif ev in PLAIN_OUTPUT_EVENTS:
+                    if out.lstrip().startswith("{"):
+                        bad.append(f"{what} printed JSON where plain text is required: {short(out)}")
+                elif out.strip():
+                    bad.append(f"{what} should print nothing, printed {short(out)}")
+            return not bad and bool(self.hooks), f"{len(self.hooks)} hook call(s); " + ("; ".join(bad[:8]) or "all fine")
+        if c.get("cli_hook_outcomes_ok"):
+            bad, n = [], 0
+            for p in sorted(glob.glob(os.path.join(self.out, "steps", "*-stdout.jsonl"))):
+                for e in load_jsonl(p):
+                    if e.get("type") == "system" and e.get("subtype") == "hook_response":
+                        n += 1
+                        if e.get("outcome") != "success":
+                            bad.append(f"{os.path.basename(p)[:2]}:{e.get('hook_name')} outcome={e.get('outcome')} "
+                                       f"exit={e.get('exit_code')} stderr={short(e.get('stderr'), 200)}")
+            return not bad and n > 0, f"{n} hook response(s); " + ("; ".join(bad[:8]) or "all success")
+        if c.get("steps_ok"):
+            bad = [f"step {s['step']} ({s['name']}) rc={s['rc']}" for s in self.steps if s.get("rc") != 0]
+            return not bad and bool(self.steps), f"{len(self.steps)} step(s); " + ("; ".join(bad) or "all rc=0")
+        for key, kind_default in (("hook_context", "main"), ("hook_plain", "compact")):
+            if key in c:
+                calls = self.hook_calls(c[key], c.get("where"))
+                lo = c.get("count_min", 1)
+                if len(calls) < lo:
+                    return False, f"{len(calls)} {c[key]} call(s) match {c.get('where')}, want >= {lo}"
+                problems = []
+                for h in calls:
+                    out = h.get("stdout") or ""
+                    if key == "hook_context":
+                        try:
+                            text = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+                        except (ValueError, KeyError, TypeError):
+                            problems.append(f"call at {h.get('t_start')}: no additionalContext in stdout {short(out)}")
+                            continue
+                    else:
+                        text = out.strip()
+                        if not text:
+                            problems.append(f"call at {h.get('t_start')}: printed nothing")
+                            continue
+                    missing = [n for n in c.get("contains", []) if n not in text]
+                    present = [n for n in c.get("not_contains", []) if n in text]
+                    if missing:
+                        problems.append(f"output lacks {missing}; output: {short(text, 1500)}")
+                    if present:
+                        problems.append(f"output holds {present}")
+                    kind = c.get("reaches", kind_default)
+                    if kind:
+                        r = self.first_after(h.get("t_start", 0), kind)
+                        if r is None:
+                            problems.append(f"no {kind} request after the call")
+                        elif not has(r["body"], text):
+                            problems.append(f"output not found verbatim in request #{r['seq']} ({kind}, step {r.get('step')})")
+                return not problems, f"{len(calls)} call(s); " + ("; ".join(problems) or "output ok and reached the model")
+        if "hook_silent" in c:
+            calls = self.hook_calls(c["hook_silent"], c.get("where"))
+            loud = [short(h.get("stdout")) for h in calls if (h.get("stdout") or "").strip()]
+            ok = len(calls) >= c.get("count_min", 1) and not loud
+            return ok, f"{len(calls)} call(s); printed: {loud[:3]}"
+        if "outside_memctl_not_contains" in c:
+            rs, why = self.select(c.get("requests"))
+            if not rs:
+                return False, why
+            found = []
+            for r in rs:
+                for s in strings(r["body"]):
+                    cut = CONTEXT_RE.sub("", s)
+                    for n in c["outside_memctl_not_contains"]:
+                        if n in cut:
+                            i = cut.index(n)
+                            found.append(f"#{r['seq']}: {n!r} in ...{short(cut[max(0, i - 120):i + 60], 220)}")
+            return not found, f"{len(rs)} request(s) {[r['seq'] for r in rs][:8]}; " + ("; ".join(found[:4]) or "absent outside memctl blocks")
+        if "request_has" in c:
+            rs, why = self.select(c.get("requests"))
+            if not rs:
+                return False, why
+            missing = [(r["seq"], n) for r in rs for n in c["request_has"] if not has(r["body"], n)]
+            return not missing, f"{len(rs)} request(s) {[r['seq'] for r in rs][:8]}; missing {missing[:6]}"
+        if "tool_result" in c:
+            want = c["tool_result"].get("command_contains", "")
+            ids = {}
+            results = {}
+            for r in self.reqs:
+                for m in (r.get("body") or {}).get("messages") or []:
+                    if not isinstance(m.get("content"), list):
+                        continue
+                    for b in m["content"]:
+                        if not isinstance(b, dict):
+                            continue
+                        if b.get("type") == "tool_use" and want in str((b.get("input") or {}).get("command", "")):
+                            ids[b.get("id")] = b["input"]["command"]
+                        if b.get("type") == "tool_result":
+                            cont = b.get("content")
+                            if isinstance(cont, list):
+                                cont = "\n".join(x.get("text", "") for x in cont if isinstance(x, dict))
+                            results[b.get("tool_use_id")] = (str(cont), bool(b.get("is_error")), r["seq"])
+            got = [(ids[i],) + results[i] for i in ids if i in results]
+            if not got:
+                return False, f"no tool_result for a command containing {want!r} (tool_uses seen: {list(ids.values())})"
+            problems = []
+            for cmd, text, is_err, seq in got:
+                missing = [n for n in c.get("contains", []) if n not in text]
+                present = [n for n in c.get("not_contains", []) if n in text]
+                if missing or present or (is_err and not c.get("error_ok")):
+                    problems.append(f"req #{seq} `{short(cmd, 120)}` is_error={is_err} missing={missing} "
+                                    f"unwanted={present}; result: {short(text, 1500)}")
+            return not problems, f"{len(got)} result(s); " + ("; ".join(problems) or "ok")
+        if "store" in c:
+            st = c["store"]
+            d = self.data_dir(st)
+            sessions = json.loads(self.memctl(d, "sessions", "--json"))
+            texts = []
+            for s in sessions:
+                doc = json.loads(self.memctl(d, "show", s["session_id"], "--json"))
+                for ch in doc.get("chunks", []):
+                    cd = json.loads(self.memctl(d, "show", str(ch["id"]), "--json"))
+                    texts.append((s["session_id"], ch["id"], json.dumps(cd["chunk"], ensure_ascii=False)))
+            problems = []
+            if len(sessions) < st.get("sessions_min", 1):
+                problems.append(f"{len(sessions)} session(s) archived, want >= {st.get('sessions_min', 1)}")
+            for n in st.get("chunk_contains", []):
+                if not any(n in t for _, _, t in texts):
+                    problems.append(f"no chunk holds {n!r}")
+            for n in st.get("no_chunk_contains", []):
+                hits = [(sid[:8], cid) for sid, cid, t in texts if n in t]
+                if hits:
+                    t = next(t for sid, cid, t in texts if n in t)
+                    i = t.index(n)
+                    problems.append(f"{n!r} archived in chunk(s) {hits[:5]}: ...{short(t[max(0, i - 200):i + 200], 420)}")
+            return not problems, f"{len(sessions)} session(s), {len(texts)} chunk(s) in {d}; " + ("; ".join(problems) or "ok")
+        if "log_clean" in c or "log_contains" in c:
+            d = self.data_dir(c)
+            logs = sorted(glob.glob(os.path.join(d, "logs", "*.log*")))
+            text = ""
+            for p in logs:
+                with open(p, encoding="utf-8", errors="replace") as f:
+                    text += f.read()
+            if "log_contains" in c:
+                m = re.search(c["log_contains"], text)
+                return bool(m), f"{len(logs)} log file(s) in {d}; " + (f"found {short(m.group(0))}" if m else f"no match for {c['log_contains']!r}")
+            bad = [l for l in text.splitlines() if re.search(r"\bERROR\b|panick", l)]
+            return not bad, f"{len(logs)} log file(s) in {d}; " + ("; ".join(short(b, 300) for b in bad[:5]) or "no ERROR lines")
+        return False, "unknown check"
+
+    def run_all(self):
+        results = []
+        for c in self.scen.get("memctl_checks") or []:
+            c = subst(c, self.mapping)
+            try:
+                ok, detail = self.check(c)
+            except Exception as e:  # a check that cannot run fails, with the reason
+                ok, detail = False, f"check raised {type(e).__name__}: {e}"
+            results.append((ok, c, detail))
+        return results
+
+
+def render(args):
+    with open(args.scenario, encoding="utf-8") as f:
+        scen = json.load(f)
+    mapping = {"MEMCTL_REPO": args.repo, "MEMCTL_BIN": os.path.join(args.repo, "target", "debug")}
+    with open(args.out, "w", encoding="utf-8") as f:
+        json.dump(subst(scen, mapping), f, indent=1, ensure_ascii=False)
+    return 0
+
+
+def prefix(args):
+    with open(args.scenario, encoding="utf-8") as f:
+        scen = json.load(f)
+    hook = os.path.join(args.repo, "target", "debug", "memctl-hook")
+    wrapper = (scen.get("memctl_e2e") or {}).get("hook_wrapper")
+    print(f"{os.path.join(args.repo, wrapper)} {hook}" if wrapper else hook)
+    return 0
+
+
+def check(args):
+    with open(args.scenario, encoding="utf-8") as f:
+        scen = json.load(f)
+    run = Run(os.path.abspath(args.outdir), scen, args.repo)
+    results = run.run_all()
+    lines = []
+    for ok, c, detail in results:
+        lines.append(f"{'PASS' if ok else 'FAIL'}  {short(json.dumps(c, ensure_ascii=False), 220)}\n      {detail}")
+    npass = sum(1 for r in results if r[0])
+    lines.append(f"memctl checks: {npass} passed, {len(results) - npass} failed")
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(args.outdir, "memctl-checks.txt"), "w", encoding="utf-8") as f:
+        f.write(text)
+    print(text, end="")
+    return 0 if results and npass == len(results) else 1
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    a = sub.add_parser("render")
+    a.add_argument("scenario")
+    a.add_argument("out")
+    a.add_argument("--repo", required=True)
+    a = sub.add_parser("prefix")
+    a.add_argument("scenario")
+    a.add_argument("--repo", required=True)
+    a = sub.add_parser("check")
+    a.add_argument("scenario")
+    a.add_argument("outdir")
+    a.add_argument("--repo", required=True)
+    args = ap.parse_args()
+    return {"render": render, "prefix": prefix, "check": check}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
