@@ -15,21 +15,12 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Hook settings (from the environment; defaults are the product's).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct HookConfig {
     /// Restore settings.
     pub restore: RestoreConfig,
     /// Also restore on SessionStart(startup) (default off: a fresh session starts fresh).
     pub restore_on_startup: bool,
-}
-
-impl Default for HookConfig {
-    fn default() -> Self {
-        Self {
-            restore: RestoreConfig::default(),
-            restore_on_startup: false,
-        }
-    }
 }
 
 impl HookConfig {
@@ -219,10 +210,10 @@ pub fn handle(
                     let project = project_of(p);
                     let restored =
                         restore_block(engine, &p.common.session_id, &project, kind, &cfg.restore)?;
-                    if !restored.chunk_ids.is_empty() && Instant::now() < deadline {
-                        if let Err(e) = engine.record_access(&restored.chunk_ids) {
-                            tracing::warn!(error = %e, "access boost not recorded");
-                        }
+                    if !restored.chunk_ids.is_empty()
+                        && let Err(e) = engine.record_access(&restored.chunk_ids)
+                    {
+                        tracing::warn!(error = %e, "access boost not recorded");
                     }
                     if restored.text.is_empty() {
                         HookOutput::None
