@@ -1,0 +1,151 @@
+//! Every turn is kept: ingesting real harness transcripts and a 5000-turn synthetic transcript
+//! stores one chunk set per turn (turns in = distinct turn ids out), with tool names and file
+//! paths preserved, and a re-ingest after appended lines reads only the new bytes.
+
+use memctl_engine::{Engine, EngineOptions, IngestOptions};
+use memctl_tests::shared_dir;
+use serde::Deserialize;
+use std::collections::{BTreeSet, HashSet};
+use std::path::Path;
+use std::process::Command;
+
+fn engine(home: &Path) -> Engine {
+    let mut opts = EngineOptions::from_env();
+    opts.data_dir = home.to_path_buf();
+    opts.model_disabled = true; // completeness, not semantics: hash vectors keep this fast
+    Engine::open(opts).expect("open engine")
+}
+
+#[derive(Deserialize)]
+struct Line {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    #[serde(rename = "isMeta", default)]
+    is_meta: bool,
+    #[serde(rename = "isCompactSummary", default)]
+    is_compact_summary: bool,
+    message: Option<Msg>,
+}
+
+#[derive(Deserialize)]
+struct Msg {
+    content: Option<serde_json::Value>,
+}
+
+/// Independent count of turn-opening user prompts (string content or text blocks; not tool
+/// results, not meta, not compact summaries).
+fn count_prompts(path: &Path) -> usize {
+    let text = std::fs::read_to_string(path).expect("read transcript");
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Line>(l).ok())
+        .filter(|l| l.kind.as_deref() == Some("user") && !l.is_meta && !l.is_compact_summary)
+        .filter(|l| match l.message.as_ref().and_then(|m| m.content.as_ref()) {
+            Some(serde_json::Value::String(s)) => !s.is_empty(),
+            Some(serde_json::Value::Array(blocks)) => {
+                blocks.iter().any(|b| b.get("type").and_then(|t| t.as_str()) == Some("text"))
+                    && !blocks.iter().any(|b| b.get("type").and_then(|t| t.as_str()) == Some("tool_result"))
+            }
+            _ => false,
+        })
+        .count()
+}
+
+fn gen_transcript(out: &Path, turns: u32, seed: u32) {
+    let gen = shared_dir().join("peer/gen_transcript.py");
+    let o = Command::new("python3")
+        .arg(&gen)
+        .args(["--turns", &turns.to_string(), "--seed", &seed.to_string(), "--layout", "split"])
+        .output()
+        .expect("python3 gen_transcript.py (needs ../shared)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::write(out, o.stdout).expect("write transcript");
+}
+
+fn turn_ids(e: &Engine, session: &str) -> (BTreeSet<u32>, usize, HashSet<String>, HashSet<String>) {
+    let r = e.store().read().expect("read");
+    let mut turns = BTreeSet::new();
+    let mut tools = HashSet::new();
+    let mut files = HashSet::new();
+    let list = r.session_turns(session).expect("turns");
+    for ((turn, _), id) in &list {
+        turns.insert(*turn);
+        let rec = r.chunk(*id).expect("chunk").expect("turn resolves to a stored chunk");
+        tools.extend(rec.chunk.tools.iter().cloned());
+        files.extend(rec.chunk.files.iter().cloned());
+    }
+    (turns, list.len(), tools, files)
+}
+
+#[test]
+fn five_thousand_turns_all_kept_and_incremental() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let t = dir.path().join("t5000.jsonl");
+    let seed = 5000;
+    println!("gen_transcript seed {seed}");
+    gen_transcript(&t, 5000, seed);
+    let e = engine(&dir.path().join("home"));
+    let report = e.ingest_transcript(&t, &IngestOptions::default()).expect("ingest");
+    let session = report.sessions.first().cloned().expect("session id");
+    let (turns, parts, tools, files) = turn_ids(&e, &session);
+    let prompts = count_prompts(&t);
+    // Turn ids count every turn kind (prompts, slash commands, compact summaries, preamble);
+    // every prompt opens one, so distinct ids ≥ prompts, and ids are dense 0..n.
+    assert!(turns.len() >= prompts, "turns out {} < prompts in {prompts}", turns.len());
+    assert_eq!(turns.iter().copied().max().map(|m| m as usize + 1), Some(turns.len()), "dense turn ids");
+    assert!(parts >= turns.len());
+    for tool in ["Bash", "Read", "Edit"] {
+        assert!(tools.contains(tool), "tool {tool} preserved: {tools:?}");
+    }
+    assert!(files.iter().any(|f| f.ends_with(".py") || f.ends_with(".rs") || f.ends_with(".ts")), "file paths preserved");
+
+    // Append two turns: only the new bytes (plus the open turn) are read.
+    let before = std::fs::metadata(&t).expect("meta").len();
+    let gen = shared_dir().join("peer/gen_transcript.py");
+    let o = Command::new("python3")
+        .arg(&gen)
+        .args(["--append-to"])
+        .arg(&t)
+        .args(["--turns", "2", "--seed", "7"])
+        .output()
+        .expect("append");
+    assert!(o.status.success());
+    let mut f = std::fs::OpenOptions::new().append(true).open(&t).expect("open");
+    std::io::Write::write_all(&mut f, &o.stdout).expect("append");
+    let r2 = e.ingest_transcript(&t, &IngestOptions::default()).expect("re-ingest");
+    assert!(
+        r2.bytes_read < (o.stdout.len() as u64) + before / 100,
+        "incremental ingest read {} bytes for {} new bytes",
+        r2.bytes_read,
+        o.stdout.len()
+    );
+    let (turns2, _, _, _) = turn_ids(&e, &session);
+    assert_eq!(turns2.len(), turns.len() + 2, "two new turns");
+    assert_eq!(count_prompts(&t), prompts + 2);
+}
+
+#[test]
+fn real_harness_transcripts_keep_every_turn() {
+    let root = shared_dir().join("harness/transcripts");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = engine(&dir.path().join("home"));
+    let mut n = 0;
+    for scenario in std::fs::read_dir(&root).expect("harness transcripts") {
+        let scenario = scenario.expect("entry").path();
+        if !scenario.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(&scenario).expect("dir") {
+            let f = f.expect("entry").path();
+            if f.extension().is_none_or(|x| x != "jsonl") {
+                continue;
+            }
+            let rep = e.ingest_transcript(&f, &IngestOptions::default()).expect("ingest");
+            assert_eq!(rep.malformed, 0, "{}", f.display());
+            let session = rep.sessions.first().cloned().expect("session");
+            let (turns, _, _, _) = turn_ids(&e, &session);
+            assert!(turns.len() >= count_prompts(&f), "{}: turns lost", f.display());
+            n += 1;
+        }
+    }
+    assert!(n >= 5, "expected the harness transcripts, found {n}");
+}
