@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# bench.sh — one command: memctl vs the peer (claude-flow's context-persistence hook), same
+# transcripts, same run, interleaved; criterion benches; a report with ratios and a plot.
+#
+#   scripts/bench.sh                 # full run (≈ 10–20 min on 2 cores)
+#   BENCH_SIZES="50 500" BENCH_RUNS=3 scripts/bench.sh   # quicker
+#   BENCH_SKIP_CRITERION=1 / BENCH_SKIP_PEER=1 / BENCH_SKIP_LOCOMO=0 (LoCoMo is off by default: ~10 min)
+#
+# Writes benches/results/<date>.md and benches/results/<date>-hooks.png.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+SHARED="${MEMCTL_SHARED:-$ROOT/../shared}"
+SIZES="${BENCH_SIZES:-50 500 5000}"
+RUNS="${BENCH_RUNS:-5}"
+ROUNDS="${BENCH_ROUNDS:-2}"
+OUT="$ROOT/.cache/bench"
+DATE="$(date -u +%Y-%m-%d)"
+mkdir -p "$OUT" benches/results
+
+bash scripts/setup.sh
+# shellcheck disable=SC1091
+source .cache/env.sh
+cargo build --release --quiet -p memctl-hooks
+HOOK="$ROOT/target/release/memctl-hook"
+MEMCTL="$ROOT/target/release/memctl"
+
+# Plotting venv (matplotlib), cached.
+if [ ! -x "$OUT/venv/bin/python" ]; then
+  python3 -m venv "$OUT/venv"
+  "$OUT/venv/bin/pip" install --quiet "matplotlib==3.10.*"
+fi
+
+if [ "${BENCH_SKIP_PEER:-0}" != 1 ]; then
+  export PEER_ROOT="${PEER_ROOT:-$HOME/.cache/memctl-peer}"
+  bash "$SHARED/peer/install.sh" "$PEER_ROOT" >/dev/null
+fi
+
+RAW="$OUT/raw.jsonl"
+: > "$RAW"
+for n in $SIZES; do
+  T="$OUT/t$n.jsonl"
+  [ -s "$T" ] || python3 "$SHARED/peer/gen_transcript.py" --turns "$n" --seed 42 > "$T"
+  for round in $(seq 1 "$ROUNDS"); do
+    # Interleave: alternate who goes first each round.
+    order="memctl peer"; [ $((round % 2)) = 0 ] && order="peer memctl"
+    for who in $order; do
+      if [ "$who" = memctl ]; then
+        echo "bench: memctl  n=$n round=$round" >&2
+        PEER_GEN="$SHARED/peer/gen_transcript.py" python3 scripts/bench_hooks.py "$HOOK" "$MEMCTL" "$T" "$OUT/w-memctl-$n" "$RUNS" \
+          | sed "s/^{/{\"tool\":\"memctl\",\"size\":$n,\"round\":$round,/" >> "$RAW"
+      elif [ "${BENCH_SKIP_PEER:-0}" != 1 ]; then
+        echo "bench: peer    n=$n round=$round" >&2
+        bash "$SHARED/peer/run_peer.sh" "$T" "$OUT/w-peer-$n" "$RUNS" \
+          | sed "s/^{/{\"tool\":\"peer\",\"size\":$n,\"round\":$round,/" >> "$RAW"
+        python3 scripts/bench_peer_completeness.py "$OUT/w-peer-$n" \
+          | sed "s/^{/{\"tool\":\"peer\",\"size\":$n,\"round\":$round,/" >> "$RAW"
+      fi
+    done
+  done
+done
+
+if [ "${BENCH_SKIP_CRITERION:-0}" != 1 ]; then
+  cargo bench --quiet -p memctl-benches -- --warm-up-time 1 --measurement-time 3 2>&1 | tee "$OUT/criterion.txt" | grep -E "^[a-z_/0-9]+ +time:|recall" >&2 || true
+fi
+if [ "${BENCH_SKIP_LOCOMO:-1}" != 1 ] && [ -x scripts/locomo.sh ]; then
+  bash scripts/locomo.sh > "$OUT/locomo.txt" 2>&1 || echo "bench: locomo failed (see $OUT/locomo.txt)" >&2
+fi
+
+"$OUT/venv/bin/python" scripts/bench_report.py "$RAW" "$OUT" "benches/results/$DATE.md" "benches/results/$DATE-hooks.png"
+echo "bench: wrote benches/results/$DATE.md and benches/results/$DATE-hooks.png" >&2
