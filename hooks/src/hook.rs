@@ -23,6 +23,11 @@ pub fn main() -> ExitCode {
     let started = Instant::now();
     let opts = EngineOptions::from_env();
     let logging = crate::logging::init_file(&opts.data_dir);
+    if !logging {
+        // No writable log file (read-only data dir): stderr reaches Claude Code's debug log,
+        // never the model.
+        crate::logging::init_stderr_warn();
+    }
     let event_arg = std::env::args().nth(1);
     let mut raw = Vec::new();
     if let Err(e) = std::io::stdin().take(MAX_PAYLOAD).read_to_end(&mut raw) {

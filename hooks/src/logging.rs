@@ -40,3 +40,12 @@ pub fn init_file(data_dir: &Path) -> bool {
         .try_init();
     true
 }
+
+/// Fallback for hooks when the log file cannot be opened: warnings and errors to stderr.
+pub fn init_stderr_warn() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::new("warn"))
+        .with_ansi(false)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

@@ -32,29 +32,86 @@ struct Msg {
     content: Option<serde_json::Value>,
 }
 
-/// Independent count of turn-opening user prompts (string content or text blocks; not tool
-/// results, not meta, not compact summaries).
-fn count_prompts(path: &Path) -> usize {
+/// Independent list of turn-opening user prompts (string content or text blocks; not tool
+/// results, not meta, not compact summaries, not the "[Request interrupted by user]" marker,
+/// which belongs to the turn it interrupts).
+fn prompts(path: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(path).expect("read transcript");
     text.lines()
         .filter_map(|l| serde_json::from_str::<Line>(l).ok())
         .filter(|l| l.kind.as_deref() == Some("user") && !l.is_meta && !l.is_compact_summary)
-        .filter(|l| match l.message.as_ref().and_then(|m| m.content.as_ref()) {
-            Some(serde_json::Value::String(s)) => !s.is_empty(),
-            Some(serde_json::Value::Array(blocks)) => {
-                blocks.iter().any(|b| b.get("type").and_then(|t| t.as_str()) == Some("text"))
-                    && !blocks.iter().any(|b| b.get("type").and_then(|t| t.as_str()) == Some("tool_result"))
+        .filter_map(|l| match l.message.and_then(|m| m.content) {
+            Some(serde_json::Value::String(s)) if !s.is_empty() => Some(s),
+            Some(serde_json::Value::Array(blocks))
+                if !blocks
+                    .iter()
+                    .any(|b| b.get("type").and_then(|t| t.as_str()) == Some("tool_result")) =>
+            {
+                let t: Vec<&str> = blocks
+                    .iter()
+                    .filter(|b| b.get("type").and_then(|t| t.as_str()) == Some("text"))
+                    .filter_map(|b| b.get("text").and_then(|t| t.as_str()))
+                    .collect();
+                (!t.is_empty()).then(|| t.join("\n"))
             }
-            _ => false,
+            _ => None,
         })
-        .count()
+        .filter(|p| !p.starts_with("[Request interrupted"))
+        .collect()
+}
+
+fn count_prompts(path: &Path) -> usize {
+    prompts(path).len()
+}
+
+/// Every prompt's first line is in some stored chunk's text (nothing silently dropped).
+fn assert_prompts_stored(e: &Engine, session: &str, path: &Path) {
+    let r = e.store().read().expect("read");
+    let mut all = String::new();
+    for (_, id) in r.session_turns(session).expect("turns") {
+        if let Some(rec) = r.chunk(id).expect("chunk") {
+            all.push_str(&rec.chunk.text);
+            all.push('\n');
+        }
+    }
+    let mut missing = Vec::new();
+    for p in prompts(path) {
+        let first: String = p
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .take(60)
+            .collect();
+        let first = first.trim();
+        // Command wrappers are rendered as "/name args"; check the visible part only.
+        if first.starts_with('<') || first.is_empty() {
+            continue;
+        }
+        if !all.contains(first) {
+            missing.push(first.to_string());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "{} prompts not found in stored chunks, e.g. {:?}",
+        missing.len(),
+        &missing[..missing.len().min(3)]
+    );
 }
 
 fn gen_transcript(out: &Path, turns: u32, seed: u32) {
-    let gen = shared_dir().join("peer/gen_transcript.py");
+    let generator = shared_dir().join("peer/gen_transcript.py");
     let o = Command::new("python3")
-        .arg(&gen)
-        .args(["--turns", &turns.to_string(), "--seed", &seed.to_string(), "--layout", "split"])
+        .arg(&generator)
+        .args([
+            "--turns",
+            &turns.to_string(),
+            "--seed",
+            &seed.to_string(),
+            "--layout",
+            "split",
+        ])
         .output()
         .expect("python3 gen_transcript.py (needs ../shared)");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -69,7 +126,10 @@ fn turn_ids(e: &Engine, session: &str) -> (BTreeSet<u32>, usize, HashSet<String>
     let list = r.session_turns(session).expect("turns");
     for ((turn, _), id) in &list {
         turns.insert(*turn);
-        let rec = r.chunk(*id).expect("chunk").expect("turn resolves to a stored chunk");
+        let rec = r
+            .chunk(*id)
+            .expect("chunk")
+            .expect("turn resolves to a stored chunk");
         tools.extend(rec.chunk.tools.iter().cloned());
         files.extend(rec.chunk.files.iter().cloned());
     }
@@ -84,34 +144,54 @@ fn five_thousand_turns_all_kept_and_incremental() {
     println!("gen_transcript seed {seed}");
     gen_transcript(&t, 5000, seed);
     let e = engine(&dir.path().join("home"));
-    let report = e.ingest_transcript(&t, &IngestOptions::default()).expect("ingest");
+    let report = e
+        .ingest_transcript(&t, &IngestOptions::default())
+        .expect("ingest");
     let session = report.sessions.first().cloned().expect("session id");
     let (turns, parts, tools, files) = turn_ids(&e, &session);
     let prompts = count_prompts(&t);
     // Turn ids count every turn kind (prompts, slash commands, compact summaries, preamble);
     // every prompt opens one, so distinct ids ≥ prompts, and ids are dense 0..n.
-    assert!(turns.len() >= prompts, "turns out {} < prompts in {prompts}", turns.len());
-    assert_eq!(turns.iter().copied().max().map(|m| m as usize + 1), Some(turns.len()), "dense turn ids");
+    assert!(
+        turns.len() >= prompts,
+        "turns out {} < prompts in {prompts}",
+        turns.len()
+    );
+    assert_eq!(
+        turns.iter().copied().max().map(|m| m as usize + 1),
+        Some(turns.len()),
+        "dense turn ids"
+    );
     assert!(parts >= turns.len());
     for tool in ["Bash", "Read", "Edit"] {
         assert!(tools.contains(tool), "tool {tool} preserved: {tools:?}");
     }
-    assert!(files.iter().any(|f| f.ends_with(".py") || f.ends_with(".rs") || f.ends_with(".ts")), "file paths preserved");
+    assert!(
+        files
+            .iter()
+            .any(|f| f.ends_with(".py") || f.ends_with(".rs") || f.ends_with(".ts")),
+        "file paths preserved"
+    );
 
     // Append two turns: only the new bytes (plus the open turn) are read.
     let before = std::fs::metadata(&t).expect("meta").len();
-    let gen = shared_dir().join("peer/gen_transcript.py");
+    let generator = shared_dir().join("peer/gen_transcript.py");
     let o = Command::new("python3")
-        .arg(&gen)
+        .arg(&generator)
         .args(["--append-to"])
         .arg(&t)
         .args(["--turns", "2", "--seed", "7"])
         .output()
         .expect("append");
     assert!(o.status.success());
-    let mut f = std::fs::OpenOptions::new().append(true).open(&t).expect("open");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&t)
+        .expect("open");
     std::io::Write::write_all(&mut f, &o.stdout).expect("append");
-    let r2 = e.ingest_transcript(&t, &IngestOptions::default()).expect("re-ingest");
+    let r2 = e
+        .ingest_transcript(&t, &IngestOptions::default())
+        .expect("re-ingest");
     assert!(
         r2.bytes_read < (o.stdout.len() as u64) + before / 100,
         "incremental ingest read {} bytes for {} new bytes",
@@ -139,11 +219,17 @@ fn real_harness_transcripts_keep_every_turn() {
             if f.extension().is_none_or(|x| x != "jsonl") {
                 continue;
             }
-            let rep = e.ingest_transcript(&f, &IngestOptions::default()).expect("ingest");
+            let rep = e
+                .ingest_transcript(&f, &IngestOptions::default())
+                .expect("ingest");
             assert_eq!(rep.malformed, 0, "{}", f.display());
             let session = rep.sessions.first().cloned().expect("session");
             let (turns, _, _, _) = turn_ids(&e, &session);
-            assert!(turns.len() >= count_prompts(&f), "{}: turns lost", f.display());
+            assert!(
+                turns.len() >= count_prompts(&f),
+                "{}: turns lost",
+                f.display()
+            );
             n += 1;
         }
     }

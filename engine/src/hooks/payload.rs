@@ -143,7 +143,7 @@ struct SessionEndFields {
 #[non_exhaustive]
 pub enum PayloadError {
     /// Not JSON, or not an object of the expected shape.
-    #[error("hook payload is not valid JSON: {0}")]
+    #[error("hook payload is not valid JSON")]
     Json(#[from] serde_json::Error),
     /// No event name in argv or payload.
     #[error("no hook event name (argv or hook_event_name)")]

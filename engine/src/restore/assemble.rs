@@ -35,6 +35,8 @@ pub struct RestoreConfig {
     pub related_turns: usize,
     /// Ranking parameters.
     pub rank: RankParams,
+    /// Project memory files injected first (own sub-budget, see [`crate::memory`]).
+    pub memory: crate::memory::MemoryConfig,
 }
 
 impl Default for RestoreConfig {
@@ -47,6 +49,7 @@ impl Default for RestoreConfig {
             key_turns: 8,
             related_turns: 6,
             rank: RankParams::default(),
+            memory: crate::memory::MemoryConfig::default(),
         }
     }
 }
@@ -116,6 +119,56 @@ static COMMAND_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
     regex::Regex::new(r#""command":"((?:[^"\\]|\\.){1,200})"#).unwrap_or_else(|_| unreachable!())
 });
 
+/// The most telling error line of a chunk's text: tool-output lines only (not the prompt or the
+/// assistant's prose), with the `[error: Tool]` / `[result: Tool]` label and Claude Code's
+/// `Exit code N` preamble skipped; strong markers (`error:`, `panicked`, `Traceback`, `FAILED`,
+/// `Exception`) win over a bare "error"/"failed".
+fn first_error_line(text: &str) -> Option<String> {
+    let candidates = text
+        .lines()
+        .filter(|l| {
+            !(l.starts_with("[tool:") || l.starts_with("User:") || l.starts_with("Assistant:"))
+        })
+        .map(|l| {
+            let l = l.trim();
+            match (
+                l.starts_with("[error: ") || l.starts_with("[result: "),
+                l.find("] "),
+            ) {
+                (true, Some(i)) => l[i + 2..].trim(),
+                _ => l,
+            }
+        })
+        .filter(|l| !l.is_empty() && !is_exit_code_line(l));
+    let mut weak = None;
+    for l in candidates {
+        let lower = l.to_ascii_lowercase();
+        let strong = lower.contains("error:")
+            || lower.contains("error[")
+            || lower.contains("panicked")
+            || lower.contains("traceback")
+            || l.contains("FAILED")
+            || l.contains("Exception");
+        if strong {
+            return Some(l.chars().take(200).collect());
+        }
+        if weak.is_none() && (lower.contains("error") || lower.contains("failed")) {
+            weak = Some(l.chars().take(200).collect());
+        }
+    }
+    weak
+}
+
+/// A turn that is only a slash command (`/compact`, `/clear`) with no answer: nothing to restore.
+fn is_bare_command(text: &str) -> bool {
+    text.starts_with("User: /") && !text.lines().any(|l| l.starts_with("Assistant:"))
+}
+
+fn is_exit_code_line(l: &str) -> bool {
+    l.strip_prefix("Exit code ")
+        .is_some_and(|rest| rest.trim().chars().all(|c| c.is_ascii_digit() || c == '-'))
+}
+
 /// Exact identifiers worth keeping from a chunk: commands run and the first error line.
 fn identifiers(rec: &ChunkRecord) -> (Vec<String>, Option<String>) {
     let mut cmds = Vec::new();
@@ -132,21 +185,7 @@ fn identifiers(rec: &ChunkRecord) -> (Vec<String>, Option<String>) {
             }
         }
     }
-    let error = rec
-        .chunk
-        .text
-        .lines()
-        .filter(|l| {
-            !(l.starts_with("[tool:") || l.starts_with("User:") || l.starts_with("Assistant:"))
-        })
-        .find(|l| {
-            let l = l.to_ascii_lowercase();
-            l.contains("error")
-                || l.contains("failed")
-                || l.contains("panicked")
-                || l.contains("traceback")
-        })
-        .map(|l| l.trim().chars().take(200).collect());
+    let error = first_error_line(&rec.chunk.text);
     (cmds, error)
 }
 
@@ -256,6 +295,12 @@ fn covered_by(summary: &str, rec: &ChunkRecord) -> bool {
     !ids.is_empty() && ids.iter().all(|i| summary.contains(i))
 }
 
+/// Title of the restore section that lists swapped tool outputs.
+pub const SWAP_INVENTORY_TITLE: &str =
+    "Stored tool outputs (retrieve exactly with `memctl swap show <id>`)";
+/// Swapped outputs listed at most (the budget may cut more).
+const SWAP_INVENTORY_MAX: usize = 20;
+
 /// Build the SessionStart restore block for `session_id` in `project`.
 pub fn restore_block(
     engine: &Engine,
@@ -267,14 +312,19 @@ pub fn restore_block(
     let r = engine.store().read()?;
     let own = r.session(session_id)?.filter(|s| s.turns > 0);
     let (focus, focus_rec, focus_is_self) = match (kind, own) {
+        // A resumed session that was never compacted has its whole conversation in context
+        // already: restoring would only duplicate it (and stack a block per resume).
+        (RestoreKind::Resume, Some(s)) if s.compactions == 0 && s.compact_summary.is_none() => {
+            return Ok(Restored::default());
+        }
         (RestoreKind::Compact | RestoreKind::Resume, Some(s)) => (session_id.to_string(), s, true),
         _ => match previous_session(&r, project, session_id)? {
             Some((id, s)) => (id, s, false),
-            None => return Ok(Restored::default()),
+            None => return Ok(memory_only(project, cfg)),
         },
     };
     let Some(pid) = r.project_id(project)?.or(Some(focus_rec.project_id)) else {
-        return Ok(Restored::default());
+        return Ok(memory_only(project, cfg));
     };
     let now = unix_now();
     let compact_summary = focus_rec.compact_summary.clone().unwrap_or_default();
@@ -285,8 +335,8 @@ pub fn restore_block(
     let mut ids = Vec::new();
     let mut turns_shown: HashSet<u32> = HashSet::new();
     for (rank, (id, rec)) in recent.iter().enumerate() {
-        if rec.chunk.is_compact_summary {
-            continue; // Claude already has its own summary.
+        if rec.chunk.is_compact_summary || is_bare_command(&rec.chunk.text) {
+            continue; // Claude already has its own summary; bare commands say nothing.
         }
         if !turns_shown.insert(rec.chunk.turn_index) {
             shown.insert(*id); // another part of a turn already listed
@@ -341,7 +391,7 @@ pub fn restore_block(
             continue;
         }
         let Some(rec) = r.chunk(h.id)? else { continue };
-        if rec.chunk.is_compact_summary {
+        if rec.chunk.is_compact_summary || is_bare_command(&rec.chunk.text) {
             continue;
         }
         let same_session = rec.chunk.session_id == focus;
@@ -383,6 +433,28 @@ pub fn restore_block(
         });
         ids.push(h.id);
     }
+    // Tool outputs swapped whole by PostToolUse (focus session, and this one when it differs):
+    // an inventory of ids to fetch exactly. Pointers, not content: valued below the latest
+    // turns, newest first.
+    let mut swapped = Vec::new();
+    for s in std::iter::once(focus.as_str()).chain((focus != session_id).then_some(session_id)) {
+        match crate::swap::inventory(&r, s) {
+            Ok(v) => swapped.extend(v),
+            Err(e) => tracing::warn!(error = %e, "swap inventory unavailable"),
+        }
+    }
+    swapped.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(a.id.cmp(&b.id)));
+    let mut listed = HashSet::new();
+    swapped.retain(|e| listed.insert(e.id.clone()));
+    for (rank, e) in swapped.iter().take(SWAP_INVENTORY_MAX).enumerate() {
+        let accessed = if e.access_count > 0 { 0.1 } else { 0.0 };
+        lines.push(RestoreLine {
+            section: 3,
+            order: rank as u64,
+            value: 2.0 - rank as f32 * 0.05 + accessed,
+            text: e.inventory_line(),
+        });
+    }
     let who = if focus_is_self {
         "this session".to_string()
     } else {
@@ -395,7 +467,17 @@ pub fn restore_block(
     let t0 = format!("Latest turns of {who}");
     let t1 = format!("Key earlier turns of {who}");
     let t2 = "Related turns from other sessions of this project".to_string();
-    let text = build(&[&t0, &t1, &t2], &lines, cfg.budget);
+    let t3 = SWAP_INVENTORY_TITLE;
+    // Project memory files (.memctl/memory) print first, within their own sub-budget.
+    for l in &mut lines {
+        l.section += 1;
+    }
+    lines.extend(memory_lines(project, cfg));
+    let text = build(
+        &[crate::memory::SECTION_TITLE, &t0, &t1, &t2, t3],
+        &lines,
+        cfg.budget,
+    );
     // Only chunks whose line survived the budget count as restored.
     let chunk_ids = ids
         .into_iter()
@@ -415,6 +497,29 @@ pub fn restore_block(
     })
 }
 
+/// Restore lines (section 0) for the project's memory files.
+fn memory_lines(project: &str, cfg: &RestoreConfig) -> Vec<RestoreLine> {
+    crate::memory::restore_lines(project, &cfg.memory)
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| RestoreLine {
+            section: 0,
+            order: i as u64,
+            value: m.value,
+            text: m.text,
+        })
+        .collect()
+}
+
+/// A block with the project's memory files only (no archived session to restore from).
+fn memory_only(project: &str, cfg: &RestoreConfig) -> Restored {
+    let lines = memory_lines(project, cfg);
+    Restored {
+        text: build(&[crate::memory::SECTION_TITLE], &lines, cfg.budget),
+        ..Restored::default()
+    }
+}
+
 static DECISION_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
     regex::Regex::new(
         r"(?i)\b(decided|decision|we('ll| will) (use|go with|keep)|chose|instead of|root cause|the fix (is|was)|going with|agreed|must not|never |always )",
@@ -432,7 +537,10 @@ pub fn compaction_instructions(
 ) -> Result<String, EngineError> {
     let r = engine.store().read()?;
     let recent = latest_chunks(&r, session_id, 30)?;
-    let Some((_, last)) = recent.iter().find(|(_, c)| !c.chunk.is_compact_summary) else {
+    let Some((_, last)) = recent
+        .iter()
+        .find(|(_, c)| !c.chunk.is_compact_summary && !is_bare_command(&c.chunk.text))
+    else {
         return Ok(String::new());
     };
     let task: String = last
@@ -538,4 +646,34 @@ pub fn compaction_instructions(
             max_line_chars: 300,
         },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_line_skips_labels_and_exit_codes() {
+        let text = "User: build it\n[tool: Bash] {\"command\":\"cargo build\"}\n[error: Bash] Exit code 1\ncompiling quasar v0.7\nerror: linking failed: undefined reference to quasar_init_v7_k9\nAssistant: the error is in the linker";
+        assert_eq!(
+            first_error_line(text).as_deref(),
+            Some("error: linking failed: undefined reference to quasar_init_v7_k9")
+        );
+        let label_only = "[error: Read] File does not exist.";
+        assert_eq!(first_error_line(label_only), None);
+        let weak = "[result: Bash] 3 tests failed";
+        assert_eq!(first_error_line(weak).as_deref(), Some("3 tests failed"));
+        let prose_only = "User: fix the error\nAssistant: the error was fixed";
+        assert_eq!(first_error_line(prose_only), None);
+    }
+
+    #[test]
+    fn slash_command_turns_are_trivial() {
+        assert!(is_bare_command("User: /compact keep notes"));
+        assert!(is_bare_command("User: /clear"));
+        assert!(!is_bare_command(
+            "User: /review\nAssistant: The diff looks fine."
+        ));
+        assert!(!is_bare_command("User: fix the /tmp path"));
+    }
 }

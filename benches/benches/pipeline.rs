@@ -1,0 +1,185 @@
+//! The archive/restore pipeline in-process: transcript parse + chunk (MB/s), ingest end to end
+//! (chunks/s, hash-only and with the ONNX model), restore build on a 5000-turn session, and each
+//! hook event's in-process path. Fixed seeds (`gen_transcript.py --seed 42`); results asserted.
+//!
+//! Needs `../shared/peer/gen_transcript.py` (python3) and, for the ONNX ingest, `scripts/setup.sh`.
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use memctl_engine::hooks::{HookConfig, HookPayload, handle};
+use memctl_engine::restore::{RestoreConfig, RestoreKind, restore_block};
+use memctl_engine::transcript::{ChunkerConfig, chunk_transcript};
+use memctl_engine::{Engine, EngineOptions, IngestOptions};
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn shared() -> PathBuf {
+    std::env::var_os("MEMCTL_SHARED").map_or_else(|| repo().join("../shared"), PathBuf::from)
+}
+
+/// A generated transcript of `turns` turns (cached under target/bench-data).
+fn transcript(turns: u32) -> PathBuf {
+    let dir = repo().join("target/bench-data");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let path = dir.join(format!("t{turns}-seed42.jsonl"));
+    if !path.exists() {
+        let out = std::process::Command::new("python3")
+            .arg(shared().join("peer/gen_transcript.py"))
+            .args(["--turns", &turns.to_string(), "--seed", "42"])
+            .output()
+            .expect("python3 gen_transcript.py");
+        assert!(out.status.success());
+        std::fs::write(&path, out.stdout).expect("write");
+    }
+    path
+}
+
+fn engine(home: &Path, model: bool) -> Engine {
+    let mut o = EngineOptions::from_env();
+    o.data_dir = home.to_path_buf();
+    o.model_disabled = !model;
+    o.onnx = memctl_engine::embed::OnnxConfig::new(
+        repo().join(".cache/onnxruntime/libonnxruntime.so.1.31.1"),
+        repo().join("models/all-MiniLM-L6-v2"),
+    );
+    Engine::open(o).expect("engine")
+}
+
+fn session_of(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).expect("read");
+    text.lines()
+        .find_map(|l| {
+            let i = l.find("\"sessionId\":\"")? + 13;
+            Some(l[i..i + 36].to_string())
+        })
+        .expect("session id")
+}
+
+fn bench(c: &mut Criterion) {
+    let t5000 = transcript(5000);
+    let t500 = transcript(500);
+    let bytes5000 = std::fs::read(&t5000).expect("read");
+
+    let mut g = c.benchmark_group("parse_chunk");
+    g.throughput(Throughput::Bytes(bytes5000.len() as u64));
+    g.sample_size(10);
+    g.bench_function("5000_turns", |b| {
+        b.iter(|| {
+            let batch = chunk_transcript(black_box(&bytes5000), "s", &ChunkerConfig::default());
+            assert!(batch.turns.len() >= 5000);
+            batch.chunks.len()
+        })
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("ingest");
+    g.sample_size(10);
+    let n500 = chunk_transcript(
+        &std::fs::read(&t500).expect("read"),
+        "s",
+        &ChunkerConfig::default(),
+    )
+    .chunks
+    .len();
+    g.throughput(Throughput::Elements(n500 as u64));
+    g.bench_function("500_turns_hash_only", |b| {
+        b.iter_batched(
+            || tempfile::tempdir().expect("tempdir"),
+            |dir| {
+                let e = engine(dir.path(), false);
+                let opts = IngestOptions {
+                    embed_with_model: false,
+                    ..IngestOptions::default()
+                };
+                let r = e.ingest_transcript(&t500, &opts).expect("ingest");
+                assert_eq!(r.inserted + r.duplicates, n500 as u64);
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    // With the model: a 50-turn transcript keeps this bench short on 2 cores.
+    let t50 = transcript(50);
+    let n50 = chunk_transcript(
+        &std::fs::read(&t50).expect("read"),
+        "s",
+        &ChunkerConfig::default(),
+    )
+    .chunks
+    .len();
+    g.throughput(Throughput::Elements(n50 as u64));
+    g.bench_function("50_turns_onnx", |b| {
+        b.iter_batched(
+            || tempfile::tempdir().expect("tempdir"),
+            |dir| {
+                let e = engine(dir.path(), true);
+                let r = e
+                    .ingest_transcript(&t50, &IngestOptions::default())
+                    .expect("ingest");
+                assert!(
+                    r.embedder
+                        .as_deref()
+                        .is_some_and(|m| m.starts_with("all-MiniLM"))
+                );
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    g.finish();
+
+    // A 5000-turn session archived once; restore and hook paths run against it.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = engine(dir.path(), false);
+    let opts = IngestOptions {
+        embed_with_model: false,
+        ..IngestOptions::default()
+    };
+    e.ingest_transcript(&t5000, &opts).expect("ingest 5000");
+    let sid = session_of(&t5000);
+    let project = "/home/dev/src/quill-notes";
+    let mut g = c.benchmark_group("restore");
+    g.bench_function("build_5000_turn_session", |b| {
+        b.iter(|| {
+            let r = restore_block(
+                &e,
+                &sid,
+                project,
+                RestoreKind::Compact,
+                &RestoreConfig::default(),
+            )
+            .expect("restore");
+            assert!(!r.text.is_empty() && r.text.chars().count() <= 4000);
+        })
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("hook_inprocess_5000");
+    let cfg = HookConfig::default();
+    let deadline = || Instant::now() + Duration::from_secs(10);
+    let payload = |event: &str, extra: &str| {
+        let raw = format!(
+            r#"{{"session_id":"{sid}","transcript_path":"{}","cwd":"{project}","hook_event_name":"{event}"{extra}}}"#,
+            t5000.display()
+        );
+        HookPayload::parse(raw.as_bytes(), None).expect("payload")
+    };
+    let ups = payload("UserPromptSubmit", r#","prompt":"x""#);
+    g.bench_function("user_prompt_submit_nothing_new", |b| {
+        b.iter(|| handle(&e, &ups, deadline(), &cfg).expect("ups"))
+    });
+    let ss = payload("SessionStart", r#","source":"compact""#);
+    g.bench_function("session_start_compact", |b| {
+        b.iter(|| handle(&e, &ss, deadline(), &cfg).expect("ss"))
+    });
+    let pc = payload("PreCompact", r#","trigger":"auto""#);
+    g.bench_function("pre_compact", |b| {
+        b.iter(|| handle(&e, &pc, deadline(), &cfg).expect("pc"))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
