@@ -33,7 +33,7 @@ if [[ -z ${CCH_CLAUDE_BIN:-} ]] && ! ls "${CCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.c
     command -v npm >/dev/null || die "npm is required on the first run (the harness installs the Claude Code CLI with it)"
 fi
 
-# Hooks and the CLI inherit this environment: never let a developer's own memctl settings
+# The hooks and the CLI inherit this environment: never let a developer's own memctl settings
 # (their real store in MEMCTL_HOME, restore knobs) leak into a run.
 for name in $(compgen -e); do
     case $name in MEMCTL_E2E_*|MEMCTL_SHARED) ;; MEMCTL_*) unset "$name" ;; esac
@@ -43,8 +43,16 @@ unset XDG_DATA_HOME
 if [[ ${MEMCTL_E2E_NO_BUILD:-0} != 1 ]]; then
     (cd "$REPO" && cargo build --quiet -p memctl-hooks) || die "cargo build -p memctl-hooks failed"
 fi
+# Private copies of the binaries: a concurrent `cargo build`/`cargo test` in this checkout
+# replaces target/debug/* mid-run ("memctl-hook: not found", exit 127). They stay under target/
+# so that the binaries still find the repo's .cache/ (ONNX Runtime) and models/ by walking up.
+BIN=$REPO/target/e2e-bin/$$
+rm -rf "$BIN"
+mkdir -p "$BIN"
+trap 'rm -rf "$BIN"' EXIT
 for b in memctl memctl-hook; do
     [[ -x $REPO/target/debug/$b ]] || die "missing $REPO/target/debug/$b (cargo build --workspace)"
+    cp "$REPO/target/debug/$b" "$BIN/$b"
 done
 
 # Scenarios to run.
@@ -71,14 +79,14 @@ for scen in "${SCENARIOS[@]}"; do
     rm -rf "$out"
     mkdir -p "$OUTROOT/.rendered"
     rendered=$OUTROOT/.rendered/$name.json
-    python3 "$CHECK" render "$scen" "$rendered" --repo "$REPO"
-    prefix=$(python3 "$CHECK" prefix "$scen" --repo "$REPO")
+    python3 "$CHECK" render "$scen" "$rendered" --repo "$REPO" --bin "$BIN"
+    prefix=$(python3 "$CHECK" prefix "$scen" --repo "$REPO" --bin "$BIN")
     t0=$SECONDS
     h_rc=0
     "$HARNESS/run-scenario.sh" "$prefix" "$rendered" "$out" >"$OUTROOT/$name.harness.log" 2>&1 || h_rc=$?
     c_rc=0
     if [[ -d $out/hooks ]]; then
-        python3 "$CHECK" check "$rendered" "$out" --repo "$REPO" >"$OUTROOT/$name.checks.log" 2>&1 || c_rc=$?
+        python3 "$CHECK" check "$rendered" "$out" --repo "$REPO" --bin "$BIN" >"$OUTROOT/$name.checks.log" 2>&1 || c_rc=$?
     else
         c_rc=1
         echo "no hooks/ folder: the harness did not run" >"$OUTROOT/$name.checks.log"
@@ -92,7 +100,7 @@ for scen in "${SCENARIOS[@]}"; do
         failed+=("$name")
         {
             echo "---- $name: harness log (tail) ----"
-            tail -n 15 "$OUTROOT/$name.harness.log"
+            grep -E '^\[(driver|run-scenario)\]|Traceback|Error' "$OUTROOT/$name.harness.log" | tail -n 25 || true
             if [[ -f $out/summary.txt ]]; then
                 echo "---- $name: $out/summary.txt ----"
                 cat "$out/summary.txt"

@@ -13,6 +13,7 @@
 //! # Ok::<(), memctl_engine::EngineError>(())
 //! ```
 
+pub mod autopilot;
 pub mod chunk;
 pub mod embed;
 mod engine;
@@ -20,12 +21,16 @@ pub mod error;
 pub mod hooks;
 pub mod index;
 mod ingest;
+pub mod memory;
 pub mod paths;
+pub mod prune;
 pub mod rank;
 pub mod redact;
 pub mod restore;
 pub mod search;
 pub mod store;
+pub mod summary;
+pub mod swap;
 pub mod transcript;
 
 pub use chunk::Chunk;

@@ -43,6 +43,67 @@ pub enum Command {
     Status,
     /// Embed chunks stored without a model vector (run in the background by hooks).
     EmbedPending(EmbedPendingArgs),
+    /// Tool outputs stored whole by the PostToolUse hook: list, show, search, prune.
+    #[command(subcommand)]
+    Swap(SwapCommand),
+    /// One status line for Claude Code's `statusLine` (its JSON on stdin): context fill, trend.
+    Statusline(crate::lifecycle::StatuslineArgs),
+    /// Project memory files (`.memctl/memory/`): init, show.
+    #[command(subcommand)]
+    Memory(crate::lifecycle::MemoryCommand),
+    /// Print the restore block of a session (what Claude gets after its compaction).
+    Restore(crate::lifecycle::RestoreArgs),
+    /// (Re)build a session's summary; with MEMCTL_SUMMARIZER_CMD also an external one.
+    Summarize(crate::lifecycle::SummarizeArgs),
+    /// Delete decayed, never-used chunks (pinned ones are kept) and compact the vector blocks.
+    Prune(crate::lifecycle::PruneArgs),
+    /// Pin a chunk: never pruned.
+    Pin(crate::lifecycle::PinArgs),
+    /// Unpin a chunk.
+    Unpin(crate::lifecycle::PinArgs),
+}
+
+/// `memctl swap ...`.
+#[derive(Debug, Subcommand)]
+pub enum SwapCommand {
+    /// List swapped outputs, newest first.
+    List {
+        /// Only this session.
+        #[arg(long)]
+        session: Option<String>,
+        /// JSON output (an array of entries).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the exact stored output (byte for byte) of an id (counts as an access).
+    Show {
+        /// The id from `memctl swap list` or a restore inventory (a unique prefix works).
+        id: String,
+    },
+    /// Find swapped outputs by meaning and words (no model needed).
+    Search {
+        /// What to look for.
+        query: String,
+        /// Number of results.
+        #[arg(short = 'k', long, default_value_t = 5)]
+        k: usize,
+        /// Only this session.
+        #[arg(long)]
+        session: Option<String>,
+        /// Only this project (default: all projects).
+        #[arg(long)]
+        project: Option<String>,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove outputs past their retention (never accessed: 6 h after the session went idle,
+    /// at most 24 h; accessed: 48 h after the last access).
+    Prune {
+        /// Only report what would be removed.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 /// `memctl install` / `uninstall`.
@@ -57,6 +118,9 @@ pub struct InstallArgs {
     /// Print the resulting settings instead of writing them.
     #[arg(long)]
     pub dry_run: bool,
+    /// Also add (uninstall: remove) the memory protocol block in ./CLAUDE.md.
+    #[arg(long)]
+    pub claude_md: bool,
 }
 
 /// `memctl ingest`.
@@ -83,7 +147,7 @@ pub struct SearchArgs {
     /// prints one JSON line per query (`{"qid", "results"}`), loading the model once.
     #[arg(long, conflicts_with = "query")]
     pub queries: Option<PathBuf>,
-    /// Fusion weights `lexical_max,lexical_min,dense_floor` (tuning; default 0.6,0.15,0.1).
+    /// Fusion weights `lexical_max,lexical_min,dense_floor` (tuning; default 0.9,0.15,0.2).
     #[arg(long, hide = true)]
     pub fusion: Option<String>,
     /// Project (the directory Claude Code ran in); default: the current directory.
@@ -201,11 +265,22 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Show(a) => show(open(opts)?, a, out),
         Command::Status => status(open(opts)?, out),
         Command::EmbedPending(a) => embed_pending(opts, a, out),
+        Command::Swap(c) => swap(open(opts)?, c, out),
+        Command::Statusline(a) => crate::lifecycle::statusline(opts, &a, out),
+        Command::Memory(c) => crate::lifecycle::memory_cmd(c, out),
+        Command::Restore(a) => crate::lifecycle::restore(open(opts)?, a, out),
+        Command::Summarize(a) => crate::lifecycle::summarize(open(opts)?, a, out),
+        Command::Prune(a) => crate::lifecycle::prune(open(opts)?, a, out),
+        Command::Pin(a) => crate::lifecycle::pin(open(opts)?, a, true, out),
+        Command::Unpin(a) => crate::lifecycle::pin(open(opts)?, a, false, out),
     }
 }
 
 fn install(a: InstallArgs, add: bool, out: &mut dyn Write) -> Result<()> {
     use crate::install;
+    if a.claude_md {
+        crate::lifecycle::claude_md(add, a.dry_run, out)?;
+    }
     let path = install::settings_path(a.user)?;
     let (text, changed) = if add {
         let bin = install::hook_binary()?;
@@ -467,6 +542,7 @@ fn ingest(engine: Engine, a: IngestArgs, out: &mut dyn Write) -> Result<()> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    crate::lifecycle::summarize_sessions(&engine, &total.sessions);
     if a.json {
         serde_json::to_writer(&mut *out, &total)?;
         writeln!(out)?;
@@ -527,6 +603,15 @@ fn search(engine: Engine, a: SearchArgs, out: &mut dyn Write) -> Result<()> {
                 .to_string(),
         };
         req.projects = vec![project];
+    }
+    // Chunks archived by hooks wait for the background embedder; a dense query would miss them.
+    // Embed a bounded number now when the model is at hand (the query needs it anyway).
+    if req.mode != SearchMode::Lexical
+        && engine.store().read()?.pending_count()? > 0
+        && engine.model().is_ok()
+        && let Err(e) = engine.embed_pending(1024)
+    {
+        tracing::warn!(error = %e, "embedding pending chunks before search failed");
     }
     if let Some(file) = &a.queries {
         return search_batch(&engine, &req, file, a.all_projects, out);
@@ -692,6 +777,9 @@ fn sessions(engine: Engine, a: SessionsArgs, out: &mut dyn Write) -> Result<()> 
             s.last_ts.as_deref().unwrap_or("-"),
             s.project
         )?;
+        if let Some(line) = s.summary.as_deref().and_then(|t| t.lines().next()) {
+            writeln!(out, "    {}", line.trim_start_matches("Summary: "))?;
+        }
     }
     Ok(())
 }
@@ -753,7 +841,7 @@ fn show(engine: Engine, a: ShowArgs, out: &mut dyn Write) -> Result<()> {
         a.id, s.project, s.turns
     )?;
     if let Some(sum) = &s.summary {
-        writeln!(out, "summary: {sum}")?;
+        writeln!(out, "{}", sum.trim_end())?;
     }
     for ((turn, part), cid) in turns {
         if let Some(r) = reader.chunk(cid)? {
@@ -789,5 +877,94 @@ fn status(engine: Engine, out: &mut dyn Write) -> Result<()> {
         out,
         "index:      exact int8 scan + f32 re-score (per query); BM25 postings in redb"
     )?;
+    Ok(())
+}
+
+fn swap(engine: Engine, c: SwapCommand, out: &mut dyn Write) -> Result<()> {
+    use memctl_engine::swap::{SwapConfig, human_bytes, unix_now};
+    match c {
+        SwapCommand::List { session, json } => {
+            let list = engine.swap_list(session.as_deref())?;
+            if json {
+                serde_json::to_writer(&mut *out, &list)?;
+                writeln!(out)?;
+                return Ok(());
+            }
+            if list.is_empty() {
+                writeln!(out, "no swapped tool outputs")?;
+                return Ok(());
+            }
+            for e in &list {
+                writeln!(
+                    out,
+                    "{}  {:<8} {:>9}  session {}  shown {}×  {}",
+                    e.short_id(),
+                    e.tool,
+                    human_bytes(e.bytes),
+                    short(&e.session_id),
+                    e.access_count,
+                    e.input_summary
+                )?;
+                writeln!(out, "    {}", e.summary)?;
+            }
+            let st = engine.swap_stats()?;
+            writeln!(
+                out,
+                "{} entries, {} distinct outputs, {}",
+                list.len(),
+                st.blobs,
+                human_bytes(st.bytes)
+            )?;
+        }
+        SwapCommand::Show { id } => {
+            let (_, text) = engine.swap_show(&id, unix_now())?;
+            out.write_all(text.as_bytes())?;
+            out.flush()?;
+        }
+        SwapCommand::Search {
+            query,
+            k,
+            session,
+            project,
+            json,
+        } => {
+            if query.trim().is_empty() {
+                bail!("empty query");
+            }
+            let hits = engine.swap_search(&query, k, session.as_deref(), project.as_deref())?;
+            if json {
+                serde_json::to_writer(&mut *out, &hits)?;
+                writeln!(out)?;
+                return Ok(());
+            }
+            if hits.is_empty() {
+                writeln!(out, "no swapped tool outputs match")?;
+            }
+            for (i, h) in hits.iter().enumerate() {
+                writeln!(
+                    out,
+                    "{:>2}. [{:.3}] {}",
+                    i + 1,
+                    h.score,
+                    h.entry.inventory_line()
+                )?;
+            }
+        }
+        SwapCommand::Prune { dry_run } => {
+            let r = engine.swap_prune(&SwapConfig::from_env(), unix_now(), dry_run)?;
+            let verb = if dry_run { "would remove" } else { "removed" };
+            for e in &r.removed {
+                writeln!(
+                    out,
+                    "{verb} {}  {}  session {}  {}",
+                    &e.id[..e.id.len().min(memctl_engine::swap::SHORT_ID_LEN)],
+                    e.tool,
+                    short(&e.session_id),
+                    human_bytes(e.bytes)
+                )?;
+            }
+            writeln!(out, "{verb} {} expired entries", r.removed.len())?;
+        }
+    }
     Ok(())
 }

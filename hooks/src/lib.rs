@@ -6,4 +6,5 @@
 pub mod cli;
 pub mod hook;
 pub mod install;
+pub mod lifecycle;
 pub mod logging;

@@ -20,15 +20,19 @@ pub fn init_cli() {
 /// be opened (the hook still runs).
 pub fn init_file(data_dir: &Path) -> bool {
     let dir = data_dir.join("logs");
-    if std::fs::create_dir_all(&dir).is_err() {
+    // Logs can quote transcript paths and errors: private like the rest of the data dir.
+    if memctl_engine::paths::ensure_private_dir(&dir).is_err() {
         return false;
     }
     let path = dir.join("memctl.log");
-    let file = match std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
+    let mut opts = std::fs::OpenOptions::new();
+    opts.create(true).append(true);
+    #[cfg(unix)]
     {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let file = match opts.open(&path) {
         Ok(f) => f,
         Err(_) => return false,
     };

@@ -8,12 +8,14 @@ the file path" proves little. The checks here look at the exact text memctl prin
 records), at the text outside memctl's `<memctl-context ...>` blocks, at tool results of
 specific commands, and at the store and log memctl left behind.
 
-    check.py render <scenario.json> <out.json> --repo REPO
-        copy a scenario with {{MEMCTL_REPO}} / {{MEMCTL_BIN}} substituted (the harness
-        substitutes {{WORKDIR}}, {{HOME}}, {{OUTDIR}}, {{SESSION_ID}} itself)
-    check.py prefix <scenario.json> --repo REPO
+    check.py render <scenario.json> <out.json> --repo REPO [--bin DIR]
+        copy a scenario with {{MEMCTL_REPO}} / {{MEMCTL_BIN}} (the folder holding memctl and
+        memctl-hook; default REPO/target/debug) substituted (the harness
+        substitutes {{WORKDIR}}, {{HOME}}, {{OUTDIR}}, {{SESSION_ID}} itself; memctl_checks may
+        also use {{SESSION_ID_8}}, the first 8 characters memctl prints)
+    check.py prefix <scenario.json> --repo REPO [--bin DIR]
         print the hook command prefix for the scenario (memctl-hook, or a wrapper around it)
-    check.py check <scenario.json> <outdir> --repo REPO
+    check.py check <scenario.json> <outdir> --repo REPO [--bin DIR]
         evaluate the scenario's "memctl_checks"; exit 1 when one fails
 
 Checks ("memctl_checks" in a scenario; every needle is a plain substring, {{...}} substituted):
@@ -26,12 +28,14 @@ Checks ("memctl_checks" in a scenario; every needle is a plain substring, {{...}
       every hook_response the CLI reported on stdout (stream-json) has outcome "success"
   {"steps_ok": true}
       every CLI process exited 0
-  {"hook_context": "SessionStart", "where": {"source": "compact"}, "contains": [..],
-   "not_contains": [..], "count_min": 1, "reaches": "main"}
+  {"hook_context": "SessionStart", "where": {"source": "compact"}, "env": {"CCH_E2E_CHAOS": "none"},
+   "contains": [..], "not_contains": [..], "count_min": 1, "reaches": "main"}
       each matching hook call printed additionalContext JSON holding every needle, and that
       exact text is in the first request of kind `reaches` sent after the call started
   {"hook_plain": "PreCompact", "where": {..}, "contains": [..], "not_contains": [..], "reaches": "compact"}
       the same for plain-text output (PreCompact instructions reach the summariser)
+      ("where" matches payload fields; "env" matches the hook's recorded CLAUDE*/CCH_* variables,
+      so a step's `env` can tag its hook calls)
   {"hook_silent": "SessionStart", "where": {"source": "startup"}, "count_min": 1}
       each matching call printed nothing
   {"outside_memctl_not_contains": [..], "requests": {..}}
@@ -41,9 +45,10 @@ Checks ("memctl_checks" in a scenario; every needle is a plain substring, {{...}
   {"tool_result": {"command_contains": "memctl search"}, "contains": [..], "not_contains": [..]}
       a Bash tool_use whose command contains the text got a tool_result (seen in a later
       request) that holds every needle and none of the others
-  {"store": {"chunk_contains": [..], "no_chunk_contains": [..], "sessions_min": N,
-             "data_dir": "..."}}
-      read the store with the memctl CLI after the run (every chunk of every session)
+  {"store": {"chunk_contains": [..], "no_chunk_contains": [..], "session_contains": [..],
+             "sessions_min": N, "data_dir": "..."}}
+      read the store with the memctl CLI after the run: every chunk of every session
+      (`memctl show <id> --json`), and the session records (`memctl show <session> --json`)
   {"log_clean": true, "data_dir": ".."}   memctl.log has no ERROR line and no panic
   {"log_contains": "regex", "data_dir": ".."}
 
@@ -118,10 +123,11 @@ def short(s, n=160):
 
 
 class Run:
-    def __init__(self, outdir, scenario, repo):
+    def __init__(self, outdir, scenario, repo, bindir):
         self.out = outdir
         self.scen = scenario
         self.repo = repo
+        self.bin = bindir
         self.hooks = []
         for p in sorted(glob.glob(os.path.join(outdir, "hooks", "*.json"))):
             try:
@@ -140,12 +146,15 @@ class Run:
         except (OSError, ValueError):
             self.steps = []
         self.mapping = {"WORKDIR": os.path.join(outdir, "work"), "HOME": os.path.join(outdir, "home"),
-                        "OUTDIR": outdir, "SESSION_ID": sid, "MEMCTL_REPO": repo,
-                        "MEMCTL_BIN": os.path.join(repo, "target", "debug")}
+                        "OUTDIR": outdir, "SESSION_ID": sid, "SESSION_ID_8": sid[:8], "MEMCTL_REPO": repo,
+                        "MEMCTL_BIN": bindir}
 
     # ---- selection helpers ----
-    def hook_calls(self, event, where=None):
-        return [h for h in self.hooks if h.get("event") == event and subset(h.get("stdin"), where)]
+    def hook_calls(self, event, where=None, env=None):
+        """Calls of `event` whose payload has the `where` fields and whose recorded environment
+        (hook_tee keeps CLAUDE*, CCH_*, HOOK* variables) has the `env` ones."""
+        return [h for h in self.hooks if h.get("event") == event and subset(h.get("stdin"), where)
+                and subset(h.get("env"), env)]
 
     def select(self, sel):
         sel = sel or {}
@@ -155,7 +164,7 @@ class Run:
         rs = [r for r in rs if sel.get("min_step", -1) <= r.get("step", -1) <= sel.get("max_step", 10**9)]
         if sel.get("after_hook"):
             ah = sel["after_hook"]
-            calls = self.hook_calls(ah["hook"], ah.get("where"))
+            calls = self.hook_calls(ah["hook"], ah.get("where"), ah.get("env"))
             if not calls:
                 return [], f"no {ah['hook']} call matching {ah.get('where')}"
             t0 = calls[0].get("t_start", 0)
@@ -172,10 +181,10 @@ class Run:
 
     def data_dir(self, check):
         d = check.get("data_dir") or (self.scen.get("env") or {}).get("MEMCTL_HOME")
-        return d or os.path.join(self.out, "home", ".local", "share", "memctl")
+        return subst(d, self.mapping) if d else os.path.join(self.out, "home", ".local", "share", "memctl")
 
     def memctl(self, data_dir, *args):
-        exe = os.path.join(self.repo, "target", "debug", "memctl")
+        exe = os.path.join(self.bin, "memctl")
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCTL_")}
         env["HOME"] = os.path.join(self.out, "home")
         env["MEMCTL_BACKGROUND_EMBED"] = "0"
@@ -229,7 +238,7 @@ class Run:
             return not bad and bool(self.steps), f"{len(self.steps)} step(s); " + ("; ".join(bad) or "all rc=0")
         for key, kind_default in (("hook_context", "main"), ("hook_plain", "compact")):
             if key in c:
-                calls = self.hook_calls(c[key], c.get("where"))
+                calls = self.hook_calls(c[key], c.get("where"), c.get("env"))
                 lo = c.get("count_min", 1)
                 if len(calls) < lo:
                     return False, f"{len(calls)} {c[key]} call(s) match {c.get('where')}, want >= {lo}"
@@ -262,7 +271,7 @@ class Run:
                             problems.append(f"output not found verbatim in request #{r['seq']} ({kind}, step {r.get('step')})")
                 return not problems, f"{len(calls)} call(s); " + ("; ".join(problems) or "output ok and reached the model")
         if "hook_silent" in c:
-            calls = self.hook_calls(c["hook_silent"], c.get("where"))
+            calls = self.hook_calls(c["hook_silent"], c.get("where"), c.get("env"))
             loud = [short(h.get("stdout")) for h in calls if (h.get("stdout") or "").strip()]
             ok = len(calls) >= c.get("count_min", 1) and not loud
             return ok, f"{len(calls)} call(s); printed: {loud[:3]}"
@@ -319,14 +328,20 @@ class Run:
             d = self.data_dir(st)
             sessions = json.loads(self.memctl(d, "sessions", "--json"))
             texts = []
+            session_docs = []
             for s in sessions:
-                doc = json.loads(self.memctl(d, "show", s["session_id"], "--json"))
+                raw = self.memctl(d, "show", s["session_id"], "--json")
+                session_docs.append(raw)
+                doc = json.loads(raw)
                 for ch in doc.get("chunks", []):
                     cd = json.loads(self.memctl(d, "show", str(ch["id"]), "--json"))
                     texts.append((s["session_id"], ch["id"], json.dumps(cd["chunk"], ensure_ascii=False)))
             problems = []
             if len(sessions) < st.get("sessions_min", 1):
                 problems.append(f"{len(sessions)} session(s) archived, want >= {st.get('sessions_min', 1)}")
+            for n in st.get("session_contains", []):
+                if not any(n in t for t in session_docs):
+                    problems.append(f"no session record holds {n!r}")
             for n in st.get("chunk_contains", []):
                 if not any(n in t for _, _, t in texts):
                     problems.append(f"no chunk holds {n!r}")
@@ -363,10 +378,14 @@ class Run:
         return results
 
 
+def bindir(args):
+    return args.bin or os.path.join(args.repo, "target", "debug")
+
+
 def render(args):
     with open(args.scenario, encoding="utf-8") as f:
         scen = json.load(f)
-    mapping = {"MEMCTL_REPO": args.repo, "MEMCTL_BIN": os.path.join(args.repo, "target", "debug")}
+    mapping = {"MEMCTL_REPO": args.repo, "MEMCTL_BIN": bindir(args)}
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(subst(scen, mapping), f, indent=1, ensure_ascii=False)
     return 0
@@ -375,7 +394,7 @@ def render(args):
 def prefix(args):
     with open(args.scenario, encoding="utf-8") as f:
         scen = json.load(f)
-    hook = os.path.join(args.repo, "target", "debug", "memctl-hook")
+    hook = os.path.join(bindir(args), "memctl-hook")
     wrapper = (scen.get("memctl_e2e") or {}).get("hook_wrapper")
     print(f"{os.path.join(args.repo, wrapper)} {hook}" if wrapper else hook)
     return 0
@@ -384,7 +403,7 @@ def prefix(args):
 def check(args):
     with open(args.scenario, encoding="utf-8") as f:
         scen = json.load(f)
-    run = Run(os.path.abspath(args.outdir), scen, args.repo)
+    run = Run(os.path.abspath(args.outdir), scen, args.repo, bindir(args))
     results = run.run_all()
     lines = []
     for ok, c, detail in results:
@@ -405,13 +424,16 @@ def main():
     a.add_argument("scenario")
     a.add_argument("out")
     a.add_argument("--repo", required=True)
+    a.add_argument("--bin")
     a = sub.add_parser("prefix")
     a.add_argument("scenario")
     a.add_argument("--repo", required=True)
+    a.add_argument("--bin")
     a = sub.add_parser("check")
     a.add_argument("scenario")
     a.add_argument("outdir")
     a.add_argument("--repo", required=True)
+    a.add_argument("--bin")
     args = ap.parse_args()
     return {"render": render, "prefix": prefix, "check": check}[args.cmd](args)
 

@@ -157,6 +157,7 @@ fn five_thousand_turns_all_kept_and_incremental() {
         "turns out {} < prompts in {prompts}",
         turns.len()
     );
+    assert_prompts_stored(&e, &session, &t);
     assert_eq!(
         turns.iter().copied().max().map(|m| m as usize + 1),
         Some(turns.len()),
@@ -230,6 +231,7 @@ fn real_harness_transcripts_keep_every_turn() {
                 "{}: turns lost",
                 f.display()
             );
+            assert_prompts_stored(&e, &session, &f);
             n += 1;
         }
     }

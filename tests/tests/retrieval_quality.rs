@@ -8,10 +8,22 @@ use memctl_tests::{fixture, onnx_config};
 
 /// (query, a substring that identifies the right turn's text)
 const LEXICAL: &[(&str, &str)] = &[
-    ("rename flush_budget compute_handle", "Rename `flush_budget` to `compute_handle`"),
-    ("render_schema ImportError kiln.utils", "cannot import name 'render_schema'"),
-    ("validate_retry_policy structured JSON logging", "`validate_retry_policy` in kiln/config.py"),
-    ("index_snapshot budgets migration", "adding `index_snapshot`"),
+    (
+        "rename flush_budget compute_handle",
+        "Rename `flush_budget` to `compute_handle`",
+    ),
+    (
+        "render_schema ImportError kiln.utils",
+        "cannot import name 'render_schema'",
+    ),
+    (
+        "validate_retry_policy structured JSON logging",
+        "`validate_retry_policy` in kiln/config.py",
+    ),
+    (
+        "index_snapshot budgets migration",
+        "adding `index_snapshot`",
+    ),
 ];
 
 const PARAPHRASE: &[(&str, &str)] = &[
@@ -37,7 +49,10 @@ fn hit_rank(e: &Engine, mode: SearchMode, q: &str, needle: &str) -> Option<usize
     let mut req = SearchRequest::new(q, 5);
     req.mode = mode;
     let found = e.search(&req).expect("search");
-    found.results.iter().position(|r| r.record.chunk.text.contains(needle))
+    found
+        .results
+        .iter()
+        .position(|r| r.record.chunk.text.contains(needle))
 }
 
 #[test]
@@ -54,28 +69,42 @@ fn hybrid_serves_identifier_and_paraphrase_queries() {
             &IngestOptions::default(),
         )
         .expect("ingest");
-    assert!(rep.embedder.as_deref().is_some_and(|m| m.starts_with("all-MiniLM-L6-v2")));
+    assert!(
+        rep.embedder
+            .as_deref()
+            .is_some_and(|m| m.starts_with("all-MiniLM-L6-v2"))
+    );
 
     let mut table = Vec::new();
     for (kind, set) in [("lexical", LEXICAL), ("paraphrase", PARAPHRASE)] {
         for mode in [SearchMode::Lexical, SearchMode::Dense, SearchMode::Hybrid] {
-            let hits = set
+            let ranks: Vec<Option<usize>> = set
                 .iter()
-                .filter(|(q, needle)| hit_rank(&e, mode, q, needle).is_some())
-                .count();
+                .map(|(q, needle)| hit_rank(&e, mode, q, needle))
+                .collect();
+            println!("{kind:<10} {mode:?}: ranks {ranks:?}");
+            let hits = ranks.iter().filter(|r| r.is_some()).count();
             table.push((kind, mode, hits, set.len()));
         }
     }
     for (kind, mode, hits, n) in &table {
         println!("{kind:<10} {mode:?}: {hits}/{n} in top 5");
     }
-    let get = |k: &str, m: SearchMode| table.iter().find(|t| t.0 == k && t.1 == m).map_or(0, |t| t.2);
+    let get = |k: &str, m: SearchMode| {
+        table
+            .iter()
+            .find(|t| t.0 == k && t.1 == m)
+            .map_or(0, |t| t.2)
+    };
     // Hybrid answers every query of both kinds.
     assert_eq!(get("lexical", SearchMode::Hybrid), LEXICAL.len());
     assert_eq!(get("paraphrase", SearchMode::Hybrid), PARAPHRASE.len());
     // And is never worse than the better single method on either kind.
     for k in ["lexical", "paraphrase"] {
         let best = get(k, SearchMode::Lexical).max(get(k, SearchMode::Dense));
-        assert!(get(k, SearchMode::Hybrid) >= best, "{k}: hybrid below the best single method");
+        assert!(
+            get(k, SearchMode::Hybrid) >= best,
+            "{k}: hybrid below the best single method"
+        );
     }
 }

@@ -21,6 +21,14 @@ pub struct HookConfig {
     pub restore: RestoreConfig,
     /// Also restore on SessionStart(startup) (default off: a fresh session starts fresh).
     pub restore_on_startup: bool,
+    /// Context autopilot (UserPromptSubmit samples and the optional note).
+    pub autopilot: crate::autopilot::AutopilotConfig,
+    /// Session summaries (PreCompact, SessionEnd).
+    pub summary: crate::summary::SummaryConfig,
+    /// Automatic bounded prune pass (SessionEnd; off unless `MEMCTL_AUTO_PRUNE=1`).
+    pub auto_prune: crate::prune::AutoPruneConfig,
+    /// Tool-output swap settings (PostToolUse).
+    pub swap: crate::swap::SwapConfig,
 }
 
 impl HookConfig {
@@ -36,6 +44,10 @@ impl HookConfig {
             c.restore.precompact_chars = n.min(crate::restore::MAX_RESTORE_CHARS);
         }
         c.restore_on_startup = std::env::var("MEMCTL_RESTORE_ON_STARTUP").is_ok_and(|v| v == "1");
+        c.autopilot = crate::autopilot::AutopilotConfig::from_env();
+        c.restore.memory = crate::memory::MemoryConfig::from_env();
+        c.auto_prune = crate::prune::AutoPruneConfig::from_env();
+        c.swap = crate::swap::SwapConfig::from_env();
         c
     }
 }
@@ -157,6 +169,21 @@ fn project_of(p: &HookPayload) -> String {
         .unwrap_or_default()
 }
 
+/// PostToolUse: store a big output in the swap (prints nothing; failures are logged only).
+fn swap_output(engine: &Engine, call: &crate::swap::ToolCall<'_>, cfg: &crate::swap::SwapConfig) {
+    match engine.swap_tool_output(call, cfg, crate::swap::unix_now()) {
+        Ok(crate::swap::SwapOutcome::Stored(r)) => tracing::debug!(
+            tool = call.tool_name,
+            id = %r.id,
+            bytes = r.bytes,
+            stored = r.stored_bytes,
+            "tool output swapped"
+        ),
+        Ok(crate::swap::SwapOutcome::Skipped(_)) => {}
+        Err(e) => tracing::warn!(tool = call.tool_name, error = %e, "tool output not swapped"),
+    }
+}
+
 /// Handle one event.
 pub fn handle(
     engine: &Engine,
@@ -169,13 +196,25 @@ pub fn handle(
         HookEvent::UserPromptSubmit { .. } => {
             archive(engine, p, &mut fx)?;
             drain_spool(engine, deadline);
-            HookOutput::None
+            match crate::autopilot::on_prompt_hook(
+                engine.data_dir(),
+                &p.common.session_id,
+                p.common.transcript_path.as_deref(),
+                &cfg.autopilot,
+            ) {
+                Some(text) => HookOutput::Context {
+                    event: "UserPromptSubmit".into(),
+                    text,
+                },
+                None => HookOutput::None,
+            }
         }
         HookEvent::PreCompact {
             custom_instructions,
             ..
         } => {
             archive(engine, p, &mut fx)?;
+            crate::summary::on_hook(engine, &p.common.session_id, &cfg.summary, deadline);
             if Instant::now() >= deadline {
                 HookOutput::None
             } else {
@@ -240,9 +279,34 @@ pub fn handle(
         }
         HookEvent::SessionEnd { .. } => {
             archive(engine, p, &mut fx)?;
+            crate::summary::on_hook(engine, &p.common.session_id, &cfg.summary, deadline);
+            crate::prune::on_hook(engine, &cfg.auto_prune, deadline);
             HookOutput::None
         }
-        HookEvent::PostToolUse { .. } | HookEvent::Other(_) => HookOutput::None,
+        HookEvent::PostToolUse {
+            tool_name,
+            tool_input,
+            tool_response,
+            tool_use_id,
+            failed,
+        } => {
+            let project = project_of(p);
+            swap_output(
+                engine,
+                &crate::swap::ToolCall {
+                    session_id: &p.common.session_id,
+                    project: &project,
+                    tool_name,
+                    tool_input,
+                    tool_response,
+                    tool_use_id: tool_use_id.as_deref(),
+                    failed: *failed,
+                },
+                &cfg.swap,
+            );
+            HookOutput::None
+        }
+        HookEvent::Other(_) => HookOutput::None,
     };
     Ok((out, fx))
 }

@@ -6,8 +6,9 @@ use crate::embed::{EmbedderId, dot};
 use crate::error::IndexError;
 use std::collections::HashMap;
 
-/// Candidates re-scored in f32 after the int8 scan. 50 brings int8 recall@10 from ~0.97 to
-/// ~1.0 on 384-d text embeddings at the cost of 50 f32 dot products (~5 µs).
+/// Candidates re-scored in f32 after the int8 scan. 50 brings int8 recall@10 from 0.96–0.98 to
+/// 1.000 (measured at N = 12k and 100k, hash-embedded synthetic text) at the cost of 50 f32 dot
+/// products (~8 µs).
 pub const DEFAULT_RESCORE_N: usize = 50;
 
 /// Brute-force index over contiguous storage.

@@ -51,19 +51,20 @@ pub struct HnswParams {
 }
 
 impl Default for HnswParams {
-    /// M = 32, efC = 200, efS = 128: recall@10 = 0.986 vs the exact oracle at N = 100k
-    /// (hash-embedded synthetic text, 500 queries; `recall_tests.rs`).
+    /// M = 32, efC = 200, efS = 160: recall@10 = 0.989 vs the exact oracle at N = 100k
+    /// (hash-embedded synthetic text, 500 queries; `recall_tests.rs`), ~1 ms per query.
     ///
-    /// Measured alternatives at N = 100k (recall@10, µs/query, build on 2 cores):
-    /// M = 16: ef 96 → 0.968, ef 128 → 0.973, ef 256 → 0.983 (924 µs), build 44 s;
-    /// M = 24: ef 128 → 0.980, ef 192 → 0.987; M = 32: ef 96 → 0.980, ef 128 → 0.986 (780 µs),
-    /// ef 256 → 0.993, build 84 s. M = 16 plateaus below 0.98 until ef ≈ 256 on this data, so
+    /// Measured at N = 100k (recall@10 over 500 queries; builds are parallel, so repeated builds
+    /// differ by ±0.002): M = 32: ef 96 → 0.980, ef 128 → 0.985–0.987 (0.980 on the bench's 100
+    /// queries, hence the margin), ef 160 → 0.989, ef 192 → 0.991, ef 256 → 0.993; build 85–150 s
+    /// on 2 busy cores. M = 24: ef 128 → 0.980, ef 192 → 0.987. M = 16: ef 128 → 0.973,
+    /// ef 256 → 0.983, build 44 s. On this data M = 16 plateaus below 0.98 until ef ≈ 256, so
     /// the denser graph buys recall more cheaply than a wider search.
     fn default() -> Self {
         Self {
             m: 32,
             ef_construction: 200,
-            ef_search: 128,
+            ef_search: 160,
             capacity_hint: 10_000,
         }
     }

@@ -145,7 +145,7 @@ fn recall_at_10_n100k() {
         ..d
     };
     let n = env("MEMCTL_RECALL_N").unwrap_or(100_000);
-    let r = measure(n, 500, &[32, 48, 64, 96, 128, 192, 256], p);
+    let r = measure(n, 500, &[32, 48, 64, 96, 128, 160, 192, 256], p);
     let at_default = r
         .hnsw
         .iter()

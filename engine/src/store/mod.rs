@@ -16,6 +16,9 @@
 mod schema;
 
 pub use schema::{ChunkRecord, CursorRecord, SCHEMA_VERSION, SessionRecord};
+pub(crate) use schema::{
+    SWAP_BLOBS, SWAP_ENTRIES, SWAP_ORDER, SWAP_REFS, SWAP_STATS, SWAP_VECTORS,
+};
 
 use crate::chunk::Chunk;
 use crate::embed::EmbedderId;
@@ -200,7 +203,23 @@ impl StoreWriter {
         self.tx.open_table(PENDING)?;
         self.tx.open_multimap_table(POSTINGS)?;
         self.tx.open_multimap_table(SESSION_CHUNKS)?;
+        crate::swap::create_tables(&self.tx)?;
         Ok(())
+    }
+
+    /// The raw transaction, for modules that own their tables (`crate::swap`).
+    pub(crate) fn raw_tx(&self) -> &WriteTransaction {
+        &self.tx
+    }
+
+    /// A session record, read inside the write transaction.
+    pub fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        let t = self.tx.open_table(SESSIONS)?;
+        let out = match t.get(id)? {
+            Some(v) => Some(decode(v.value())?),
+            None => None,
+        };
+        Ok(out)
     }
 
     /// The id of `project`, created on first use.
@@ -482,6 +501,9 @@ impl StoreWriter {
             },
         };
         rec.turns = rec.turns.max(chunk.turn_index + 1);
+        if chunk.is_compact_summary && chunk.part == 0 {
+            rec.compactions += 1;
+        }
         if rec.first_ts.is_none() {
             rec.first_ts.clone_from(&chunk.started_at);
         }
@@ -553,6 +575,11 @@ pub struct StoreReader {
 }
 
 impl StoreReader {
+    /// The raw transaction, for modules that own their tables (`crate::swap`).
+    pub(crate) fn raw_tx(&self) -> &ReadTransaction {
+        &self.tx
+    }
+
     /// A chunk record by id (None once deleted).
     pub fn chunk(&self, id: ChunkId) -> Result<Option<ChunkRecord>, StoreError> {
         let t = self.tx.open_table(CHUNKS)?;
@@ -799,6 +826,244 @@ impl StoreLexical<'_> {
             for v in t.get((p, term))? {
                 out.push(v?.value());
             }
+        }
+        Ok(out)
+    }
+}
+
+// ---- Pruning and maintenance (used by `crate::prune`). ----
+
+/// What [`StoreWriter::compact_vectors`] did for one project.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompactReport {
+    /// Blocks before.
+    pub blocks_before: u64,
+    /// Blocks after.
+    pub blocks_after: u64,
+    /// Vectors kept.
+    pub vectors_kept: u64,
+    /// Vectors of deleted chunks dropped.
+    pub vectors_dropped: u64,
+}
+
+impl StoreWriter {
+    /// Remove every turn entry of `session` that resolves to chunk `id` (and the session's link
+    /// to it). `hint` is the (turn, part) to try first; other turns are scanned only when the
+    /// hint does not match (a duplicate shared by another session). Returns entries removed.
+    pub fn unlink_turns(
+        &mut self,
+        session: &str,
+        id: ChunkId,
+        hint: Option<(u32, u16)>,
+    ) -> Result<u64, StoreError> {
+        let mut t = self.tx.open_table(TURNS)?;
+        let mut removed = 0;
+        if let Some((turn, part)) = hint
+            && t.get((session, turn, part))?.map(|v| v.value()) == Some(id)
+        {
+            t.remove((session, turn, part))?;
+            removed = 1;
+        } else {
+            let keys: Vec<(u32, u16)> = {
+                let mut v = Vec::new();
+                for row in t.range((session, 0u32, 0u16)..=(session, u32::MAX, u16::MAX))? {
+                    let (k, cid) = row?;
+                    if cid.value() == id {
+                        let (_, turn, part) = k.value();
+                        v.push((turn, part));
+                    }
+                }
+                v
+            };
+            for (turn, part) in keys {
+                t.remove((session, turn, part))?;
+                removed += 1;
+            }
+        }
+        drop(t);
+        self.tx
+            .open_multimap_table(SESSION_CHUNKS)?
+            .remove(session, id)?;
+        Ok(removed)
+    }
+
+    /// Rewrite a project's int8 vector blocks without the ids of deleted chunks (tombstones),
+    /// re-packed into full blocks of [`BLOCK_VECTORS`]; the tail entry follows. Blocks of a
+    /// space without dead ids are left untouched.
+    pub fn compact_vectors(&mut self, project_id: u32) -> Result<CompactReport, StoreError> {
+        let mut rep = CompactReport::default();
+        let keys: Vec<String> = {
+            let tails = self.tx.open_table(VEC_TAILS)?;
+            let mut v = Vec::new();
+            for row in tails.range((project_id, "")..(project_id.saturating_add(1), ""))? {
+                let (k, _) = row?;
+                if k.value().0 == project_id {
+                    v.push(k.value().1.to_string());
+                }
+            }
+            v
+        };
+        for key in keys {
+            let blocks: Vec<(u64, Vec<u8>)> = {
+                let t = self.tx.open_table(VEC_BLOCKS)?;
+                let mut v = Vec::new();
+                for row in t.range(
+                    (project_id, key.as_str(), 0u64)..=(project_id, key.as_str(), u64::MAX),
+                )? {
+                    let (k, b) = row?;
+                    v.push((k.value().2, b.value().to_vec()));
+                }
+                v
+            };
+            let chunks = self.tx.open_table(CHUNKS)?;
+            let mut alive = std::collections::HashSet::new();
+            let mut dead = 0u64;
+            for (_, b) in &blocks {
+                for id in quant::BlockView::parse(b)?.ids() {
+                    if chunks.get(id)?.is_some() {
+                        alive.insert(id);
+                    } else {
+                        dead += 1;
+                    }
+                }
+            }
+            drop(chunks);
+            rep.blocks_before += blocks.len() as u64;
+            rep.vectors_kept += alive.len() as u64;
+            if dead == 0 {
+                rep.blocks_after += blocks.len() as u64;
+                continue;
+            }
+            rep.vectors_dropped += dead;
+            // Re-pack the survivors in order into blocks of BLOCK_VECTORS.
+            let mut packed: Vec<Vec<u8>> = Vec::new();
+            let mut cur: Option<Vec<u8>> = None;
+            let mut cur_len = 0usize;
+            for (_, b) in &blocks {
+                let kept = quant::BlockView::parse(b)?.retain(|id| alive.contains(&id));
+                let view = quant::BlockView::parse(&kept)?;
+                let ids: Vec<u64> = view.ids().collect();
+                let mut start = 0;
+                while start < ids.len() {
+                    let room = BLOCK_VECTORS - cur_len;
+                    let take: std::collections::HashSet<u64> = ids
+                        [start..(start + room).min(ids.len())]
+                        .iter()
+                        .copied()
+                        .collect();
+                    let piece = view.retain(|id| take.contains(&id));
+                    cur = Some(match cur.take() {
+                        None => piece,
+                        Some(c) => quant::concat_blocks(&c, &piece)?,
+                    });
+                    cur_len += take.len();
+                    start += take.len();
+                    if cur_len == BLOCK_VECTORS {
+                        packed.extend(cur.take());
+                        cur_len = 0;
+                    }
+                }
+            }
+            packed.extend(cur.take());
+            let mut t = self.tx.open_table(VEC_BLOCKS)?;
+            for (no, _) in &blocks {
+                t.remove((project_id, key.as_str(), *no))?;
+            }
+            for (no, b) in packed.iter().enumerate() {
+                t.insert((project_id, key.as_str(), no as u64), b.as_slice())?;
+            }
+            drop(t);
+            let mut tails = self.tx.open_table(VEC_TAILS)?;
+            match packed.last() {
+                Some(last) => {
+                    let n = quant::BlockView::parse(last)?.len() as u32;
+                    tails.insert((project_id, key.as_str()), ((packed.len() - 1) as u64, n))?;
+                }
+                None => {
+                    tails.remove((project_id, key.as_str()))?;
+                }
+            }
+            rep.blocks_after += packed.len() as u64;
+        }
+        Ok(rep)
+    }
+
+    /// A value of the meta table (maintenance bookkeeping such as the last prune).
+    pub fn meta_value(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .tx
+            .open_table(META)?
+            .get(key)?
+            .map(|v| v.value().to_vec()))
+    }
+
+    /// Set a value of the meta table. Keys of the store itself are refused.
+    pub fn set_meta_value(&mut self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        if key == META_SCHEMA || key == META_NEXT_CHUNK {
+            return Err(StoreError::Encode(format!("meta key {key} is reserved")));
+        }
+        self.tx.open_table(META)?.insert(key, value)?;
+        Ok(())
+    }
+}
+
+impl StoreReader {
+    /// Up to `limit` chunk records with ids greater than `after`, in id order.
+    pub fn chunks_after(
+        &self,
+        after: ChunkId,
+        limit: usize,
+    ) -> Result<Vec<(ChunkId, ChunkRecord)>, StoreError> {
+        let t = self.tx.open_table(CHUNKS)?;
+        let mut out = Vec::new();
+        if after == u64::MAX {
+            return Ok(out);
+        }
+        for row in t.range(after + 1..)?.take(limit) {
+            let (k, v) = row?;
+            out.push((k.value(), decode(v.value())?));
+        }
+        Ok(out)
+    }
+
+    /// A value of the meta table.
+    pub fn meta_value(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .tx
+            .open_table(META)?
+            .get(key)?
+            .map(|v| v.value().to_vec()))
+    }
+
+    /// Ids in a project's int8 blocks (all spaces) whose chunk no longer exists.
+    pub fn dead_vector_ids(&self, project_id: u32) -> Result<u64, StoreError> {
+        let blocks = self.tx.open_table(VEC_BLOCKS)?;
+        let chunks = self.tx.open_table(CHUNKS)?;
+        let mut dead = 0;
+        for row in blocks.range((project_id, "", 0u64)..(project_id.saturating_add(1), "", 0u64))? {
+            let (k, b) = row?;
+            if k.value().0 != project_id {
+                continue;
+            }
+            for id in quant::BlockView::parse(b.value())?.ids() {
+                if chunks.get(id)?.is_none() {
+                    dead += 1;
+                }
+            }
+        }
+        Ok(dead)
+    }
+
+    /// Every id in a project's int8 blocks of one space, in block order (tests, audits).
+    pub fn block_ids(&self, project_id: u32, emb: &EmbedderId) -> Result<Vec<ChunkId>, StoreError> {
+        let key = emb.key();
+        let t = self.tx.open_table(VEC_BLOCKS)?;
+        let mut out = Vec::new();
+        for row in
+            t.range((project_id, key.as_str(), 0u64)..=(project_id, key.as_str(), u64::MAX))?
+        {
+            let (_, b) = row?;
+            out.extend(quant::BlockView::parse(b.value())?.ids());
         }
         Ok(out)
     }

@@ -41,6 +41,25 @@ pub(super) const LEX_STATS: TableDefinition<u32, (u64, u64)> = TableDefinition::
 /// chunk ids that still lack a model embedding.
 pub(super) const PENDING: TableDefinition<u64, ()> = TableDefinition::new("pending_embed");
 
+// Tool-output swap (`crate::swap`). Added after schema v1 shipped: readers treat a missing swap
+// table as empty, the first swap write creates it.
+/// content id (sha256 hex of the redacted output) → codec byte + payload (`swap::db`).
+pub(crate) const SWAP_BLOBS: TableDefinition<&str, &[u8]> = TableDefinition::new("swap_blobs");
+/// (session, content id) → bincode `swap::SwapEntry`.
+pub(crate) const SWAP_ENTRIES: TableDefinition<(&str, &str), &[u8]> =
+    TableDefinition::new("swap_entries");
+/// (content id, session): which sessions hold a blob (blob refcount, lookup by id).
+pub(crate) const SWAP_REFS: TableDefinition<(&str, &str), ()> = TableDefinition::new("swap_refs");
+/// (tier, unix seconds, session, content id): eviction/expiry order. Tier 0 = never accessed
+/// (time = created), tier 1 = accessed (time = last access).
+pub(crate) const SWAP_ORDER: TableDefinition<(u8, i64, &str, &str), ()> =
+    TableDefinition::new("swap_order");
+/// (session, content id) → hash-embedder vector (f32 little-endian) of summary + head.
+pub(crate) const SWAP_VECTORS: TableDefinition<(&str, &str), &[u8]> =
+    TableDefinition::new("swap_vectors");
+/// "bytes" → total original bytes of stored blobs; "blobs" → number of blobs.
+pub(crate) const SWAP_STATS: TableDefinition<&str, u64> = TableDefinition::new("swap_stats");
+
 /// A stored chunk with its ranking metadata.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChunkRecord {
@@ -88,6 +107,8 @@ pub struct SessionRecord {
     pub summary: Option<String>,
     /// Claude Code's own compaction summary (PostCompact), to avoid restoring what it says.
     pub compact_summary: Option<String>,
+    /// Compactions seen in the transcript (compact-summary turns archived).
+    pub compactions: u32,
 }
 
 /// Where incremental ingest of one transcript stopped.

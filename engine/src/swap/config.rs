@@ -1,0 +1,89 @@
+//! Swap settings: which tools are swapped from what size, store limits, retention.
+
+use super::SwapEntry;
+
+/// One hour in seconds.
+const HOUR: i64 = 3600;
+
+/// Swap settings (defaults are the product's; every number is configurable).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SwapConfig {
+    /// Master switch (`MEMCTL_SWAP=0` turns swapping off).
+    pub enabled: bool,
+    /// Tool name → minimum output size in characters. Tools not listed are never swapped.
+    pub thresholds: Vec<(String, usize)>,
+    /// Entries kept per session; the oldest never-accessed entries of the session go first.
+    pub max_entries_per_session: usize,
+    /// Original bytes of all stored outputs together (deduplicated by content).
+    pub max_total_bytes: u64,
+    /// Outputs larger than this (after redaction) are not swapped at all (a truncated copy
+    /// would break the promise that `memctl swap show` gives the exact output back).
+    pub max_entry_bytes: u64,
+    /// A never-accessed entry expires this long after its session's last activity
+    /// (an idle session is not going to be compacted and ask for it).
+    pub ttl_idle_unaccessed: i64,
+    /// A never-accessed entry expires at the latest this long after it was stored.
+    pub ttl_unaccessed: i64,
+    /// An entry that was accessed (`memctl swap show`) expires this long after its last access.
+    pub ttl_accessed: i64,
+    /// Expired entries removed at most per automatic pass (run inside the swap write).
+    pub auto_prune_batch: usize,
+}
+
+impl Default for SwapConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            thresholds: [
+                ("Read", 8192),
+                ("Grep", 4096),
+                ("Glob", 2048),
+                ("Bash", 6144),
+                ("WebFetch", 4096),
+            ]
+            .into_iter()
+            .map(|(t, n)| (t.to_string(), n))
+            .collect(),
+            max_entries_per_session: 50,
+            max_total_bytes: 64 << 20,
+            max_entry_bytes: 8 << 20,
+            ttl_idle_unaccessed: 6 * HOUR,
+            ttl_unaccessed: 24 * HOUR,
+            ttl_accessed: 48 * HOUR,
+            auto_prune_batch: 8,
+        }
+    }
+}
+
+impl SwapConfig {
+    /// Defaults, with `MEMCTL_SWAP=0` to disable swapping.
+    pub fn from_env() -> Self {
+        let mut c = Self::default();
+        if std::env::var("MEMCTL_SWAP").is_ok_and(|v| v == "0") {
+            c.enabled = false;
+        }
+        c
+    }
+
+    /// The size (characters) from which `tool`'s output is swapped; `None`: never swapped.
+    pub fn threshold(&self, tool: &str) -> Option<usize> {
+        self.thresholds
+            .iter()
+            .find(|(t, _)| t == tool)
+            .map(|(_, n)| *n)
+    }
+
+    /// When `e` expires (unix seconds), given the last activity of its session.
+    ///
+    /// Accessed entries: last access + [`Self::ttl_accessed`]. Never-accessed entries: the
+    /// earlier of created + [`Self::ttl_unaccessed`] and session activity +
+    /// [`Self::ttl_idle_unaccessed`] (activity is never taken as older than the entry).
+    pub fn expires_at(&self, e: &SwapEntry, session_activity: i64) -> i64 {
+        if e.access_count > 0 {
+            e.last_access.unwrap_or(e.created_at) + self.ttl_accessed
+        } else {
+            (e.created_at + self.ttl_unaccessed)
+                .min(session_activity.max(e.created_at) + self.ttl_idle_unaccessed)
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! Memory-lifecycle commands of the `memctl` CLI: `statusline`, `memory`, `restore`,
+//! `summarize`, `prune`, `pin` / `unpin`, and the CLAUDE.md part of `install --claude-md`.
+//! [`crate::cli`] parses and dispatches; the logic lives in the engine.
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use memctl_engine::autopilot::{self, AutopilotConfig, Estimate, StatusInput, TokenSource};
+use memctl_engine::memory::{self, MemoryConfig};
+use memctl_engine::restore::{RestoreConfig, RestoreKind, restore_block};
+use memctl_engine::summary::{self, SummaryConfig};
+use memctl_engine::{Engine, EngineOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// `memctl statusline`.
+#[derive(Debug, Args)]
+pub struct StatuslineArgs {
+    /// ANSI colours (green / yellow / red by level).
+    #[arg(long)]
+    pub color: bool,
+    /// Context window in tokens (default: what Claude Code reports, else
+    /// $MEMCTL_CONTEXT_WINDOW, else 200000).
+    #[arg(long)]
+    pub window: Option<u64>,
+}
+
+/// `memctl memory ...`.
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// Create `.memctl/memory/` with templates (existing files are kept).
+    Init {
+        /// Project directory (default: the current directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Print the memory lines a restore would inject.
+    Show {
+        /// Project directory (default: the current directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+}
+
+/// `memctl restore`.
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// Session to restore (as after its own compaction).
+    pub session: String,
+    /// Project whose memory files and related sessions to use (default: the session's).
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Budget in characters (default $MEMCTL_RESTORE_CHARS, else 4000).
+    #[arg(long)]
+    pub chars: Option<usize>,
+}
+
+/// `memctl summarize`.
+#[derive(Debug, Args)]
+pub struct SummarizeArgs {
+    /// Session id.
+    pub session: String,
+    /// Print the structured summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `memctl prune`.
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    /// Only report what would be pruned.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// JSON report.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `memctl pin` / `unpin`.
+#[derive(Debug, Args)]
+pub struct PinArgs {
+    /// Chunk id (from `memctl search` or `memctl show`).
+    pub id: u64,
+}
+
+/// `memctl statusline`: Claude Code's status line JSON on stdin → one line on stdout. Never
+/// fails: unreadable input or store give a shorter line.
+pub fn statusline(opts: EngineOptions, a: &StatuslineArgs, out: &mut dyn Write) -> Result<()> {
+    let mut raw = Vec::new();
+    if let Err(e) = std::io::stdin().take(1 << 20).read_to_end(&mut raw) {
+        tracing::debug!(error = %e, "statusline: stdin unreadable");
+    }
+    let line = statusline_text(&opts, a, &raw);
+    writeln!(out, "{line}")?;
+    Ok(())
+}
+
+/// The status line for a given input (testable without stdin).
+pub fn statusline_text(opts: &EngineOptions, a: &StatuslineArgs, raw: &[u8]) -> String {
+    let input: StatusInput = serde_json::from_slice(raw).unwrap_or_default();
+    let cfg = AutopilotConfig::from_env();
+    let window = a
+        .window
+        .or_else(|| input.window())
+        .unwrap_or(cfg.window_tokens);
+    let est = input
+        .current_tokens()
+        .map(|tokens| Estimate {
+            tokens,
+            source: TokenSource::Statusline,
+        })
+        .or_else(|| {
+            let t = input.transcript_path.as_deref().filter(|t| !t.is_empty())?;
+            autopilot::estimate_transcript(Path::new(t), &cfg)
+                .ok()
+                .flatten()
+        });
+    let samples = if input.session_id.is_empty() {
+        Vec::new()
+    } else {
+        autopilot::load_state(&opts.data_dir, &input.session_id).samples
+    };
+    let report = est.map(|e| autopilot::report(&e, window, &samples, &cfg));
+    let archived = (!input.session_id.is_empty() && opts.store_path().is_file())
+        .then(|| Engine::open(opts.clone()).ok())
+        .flatten()
+        .and_then(|e| e.store().read().ok()?.session(&input.session_id).ok()?)
+        .map(|s| u64::from(s.turns));
+    autopilot::format_statusline(report.as_ref(), archived, a.color)
+}
+
+fn dir_or_cwd(dir: Option<PathBuf>) -> Result<PathBuf> {
+    match dir {
+        Some(d) => Ok(d),
+        None => std::env::current_dir().context("current directory"),
+    }
+}
+
+/// `memctl memory ...`.
+pub fn memory_cmd(c: MemoryCommand, out: &mut dyn Write) -> Result<()> {
+    match c {
+        MemoryCommand::Init { dir } => {
+            let dir = dir_or_cwd(dir)?;
+            let files = memory::init(&dir)
+                .with_context(|| format!("creating {}", dir.join(memory::MEMORY_DIR).display()))?;
+            for f in files {
+                writeln!(
+                    out,
+                    "{} {}",
+                    if f.created { "created" } else { "kept   " },
+                    f.path.display()
+                )?;
+            }
+            writeln!(
+                out,
+                "protocol: docs/memory-protocol.md (add it to CLAUDE.md with `memctl install --claude-md`)"
+            )?;
+        }
+        MemoryCommand::Show { dir } => {
+            let dir = dir_or_cwd(dir)?;
+            let Some(mdir) = memory::find_dir(&dir.display().to_string()) else {
+                writeln!(
+                    out,
+                    "no {} here (run `memctl memory init`)",
+                    memory::MEMORY_DIR
+                )?;
+                return Ok(());
+            };
+            let lines = memory::collect(&mdir, &MemoryConfig::from_env());
+            if lines.is_empty() {
+                writeln!(
+                    out,
+                    "{}: nothing to inject yet (templates only)",
+                    mdir.display()
+                )?;
+            }
+            for l in lines {
+                writeln!(out, "- {}", l.text)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `memctl restore <session>`: the restore block Claude would get after this session's
+/// compaction (memory files of the project included).
+pub fn restore(engine: Engine, a: RestoreArgs, out: &mut dyn Write) -> Result<()> {
+    let project = match a.project {
+        Some(p) => p,
+        None => {
+            let r = engine.store().read()?;
+            let Some(s) = r.session(&a.session)? else {
+                bail!("no session with id {:?}", a.session);
+            };
+            s.project
+        }
+    };
+    let mut cfg = RestoreConfig {
+        memory: MemoryConfig::from_env(),
+        ..RestoreConfig::default()
+    };
+    if let Some(n) = a.chars.or_else(|| {
+        std::env::var("MEMCTL_RESTORE_CHARS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+    }) {
+        cfg.budget.max_chars = n.min(memctl_engine::restore::MAX_RESTORE_CHARS);
+    }
+    let r = restore_block(&engine, &a.session, &project, RestoreKind::Compact, &cfg)?;
+    if r.text.is_empty() {
+        writeln!(out, "nothing to restore for session {}", a.session)?;
+    } else {
+        writeln!(out, "{}", r.text)?;
+    }
+    Ok(())
+}
+
+/// `memctl summarize <session>`: extractive summary, plus `MEMCTL_SUMMARIZER_CMD`'s when set.
+pub fn summarize(engine: Engine, a: SummarizeArgs, out: &mut dyn Write) -> Result<()> {
+    let ext = summary::external::ExternalConfig::from_env();
+    let Some(s) =
+        summary::summarize_with_external(&engine, &a.session, &SummaryConfig::default(), &ext)?
+    else {
+        bail!("no archived turns for session {:?}", a.session);
+    };
+    if a.json {
+        serde_json::to_writer(&mut *out, &s)?;
+        writeln!(out)?;
+    } else {
+        write!(out, "{}", s.render())?;
+    }
+    Ok(())
+}
+
+/// Refresh the summaries of sessions just ingested (`memctl ingest`); failures are logged.
+pub fn summarize_sessions(engine: &Engine, sessions: &[String]) {
+    for s in sessions {
+        if let Err(e) = summary::summarize_session(engine, s, &SummaryConfig::default()) {
+            tracing::warn!(session = s, error = %e, "session summary not made");
+        }
+    }
+}
+
+/// `memctl prune`.
+pub fn prune(engine: Engine, a: PruneArgs, out: &mut dyn Write) -> Result<()> {
+    let p = memctl_engine::rank::RankParams::default();
+    let r = memctl_engine::prune::prune_all(&engine, &p, a.dry_run, None)?;
+    if a.json {
+        serde_json::to_writer(&mut *out, &r)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    let verb = if a.dry_run { "would prune" } else { "pruned" };
+    writeln!(
+        out,
+        "{verb} {} of {} chunks ({} pinned kept)",
+        r.pruned, r.examined, r.pinned_kept
+    )?;
+    if a.dry_run {
+        writeln!(
+            out,
+            "{} dead vector ids await compaction (run without --dry-run)",
+            r.vectors_dropped
+        )?;
+    } else {
+        writeln!(
+            out,
+            "{} turn entries unlinked; vector blocks {} → {} ({} dead ids dropped)",
+            r.turns_unlinked, r.blocks_before, r.blocks_after, r.vectors_dropped
+        )?;
+    }
+    Ok(())
+}
+
+/// `memctl pin` / `unpin`.
+pub fn pin(engine: Engine, a: PinArgs, pinned: bool, out: &mut dyn Write) -> Result<()> {
+    if !memctl_engine::prune::set_pinned(&engine, a.id, pinned)? {
+        bail!("no chunk with id {}", a.id);
+    }
+    writeln!(
+        out,
+        "chunk {} {}",
+        a.id,
+        if pinned {
+            "pinned (never pruned)"
+        } else {
+            "unpinned"
+        }
+    )?;
+    Ok(())
+}
+
+/// The CLAUDE.md part of `memctl install --claude-md` / `uninstall --claude-md`: the managed
+/// protocol block in `./CLAUDE.md`, inserted or removed idempotently.
+pub fn claude_md(add: bool, dry_run: bool, out: &mut dyn Write) -> Result<()> {
+    let path = std::env::current_dir()
+        .context("current directory")?
+        .join("CLAUDE.md");
+    let old = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let new = if add {
+        memory::claude_md::upsert(&old)
+    } else {
+        memory::claude_md::remove(&old)
+    };
+    if dry_run {
+        write!(out, "{new}")?;
+        return Ok(());
+    }
+    if new == old {
+        writeln!(out, "{}: already up to date", path.display())?;
+        return Ok(());
+    }
+    if !add && new.is_empty() {
+        std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+        writeln!(
+            out,
+            "removed {} (it held only the memctl block)",
+            path.display()
+        )?;
+        return Ok(());
+    }
+    crate::install::write_atomic(&path, &new)?;
+    writeln!(
+        out,
+        "{} the memory protocol {} {}",
+        if add { "wrote" } else { "removed" },
+        if add { "to" } else { "from" },
+        path.display()
+    )?;
+    Ok(())
+}
