@@ -76,6 +76,11 @@ pub fn fuse(
     lexical_coverage: f32,
     p: &FusionParams,
 ) -> Vec<FusedHit> {
+    if !dense.is_empty() && !lexical.is_empty() {
+        tmp_dump(
+            &serde_json::json!({"fuse": 1, "dense": dense.iter().map(|h| (h.id, h.score)).collect::<Vec<_>>(), "lex": lexical.iter().map(|h| (h.id, h.score)).collect::<Vec<_>>(), "cov": lexical_coverage}),
+        );
+    }
     let cov = lexical_coverage.clamp(0.0, 1.0);
     let w_lex = if lexical.is_empty() {
         0.0
@@ -180,8 +185,25 @@ pub fn bm25_store(
         Some((_, matched)) if idf_total > 0.0 => matched / idf_total,
         _ => 0.0,
     };
+    tmp_dump(
+        &serde_json::json!({"q": query, "docs_n": docs, "idf_total": idf_total, "cov": coverage, "docs": hits.iter().take(n).map(|(h, m)| (h.id, h.score, *m)).collect::<Vec<_>>()}),
+    );
     hits.truncate(n);
     Ok((hits.into_iter().map(|(h, _)| h).collect(), coverage))
+}
+
+// TEMPORARY replay dump (removed before handing back).
+fn tmp_dump(v: &serde_json::Value) {
+    if let Some(p) = std::env::var_os("MEMCTL_FUSION_DUMP") {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+        {
+            let _ = writeln!(f, "{v}");
+        }
+    }
 }
 
 #[cfg(test)]

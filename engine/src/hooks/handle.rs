@@ -161,6 +161,25 @@ fn archive(engine: &Engine, p: &HookPayload, effects: &mut HookEffects) -> Resul
     }
 }
 
+/// True when we know the resumed session was never compacted: its transcript exists (and was
+/// just archived) and neither a compaction summary turn nor a PostCompact summary is stored.
+/// Unknown (no transcript, no record) counts as "maybe compacted": restore.
+fn resumed_without_compaction(engine: &Engine, p: &HookPayload) -> Result<bool, EngineError> {
+    let exists = p
+        .common
+        .transcript_path
+        .as_deref()
+        .is_some_and(|t| Path::new(t).is_file());
+    if !exists {
+        return Ok(false);
+    }
+    Ok(engine
+        .store()
+        .read()?
+        .session(&p.common.session_id)?
+        .is_some_and(|s| s.compactions == 0 && s.compact_summary.is_none()))
+}
+
 fn project_of(p: &HookPayload) -> String {
     p.common
         .cwd
@@ -245,6 +264,11 @@ pub fn handle(
                     if kind == RestoreKind::Resume {
                         // The resumed transcript may hold turns we never saw.
                         archive(engine, p, &mut fx)?;
+                        if resumed_without_compaction(engine, p)? {
+                            // Claude Code reloads the whole uncompacted conversation: restoring
+                            // would duplicate it (and stack one more block per resume).
+                            return Ok((HookOutput::None, fx));
+                        }
                     }
                     let project = project_of(p);
                     let restored =

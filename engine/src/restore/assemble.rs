@@ -312,11 +312,6 @@ pub fn restore_block(
     let r = engine.store().read()?;
     let own = r.session(session_id)?.filter(|s| s.turns > 0);
     let (focus, focus_rec, focus_is_self) = match (kind, own) {
-        // A resumed session that was never compacted has its whole conversation in context
-        // already: restoring would only duplicate it (and stack a block per resume).
-        (RestoreKind::Resume, Some(s)) if s.compactions == 0 && s.compact_summary.is_none() => {
-            return Ok(Restored::default());
-        }
         (RestoreKind::Compact | RestoreKind::Resume, Some(s)) => (session_id.to_string(), s, true),
         _ => match previous_session(&r, project, session_id)? {
             Some((id, s)) => (id, s, false),
