@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 /// memctl: memory for coding agents that survives context compaction.
 #[derive(Debug, Parser)]
-#[command(name = "memctl", version, about, long_about = None)]
+#[command(name = "memctl", version, about = "memctl: memory for coding agents that survives context compaction", long_about = None)]
 pub struct Cli {
     /// Data directory (default: $MEMCTL_HOME, else $XDG_DATA_HOME/memctl).
     #[arg(long, global = true, env = "MEMCTL_HOME")]

@@ -1,36 +1,14 @@
 //! `memctl-hook` as Claude Code runs it: a real process, payload on stdin, output on stdout.
 //! Always exit 0; empty stdout on faults; the documented output shape per event.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod common;
 
-const SID: &str = "db5b5fab-8f4d-4e27-9da1-494c73cf256d";
-const PROJECT: &str = "/home/dev/src/quill-notes";
-
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/fixtures/sample/{SID}.jsonl"))
-}
+use common::{PROJECT, SID, fixture};
+use std::path::Path;
+use std::process::{Command, Output};
 
 fn hook(home: &Path, event: &str, stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_memctl-hook"))
-        .arg(event)
-        .env("MEMCTL_HOME", home)
-        .env("MEMCTL_BACKGROUND_EMBED", "0")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn memctl-hook");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin)
-        .expect("write payload");
-    let out = child.wait_with_output().expect("wait");
-    assert_eq!(out.status.code(), Some(0), "hooks always exit 0: {out:?}");
-    out
+    common::hook(home, event, stdin, &[])
 }
 
 fn payload(event: &str, session: &str, transcript: &Path, extra: &str) -> Vec<u8> {
@@ -175,21 +153,12 @@ fn archive_compact_restore_clear_cycle() {
     assert!(ctx.chars().count() <= 4000);
 
     // Budget is configurable and always respected.
-    let mut small = Command::new(env!("CARGO_BIN_EXE_memctl-hook"));
-    small
-        .arg("SessionStart")
-        .env("MEMCTL_HOME", &home)
-        .env("MEMCTL_RESTORE_CHARS", "800")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped());
-    let mut child = small.spawn().expect("spawn");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(&payload("SessionStart", SID, &t, r#","source":"compact""#))
-        .expect("write");
-    let out = child.wait_with_output().expect("wait");
+    let out = common::hook(
+        &home,
+        "SessionStart",
+        &payload("SessionStart", SID, &t, r#","source":"compact""#),
+        &[("MEMCTL_RESTORE_CHARS", "800")],
+    );
     assert!(context_of(&out).chars().count() <= 800);
 
     // /clear: a new session with an empty transcript gets the previous session's context.

@@ -3,37 +3,14 @@
 //! restore inventory names its id, and the exact bytes come back by id (`memctl swap show`)
 //! and by a query (`memctl swap search`).
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod common;
 
-const SID: &str = "db5b5fab-8f4d-4e27-9da1-494c73cf256d";
-const PROJECT: &str = "/home/dev/src/quill-notes";
-
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/fixtures/sample/{SID}.jsonl"))
-}
+use common::{PROJECT, SID, fixture};
+use std::path::Path;
+use std::process::{Command, Output};
 
 fn hook(home: &Path, event: &str, stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_memctl-hook"))
-        .arg(event)
-        .env("MEMCTL_HOME", home)
-        .env("MEMCTL_BACKGROUND_EMBED", "0")
-        .env("MEMCTL_EMBEDDER", "hash")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn memctl-hook");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin)
-        .expect("write payload");
-    let out = child.wait_with_output().expect("wait");
-    assert_eq!(out.status.code(), Some(0), "hooks always exit 0: {out:?}");
-    out
+    common::hook(home, event, stdin, &[("MEMCTL_EMBEDDER", "hash")])
 }
 
 fn memctl(home: &Path, args: &[&str]) -> Output {

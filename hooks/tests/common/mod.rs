@@ -1,0 +1,56 @@
+//! Shared helpers for the process-level tests: run the real binaries with a payload on stdin.
+#![allow(dead_code)] // each test binary uses a subset
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// Session id of the sample transcript shipped in tests/fixtures/sample.
+pub const SID: &str = "db5b5fab-8f4d-4e27-9da1-494c73cf256d";
+/// The project (cwd) the sample transcript ran in.
+pub const PROJECT: &str = "/home/dev/src/quill-notes";
+
+/// The sample transcript.
+pub fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/fixtures/sample/{SID}.jsonl"))
+}
+
+/// Run `bin args` with `stdin` and extra environment; returns its output.
+pub fn run(bin: &str, home: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(bin);
+    cmd.args(args)
+        .env("MEMCTL_HOME", home)
+        .env("MEMCTL_BACKGROUND_EMBED", "0")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin)
+        .expect("write stdin");
+    child.wait_with_output().expect("wait")
+}
+
+/// Run `memctl-hook <event>`; asserts the one exit policy (always 0).
+pub fn hook(home: &Path, event: &str, stdin: &[u8], env: &[(&str, &str)]) -> Output {
+    let out = run(
+        env!("CARGO_BIN_EXE_memctl-hook"),
+        home,
+        &[event],
+        stdin,
+        env,
+    );
+    assert_eq!(out.status.code(), Some(0), "hooks always exit 0: {out:?}");
+    out
+}
+
+/// Run `memctl args`.
+pub fn memctl(home: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> Output {
+    run(env!("CARGO_BIN_EXE_memctl"), home, args, stdin, env)
+}
