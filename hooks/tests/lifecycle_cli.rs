@@ -2,44 +2,17 @@
 //! insta snapshots of the status line and the session list (fixed inputs, a store built from
 //! tests/fixtures/sample with hash embeddings; temp paths redacted).
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod common;
 
-const SID: &str = "db5b5fab-8f4d-4e27-9da1-494c73cf256d";
+use common::fixture;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::SID;
 const SID2: &str = "0a1b2c3d-0000-4000-8000-000000000001";
 
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/fixtures/sample/{SID}.jsonl"))
-}
-
 fn memctl(home: &Path, args: &[&str], stdin: &[u8]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memctl"));
-    cmd.args(args)
-        .env("MEMCTL_HOME", home)
-        .env("MEMCTL_EMBEDDER", "hash")
-        .env("MEMCTL_BACKGROUND_EMBED", "0")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for k in [
-        "MEMCTL_CONTEXT_WINDOW",
-        "MEMCTL_AUTOPILOT_WARN",
-        "MEMCTL_AUTOPILOT_CRITICAL",
-        "MEMCTL_MEMORY",
-        "MEMCTL_MEMORY_CHARS",
-        "MEMCTL_SUMMARIZER_CMD",
-    ] {
-        cmd.env_remove(k);
-    }
-    let mut child = cmd.spawn().expect("spawn memctl");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin)
-        .expect("write stdin");
-    child.wait_with_output().expect("wait")
+    common::memctl(home, args, stdin, &[("MEMCTL_EMBEDDER", "hash")])
 }
 
 fn ok(home: &Path, args: &[&str], stdin: &[u8]) -> String {
@@ -268,28 +241,7 @@ fn install_claude_md_is_idempotent() {
 }
 
 fn hook(home: &Path, event: &str, payload: &str, env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memctl-hook"));
-    cmd.arg(event)
-        .env("MEMCTL_HOME", home)
-        .env("MEMCTL_BACKGROUND_EMBED", "0")
-        .env_remove("MEMCTL_AUTOPILOT_NOTE")
-        .env_remove("MEMCTL_CONTEXT_WINDOW")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().expect("spawn memctl-hook");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(payload.as_bytes())
-        .expect("write");
-    let out = child.wait_with_output().expect("wait");
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    out
+    common::hook(home, event, payload.as_bytes(), env)
 }
 
 #[test]

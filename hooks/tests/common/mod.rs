@@ -24,6 +24,20 @@ pub fn run(bin: &str, home: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &s
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // Tests must not depend on the developer's configuration.
+    for k in [
+        "MEMCTL_CONTEXT_WINDOW",
+        "MEMCTL_AUTOPILOT_NOTE",
+        "MEMCTL_AUTOPILOT_WARN",
+        "MEMCTL_AUTOPILOT_CRITICAL",
+        "MEMCTL_MEMORY",
+        "MEMCTL_MEMORY_CHARS",
+        "MEMCTL_SUMMARIZER_CMD",
+        "MEMCTL_RESTORE_CHARS",
+        "MEMCTL_RESTORE_ON_STARTUP",
+    ] {
+        cmd.env_remove(k);
+    }
     for (k, v) in env {
         cmd.env(k, v);
     }
