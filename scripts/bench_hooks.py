@@ -133,8 +133,12 @@ with open(plus2, encoding="utf-8") as fh:
         if d.get("type") != "user" or d.get("isMeta") or d.get("isCompactSummary"):
             continue
         c = (d.get("message") or {}).get("content")
-        if (isinstance(c, str) and c) or (isinstance(c, list) and any(b.get("type") == "text" for b in c if isinstance(b, dict))
-                                          and not any(b.get("type") == "tool_result" for b in c if isinstance(b, dict))):
+        if isinstance(c, list):
+            if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in c):
+                continue
+            c = " ".join(b.get("text", "") for b in c if isinstance(b, dict) and b.get("type") == "text")
+        # "[Request interrupted by user]" marks the turn it interrupts; it opens no turn.
+        if isinstance(c, str) and c and not c.startswith("[Request interrupted"):
             prompts += 1
 restore(s)
 shown = json.loads(subprocess.run([memctl, "show", session, "--json"], env=env, capture_output=True, check=True).stdout)

@@ -26,6 +26,7 @@ for name in ("pre_compact", "ups_incr"):
     if os.path.exists(p):
         db = p
         break
+prompts = [p for p in prompts if not p.startswith("[Request interrupted")]
 found = 0
 rows = 0
 if db:

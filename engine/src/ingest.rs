@@ -167,6 +167,13 @@ impl Engine {
             report.rewritten = true;
             tracing::info!(path = %path.display(), "transcript rewritten or replaced; re-reading from the start");
         }
+        // A transcript we have not seen under this path may be a moved or copied file of a
+        // session we already archived: resume from that session's cursor when the bytes before
+        // its resume point are identical, instead of re-reading the whole history.
+        let state = match (state, &cursor) {
+            (None, None) => self.adopt_session_cursor(&mut file, len).map_err(io)?,
+            (s, _) => s,
+        };
         let mut chunker = Chunker::new(opts.chunker.clone(), fallback_session);
         if let Some(s) = state {
             chunker = chunker.with_state(s);
@@ -325,6 +332,73 @@ impl Engine {
         }
         Ok(report)
     }
+}
+
+impl Engine {
+    /// The chunker state of another transcript file of the same session (found through the
+    /// session record) when `file` holds the same bytes up to that state's resume offset
+    /// (checked on the head and on the 4 KiB before the resume offset, in both files).
+    fn adopt_session_cursor(
+        &self,
+        file: &mut std::fs::File,
+        len: u64,
+    ) -> std::io::Result<Option<ChunkerState>> {
+        let mut head = vec![0u8; len.min(HEAD_BYTES) as usize];
+        file.seek(SeekFrom::Start(0))?;
+        file.read_exact(&mut head)?;
+        let Some(session) = session_id_in(&head) else {
+            return Ok(None);
+        };
+        let Ok(reader) = self.store().read() else {
+            return Ok(None);
+        };
+        let Some(other) = reader
+            .session(&session)
+            .ok()
+            .flatten()
+            .and_then(|s| s.transcript_path)
+        else {
+            return Ok(None);
+        };
+        let Some(cur) = reader.cursor(&other).ok().flatten() else {
+            return Ok(None);
+        };
+        let Some(state) = decode_state(&cur.state) else {
+            return Ok(None);
+        };
+        let resume = state.resume_offset;
+        if resume == 0 || resume > len {
+            return Ok(None);
+        }
+        let Ok(mut old) = std::fs::File::open(&other) else {
+            return Ok(None);
+        };
+        let window = resume.min(4096);
+        let same = |f: &mut std::fs::File, at: u64, n: u64| -> std::io::Result<Vec<u8>> {
+            let mut b = vec![0u8; n as usize];
+            f.seek(SeekFrom::Start(at))?;
+            f.read_exact(&mut b)?;
+            Ok(b)
+        };
+        let head_len = (head.len() as u64).min(resume);
+        if same(file, 0, head_len)? != same(&mut old, 0, head_len)?
+            || same(file, resume - window, window)? != same(&mut old, resume - window, window)?
+        {
+            return Ok(None);
+        }
+        tracing::info!(session = %session, from = %other, "resuming from the session's cursor of another transcript file");
+        Ok(Some(state))
+    }
+}
+
+/// The first `"sessionId":"…"` value in some transcript bytes.
+fn session_id_in(bytes: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let i = text.find("\"sessionId\":\"")? + 13;
+    let rest = &text[i..];
+    let end = rest.find('"')?;
+    let id = &rest[..end];
+    (!id.is_empty() && id.len() <= 128).then(|| id.to_string())
 }
 
 fn encode_state(s: &ChunkerState) -> Vec<u8> {

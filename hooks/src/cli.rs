@@ -135,6 +135,9 @@ pub struct IngestArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// No progress bar and no report (background use by hooks).
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 /// `memctl search`.
@@ -147,7 +150,8 @@ pub struct SearchArgs {
     /// prints one JSON line per query (`{"qid", "results"}`), loading the model once.
     #[arg(long, conflicts_with = "query")]
     pub queries: Option<PathBuf>,
-    /// Fusion weights `lexical_max,lexical_min,dense_floor` (tuning; default 0.9,0.15,0.2).
+    /// Fusion parameters `lexical_max,lexical_min,dense_floor[,coverage_floor,dense_margin_lo,
+    /// dense_margin_hi,dense_trust]` (tuning; default 0.9,0.15,0.2,0.15,0.05,0.25,0.5).
     #[arg(long, hide = true)]
     pub fusion: Option<String>,
     /// Project (the directory Claude Code ran in); default: the current directory.
@@ -512,7 +516,7 @@ fn ingest(engine: Engine, a: IngestArgs, out: &mut dyn Write) -> Result<()> {
         .filter_map(|f| std::fs::metadata(f).ok())
         .map(|m| m.len())
         .sum();
-    let bar = if files.len() > 3 || total_bytes > 4 << 20 {
+    let bar = if !a.quiet && (files.len() > 3 || total_bytes > 4 << 20) {
         let b = indicatif::ProgressBar::new(files.len() as u64);
         b.set_style(
             indicatif::ProgressStyle::with_template(
@@ -543,7 +547,9 @@ fn ingest(engine: Engine, a: IngestArgs, out: &mut dyn Write) -> Result<()> {
         b.finish_and_clear();
     }
     crate::lifecycle::summarize_sessions(&engine, &total.sessions);
-    if a.json {
+    if a.quiet {
+        // nothing to print
+    } else if a.json {
         serde_json::to_writer(&mut *out, &total)?;
         writeln!(out)?;
     } else {
@@ -580,18 +586,36 @@ fn search(engine: Engine, a: SearchArgs, out: &mut dyn Write) -> Result<()> {
     req.since = a.since.clone();
     req.until = a.until.clone();
     if let Some(f) = &a.fusion {
+        const USAGE: &str = "--fusion takes 3 or 7 numbers: lexical_max,lexical_min,dense_floor\
+                             [,coverage_floor,dense_margin_lo,dense_margin_hi,dense_trust]";
         let v: Vec<f32> = f
             .split(',')
             .map(|x| x.trim().parse::<f32>())
             .collect::<Result<_, _>>()
-            .context("--fusion takes three numbers: lexical_max,lexical_min,dense_floor")?;
-        let [lexical_max, lexical_min, dense_floor] = v[..] else {
-            bail!("--fusion takes three numbers: lexical_max,lexical_min,dense_floor");
-        };
+            .context(USAGE)?;
+        if v.len() != 3 && v.len() != 7 {
+            bail!(USAGE);
+        }
+        // Omitted trailing parameters keep their defaults.
+        let d = memctl_engine::search::FusionParams::default();
+        let mut p = [
+            d.lexical_max,
+            d.lexical_min,
+            d.dense_floor,
+            d.coverage_floor,
+            d.dense_margin_lo,
+            d.dense_margin_hi,
+            d.dense_trust,
+        ];
+        p[..v.len()].copy_from_slice(&v);
         req.fusion = memctl_engine::search::FusionParams {
-            lexical_max,
-            lexical_min,
-            dense_floor,
+            lexical_max: p[0],
+            lexical_min: p[1],
+            dense_floor: p[2],
+            coverage_floor: p[3],
+            dense_margin_lo: p[4],
+            dense_margin_hi: p[5],
+            dense_trust: p[6],
         };
     }
     if !a.all_projects {
@@ -871,8 +895,20 @@ fn status(engine: Engine, out: &mut dyn Write) -> Result<()> {
     for (emb, n) in &st.vectors {
         writeln!(out, "vectors:    {n} × {emb} (int8 blocks + f32)")?;
     }
-    let active = engine.active_embedder();
-    writeln!(out, "embedder:   {}", active.id())?;
+    // `status` must stay cheap (statuslines and scripts call it): report the configured
+    // embedder without loading the model; `memctl doctor` loads it and reports for real.
+    let o = engine.options();
+    let embedder = if o.model_disabled {
+        "hash-ngram@v1/384 (model disabled)".to_string()
+    } else if o.onnx.dylib_path.is_file() && o.onnx.model_path().is_file() {
+        format!(
+            "all-MiniLM-L6-v2@{}/384 (ONNX, loaded on demand)",
+            o.onnx.variant
+        )
+    } else {
+        "hash-ngram@v1/384 (fallback: model or runtime missing; see memctl doctor)".to_string()
+    };
+    writeln!(out, "embedder:   {embedder}")?;
     writeln!(
         out,
         "index:      exact int8 scan + f32 re-score (per query); BM25 postings in redb"

@@ -39,6 +39,9 @@ pub fn main() -> ExitCode {
     }));
     let output = match result {
         Ok(Ok((out, fx))) => {
+            for t in &fx.background_ingest {
+                spawn_background(&["ingest", "--no-embed", "--quiet"], Some(t));
+            }
             if fx.pending_embeds > 0 {
                 spawn_background_embedder();
             }
@@ -96,6 +99,11 @@ fn spawn_background_embedder() {
     if std::env::var("MEMCTL_BACKGROUND_EMBED").is_ok_and(|v| v == "0") {
         return;
     }
+    spawn_background(&["embed-pending", "--background"], None);
+}
+
+/// Start `memctl <args> [path]` detached: own process group, no stdio; the hook never waits.
+fn spawn_background(args: &[&str], path: Option<&std::path::Path>) {
     let Some(memctl) = std::env::current_exe()
         .ok()
         .and_then(|p| p.parent().map(|d| d.join("memctl")))
@@ -105,9 +113,11 @@ fn spawn_background_embedder() {
         return;
     };
     let mut cmd = std::process::Command::new(memctl);
-    cmd.arg("embed-pending")
-        .arg("--background")
-        .stdin(std::process::Stdio::null())
+    cmd.args(args);
+    if let Some(p) = path {
+        cmd.arg(p);
+    }
+    cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     #[cfg(unix)]
@@ -116,7 +126,7 @@ fn spawn_background_embedder() {
         cmd.process_group(0);
     }
     if let Err(e) = cmd.spawn() {
-        tracing::warn!(error = %e, "could not start the background embedder");
+        tracing::warn!(error = %e, ?args, "could not start a background memctl");
     }
 }
 

@@ -237,3 +237,49 @@ fn real_harness_transcripts_keep_every_turn() {
     }
     assert!(n >= 5, "expected the harness transcripts, found {n}");
 }
+
+/// A copy of an archived transcript under another path (moved project, copied file) resumes
+/// from the session's cursor: only the new bytes are read, and no turn is lost or doubled.
+#[test]
+fn moved_transcript_resumes_from_the_session_cursor() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = dir.path().join("a.jsonl");
+    gen_transcript(&a, 300, 31);
+    let e = engine(&dir.path().join("home"));
+    let first = e
+        .ingest_transcript(&a, &IngestOptions::default())
+        .expect("ingest a");
+    let session = first.sessions.first().cloned().expect("session");
+    let (turns_a, _, _, _) = turn_ids(&e, &session);
+
+    let b = dir.path().join("b.jsonl");
+    std::fs::copy(&a, &b).expect("copy");
+    let o = Command::new("python3")
+        .arg(shared_dir().join("peer/gen_transcript.py"))
+        .arg("--append-to")
+        .arg(&a)
+        .args(["--turns", "2", "--seed", "9"])
+        .output()
+        .expect("append");
+    assert!(o.status.success());
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&b)
+        .expect("open");
+    std::io::Write::write_all(&mut f, &o.stdout).expect("append");
+
+    let second = e
+        .ingest_transcript(&b, &IngestOptions::default())
+        .expect("ingest b");
+    let size_a = std::fs::metadata(&a).expect("meta").len();
+    assert!(
+        second.bytes_read < o.stdout.len() as u64 + size_a / 20,
+        "read {} bytes of a {}-byte file for {} new bytes",
+        second.bytes_read,
+        size_a,
+        o.stdout.len()
+    );
+    let (turns_b, _, _, _) = turn_ids(&e, &session);
+    assert_eq!(turns_b.len(), turns_a.len() + 2);
+    assert_prompts_stored(&e, &session, &b);
+}

@@ -59,6 +59,49 @@ pub struct HookEffects {
     pub pending_embeds: u64,
     /// Ingest report, when the event archived.
     pub ingest: Option<IngestReport>,
+    /// Transcripts whose unarchived backlog is too big for the hook's budget: the binary
+    /// archives them in a detached `memctl ingest` process.
+    pub background_ingest: Vec<std::path::PathBuf>,
+}
+
+/// Unarchived bytes above which UserPromptSubmit hands the work to a background process
+/// (`MEMCTL_HOOK_INLINE_BYTES`, default 4 MiB ≈ 250 turns): a first prompt after installing
+/// memctl into a long session must not stall the agent. PreCompact always archives inline.
+fn inline_limit() -> u64 {
+    std::env::var("MEMCTL_HOOK_INLINE_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4 << 20)
+}
+
+/// Bytes of `path` not yet archived (whole file when it has no cursor).
+fn backlog(engine: &Engine, path: &Path) -> Result<u64, EngineError> {
+    let len = std::fs::metadata(path).map_or(0, |m| m.len());
+    let key = std::fs::canonicalize(path).map_or_else(
+        |_| path.display().to_string(),
+        |p| p.to_string_lossy().into_owned(),
+    );
+    let done = engine.store().read()?.cursor(&key)?.map_or(0, |c| c.offset);
+    Ok(len.saturating_sub(done))
+}
+
+/// A recent marker says a background ingest of this transcript is already running.
+fn claim_background(engine: &Engine, path: &Path) -> bool {
+    let name = crate::paths::sanitize_component(&path.display().to_string());
+    let dir = engine.data_dir().join("backlog");
+    if crate::paths::ensure_private_dir(&dir).is_err() {
+        return false;
+    }
+    let marker = dir.join(name);
+    let fresh = std::fs::metadata(&marker)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age.as_secs() < 300);
+    if fresh {
+        return false;
+    }
+    std::fs::write(&marker, std::process::id().to_string()).is_ok()
 }
 
 fn hook_ingest_options() -> IngestOptions {
@@ -213,7 +256,24 @@ pub fn handle(
     let mut fx = HookEffects::default();
     let out = match &p.event {
         HookEvent::UserPromptSubmit { .. } => {
-            archive(engine, p, &mut fx)?;
+            let big = p
+                .common
+                .transcript_path
+                .as_deref()
+                .map(Path::new)
+                .filter(|t| t.is_file())
+                .map(|t| backlog(engine, t).map(|b| (t, b)))
+                .transpose()?
+                .filter(|(_, b)| *b > inline_limit());
+            match big {
+                Some((t, bytes)) => {
+                    if claim_background(engine, t) {
+                        tracing::info!(transcript = %t.display(), bytes, "large backlog: archiving in the background");
+                        fx.background_ingest.push(t.to_path_buf());
+                    }
+                }
+                None => archive(engine, p, &mut fx)?,
+            }
             drain_spool(engine, deadline);
             match crate::autopilot::on_prompt_hook(
                 engine.data_dir(),

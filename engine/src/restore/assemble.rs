@@ -301,6 +301,38 @@ pub const SWAP_INVENTORY_TITLE: &str =
 /// Swapped outputs listed at most (the budget may cut more).
 const SWAP_INVENTORY_MAX: usize = 20;
 
+/// Keep the words of `text` whose terms are informative in this project (document frequency at
+/// most a quarter of the documents, or 50): common words would make BM25 read postings lists
+/// as long as the history, for no ranking value. Bounds restore work on long sessions.
+fn informative_words(
+    lex: &crate::store::StoreLexical<'_>,
+    text: &str,
+) -> Result<String, EngineError> {
+    let cap = (lex.doc_count() / 4).max(50);
+    let mut kept = Vec::new();
+    let mut seen = HashSet::new();
+    for word in text.split_whitespace() {
+        let terms = crate::index::lexical::query_terms(word);
+        if terms.is_empty() || !seen.insert(word.to_string()) {
+            continue;
+        }
+        let mut ok = true;
+        for t in &terms {
+            if lex.df(t)? > cap {
+                ok = false;
+                break;
+            }
+        }
+        if ok {
+            kept.push(word);
+        }
+        if kept.len() >= 24 {
+            break;
+        }
+    }
+    Ok(kept.join(" "))
+}
+
 /// Build the SessionStart restore block for `session_id` in `project`.
 pub fn restore_block(
     engine: &Engine,
@@ -373,10 +405,12 @@ pub fn restore_block(
         Some((emb, q)) => r.scan_vectors(&[pid], &emb, &q, cfg.candidates)?,
         None => Vec::new(),
     };
+    let lexical = r.lexical(&[pid])?;
+    let query_text = informative_words(&lexical, &query_text)?;
     let (lex, cov) = if query_text.trim().is_empty() {
         (Vec::new(), 0.0)
     } else {
-        bm25_store(&r.lexical(&[pid])?, &query_text, cfg.candidates)?
+        bm25_store(&lexical, &query_text, cfg.candidates)?
     };
     let fused = fuse(&dense, &lex, cov, &FusionParams::default());
     let mut key_n = 0;

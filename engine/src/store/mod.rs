@@ -140,8 +140,12 @@ impl Store {
                 Err(e) => return Err(e.into()),
             }
         };
-        let mut w = StoreWriter { tx };
+        let mut w = StoreWriter {
+            tx,
+            pending_blocks: Vec::new(),
+        };
         let out = f(&mut w)?;
+        w.flush_blocks()?;
         w.tx.commit()?;
         Ok(out)
     }
@@ -157,6 +161,9 @@ impl Store {
 /// Writes inside one transaction. Created by [`Store::write`].
 pub struct StoreWriter {
     tx: WriteTransaction,
+    /// Int8 block appends, grouped at commit: appending vectors one at a time would rewrite
+    /// the tail block (up to [`BLOCK_VECTORS`] vectors) once per vector.
+    pending_blocks: Vec<(u32, EmbedderId, ChunkId, Vec<f32>)>,
 }
 
 impl std::fmt::Debug for StoreWriter {
@@ -354,27 +361,76 @@ impl StoreWriter {
         self.tx
             .open_table(VECTORS)?
             .insert((id, key.as_str()), bytes.as_slice())?;
+        self.pending_blocks
+            .push((project_id, emb.clone(), id, v.to_vec()));
+        Ok(())
+    }
+
+    /// Append the pending vectors to their int8 blocks: per (project, embedder), the tail block
+    /// is read once, filled up to [`BLOCK_VECTORS`], and new blocks are written whole.
+    fn flush_blocks(&mut self) -> Result<(), StoreError> {
+        if self.pending_blocks.is_empty() {
+            return Ok(());
+        }
+        let mut pending = std::mem::take(&mut self.pending_blocks);
+        // Stable sort keeps insertion order inside each group.
+        pending.sort_by(|a, b| (a.0, a.1.key()).cmp(&(b.0, b.1.key())));
         let mut tails = self.tx.open_table(VEC_TAILS)?;
-        let (block_no, count) = tails
-            .get((project_id, key.as_str()))?
-            .map(|g| g.value())
-            .unwrap_or((0, 0));
         let mut blocks = self.tx.open_table(VEC_BLOCKS)?;
-        let single = quant::encode_block(emb, &[id], &[v])?;
-        let (block_no, block) = if count > 0 && (count as usize) < BLOCK_VECTORS {
-            let old = blocks
-                .get((project_id, key.as_str(), block_no))?
-                .map(|g| g.value().to_vec())
-                .unwrap_or_default();
-            (block_no, quant::concat_blocks(&old, &single)?)
-        } else if count == 0 {
-            (block_no, single)
-        } else {
-            (block_no + 1, single)
-        };
-        let n_in_block = quant::BlockView::parse(&block)?.len();
-        blocks.insert((project_id, key.as_str(), block_no), block.as_slice())?;
-        tails.insert((project_id, key.as_str()), (block_no, n_in_block as u32))?;
+        let mut i = 0;
+        while i < pending.len() {
+            let (project_id, emb) = (pending[i].0, pending[i].1.clone());
+            let key = emb.key();
+            let mut j = i;
+            while j < pending.len() && pending[j].0 == project_id && pending[j].1 == emb {
+                j += 1;
+            }
+            let (mut block_no, count) = tails
+                .get((project_id, key.as_str()))?
+                .map(|g| g.value())
+                .unwrap_or((0, 0));
+            let mut current: Vec<u8> = if count > 0 && (count as usize) < BLOCK_VECTORS {
+                blocks
+                    .get((project_id, key.as_str(), block_no))?
+                    .map(|g| g.value().to_vec())
+                    .unwrap_or_default()
+            } else {
+                if count > 0 {
+                    block_no += 1;
+                }
+                Vec::new()
+            };
+            let mut in_block = if current.is_empty() {
+                0
+            } else {
+                count as usize
+            };
+            for chunk in pending[i..j].chunks(BLOCK_VECTORS) {
+                let mut rest = chunk;
+                while !rest.is_empty() {
+                    let room = BLOCK_VECTORS - in_block;
+                    let (now, later) = rest.split_at(room.min(rest.len()));
+                    let ids: Vec<ChunkId> = now.iter().map(|x| x.2).collect();
+                    let vecs: Vec<&[f32]> = now.iter().map(|x| x.3.as_slice()).collect();
+                    let fresh = quant::encode_block(&emb, &ids, &vecs)?;
+                    current = if current.is_empty() {
+                        fresh
+                    } else {
+                        quant::concat_blocks(&current, &fresh)?
+                    };
+                    in_block += now.len();
+                    blocks.insert((project_id, key.as_str(), block_no), current.as_slice())?;
+                    tails.insert((project_id, key.as_str()), (block_no, in_block as u32))?;
+                    if in_block == BLOCK_VECTORS {
+                        block_no += 1;
+                        in_block = 0;
+                        current = Vec::new();
+                    }
+                    rest = later;
+                }
+            }
+            i = j;
+        }
         Ok(())
     }
 
@@ -816,6 +872,16 @@ impl StoreLexical<'_> {
     /// Total document length (terms).
     pub fn total_len(&self) -> u64 {
         self.total
+    }
+
+    /// Document frequency of a term over the selected projects (no postings are read).
+    pub fn df(&self, term: &str) -> Result<u64, StoreError> {
+        let t = self.reader.tx.open_multimap_table(POSTINGS)?;
+        let mut n = 0;
+        for &p in &self.project_ids {
+            n += t.get((p, term))?.len();
+        }
+        Ok(n)
     }
 
     /// Postings (doc, tf, doc_len) of a term over the selected projects.
