@@ -374,7 +374,7 @@ impl StoreWriter {
         }
         let mut pending = std::mem::take(&mut self.pending_blocks);
         // Stable sort keeps insertion order inside each group.
-        pending.sort_by(|a, b| (a.0, a.1.key()).cmp(&(b.0, b.1.key())));
+        pending.sort_by_key(|a| (a.0, a.1.key()));
         let mut tails = self.tx.open_table(VEC_TAILS)?;
         let mut blocks = self.tx.open_table(VEC_BLOCKS)?;
         let mut i = 0;
