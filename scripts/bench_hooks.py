@@ -38,7 +38,11 @@ with open(base, encoding="utf-8") as fh:
             session = d["sessionId"]
             break
 
-env = dict(os.environ, MEMCTL_HOME=home, MEMCTL_BACKGROUND_EMBED="0")
+# Measure the inline archive path: with the default MEMCTL_HOOK_INLINE_BYTES (4 MiB) a first
+# prompt on a larger backlog hands the work to a detached `memctl ingest`, which would race
+# with the snapshot/restore between runs and hide the real cost.
+env = dict(os.environ, MEMCTL_HOME=home, MEMCTL_BACKGROUND_EMBED="0",
+           MEMCTL_HOOK_INLINE_BYTES=os.environ.get("MEMCTL_HOOK_INLINE_BYTES", str(1 << 40)))
 
 
 def hook_input(event, path, **kw):
