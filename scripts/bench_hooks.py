@@ -128,6 +128,7 @@ bench("status", [memctl, "status"], None, s)
 
 # Archive completeness: prompts in the transcript vs distinct turns archived for the session.
 prompts = 0
+prompt_texts = []
 with open(plus2, encoding="utf-8") as fh:
     for line in fh:
         try:
@@ -144,10 +145,14 @@ with open(plus2, encoding="utf-8") as fh:
         # "[Request interrupted by user]" marks the turn it interrupts; it opens no turn.
         if isinstance(c, str) and c and not c.startswith("[Request interrupted"):
             prompts += 1
+            prompt_texts.append(c)
 restore(s)
 shown = json.loads(subprocess.run([memctl, "show", session, "--json"], env=env, capture_output=True, check=True).stdout)
 turns = len({c["turn_index"] for c in shown["chunks"]})
+# Same metric as the peer's: the prompt's first 60 characters are found in the archive.
+archive = "\n".join(c.get("text", "") for c in shown["chunks"])
+found = sum(1 for p in prompt_texts if p.strip()[:60] in archive)
 store_bytes = os.path.getsize(os.path.join(home, "memctl.redb"))
-print(json.dumps({"event": "completeness", "prompts": prompts, "turns_archived": turns,
+print(json.dumps({"event": "completeness", "prompts": prompts, "turns_archived": found, "turn_ids": turns,
                   "chunks": len(shown["chunks"]), "store_bytes": store_bytes,
                   "transcript_bytes": os.path.getsize(plus2)}), flush=True)

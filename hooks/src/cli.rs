@@ -849,7 +849,7 @@ fn show(engine: Engine, a: ShowArgs, out: &mut dyn Write) -> Result<()> {
         let mut chunks = Vec::new();
         for (_, cid) in &turns {
             if let Some(r) = reader.chunk(*cid)? {
-                chunks.push(serde_json::json!({"id": cid, "turn_index": r.chunk.turn_index, "part": r.chunk.part, "summary": r.chunk.summary}));
+                chunks.push(serde_json::json!({"id": cid, "turn_index": r.chunk.turn_index, "part": r.chunk.part, "summary": r.chunk.summary, "text": r.chunk.text}));
             }
         }
         serde_json::to_writer(
