@@ -151,8 +151,9 @@ shown = json.loads(subprocess.run([memctl, "show", session, "--json"], env=env, 
 turns = len({c["turn_index"] for c in shown["chunks"]})
 # Same metric as the peer's: the prompt's first 60 characters are found in the archive.
 archive = "\n".join(c.get("text", "") for c in shown["chunks"])
-found = sum(1 for p in prompt_texts if p.strip()[:60] in archive)
+keys = [p.strip().split("\n")[0][:60] for p in prompt_texts if not p.lstrip().startswith("<")]
+found = sum(1 for k in keys if k in archive)
 store_bytes = os.path.getsize(os.path.join(home, "memctl.redb"))
-print(json.dumps({"event": "completeness", "prompts": prompts, "turns_archived": found, "turn_ids": turns,
+print(json.dumps({"event": "completeness", "prompts": len(keys), "turns_archived": found, "turn_ids": turns,
                   "chunks": len(shown["chunks"]), "store_bytes": store_bytes,
                   "transcript_bytes": os.path.getsize(plus2)}), flush=True)

@@ -26,14 +26,15 @@ for name in ("pre_compact", "ups_incr"):
     if os.path.exists(p):
         db = p
         break
-prompts = [p for p in prompts if not p.startswith("[Request interrupted")]
+# Same rule as bench_hooks.py: slash-command wrappers are not prompts; first line, 60 chars.
+prompts = [p for p in prompts if not p.startswith("[Request interrupted") and not p.lstrip().startswith("<")]
 found = 0
 rows = 0
 if db:
     c = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
     rows = c.execute("select count(*) from transcript_entries").fetchone()[0]
     for p in prompts:
-        key = p.strip()[:60]
+        key = p.strip().split("\n")[0][:60]
         if c.execute("select 1 from transcript_entries where instr(content, ?) > 0 limit 1", (key,)).fetchone():
             found += 1
 print(json.dumps({"event": "completeness", "prompts": len(prompts), "turns_archived": found, "rows": rows,
