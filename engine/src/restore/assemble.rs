@@ -302,13 +302,13 @@ pub const SWAP_INVENTORY_TITLE: &str =
 const SWAP_INVENTORY_MAX: usize = 20;
 
 /// Keep the words of `text` whose terms are informative in this project (document frequency at
-/// most a quarter of the documents, or 50): common words would make BM25 read postings lists
-/// as long as the history, for no ranking value. Bounds restore work on long sessions.
+/// most 1/16 of the documents, or 64), at most 12: common words would make BM25 read postings
+/// lists as long as the history, for little ranking value. Bounds restore work on long sessions.
 fn informative_words(
     lex: &crate::store::StoreLexical<'_>,
     text: &str,
 ) -> Result<String, EngineError> {
-    let cap = (lex.doc_count() / 4).max(50);
+    let cap = (lex.doc_count() / 16).max(64);
     let mut kept = Vec::new();
     let mut seen = HashSet::new();
     for word in text.split_whitespace() {
@@ -326,7 +326,7 @@ fn informative_words(
         if ok {
             kept.push(word);
         }
-        if kept.len() >= 24 {
+        if kept.len() >= 12 {
             break;
         }
     }
