@@ -61,7 +61,7 @@ for n in $SIZES; do
 done
 
 if [ "${BENCH_SKIP_CRITERION:-0}" != 1 ]; then
-  cargo bench --quiet -p memctl-benches -- --warm-up-time 1 --measurement-time 3 2>&1 | tee "$OUT/criterion.txt" | grep -E "^[a-z_/0-9]+ +time:|recall" >&2 || true
+  cargo bench --quiet -p memctl-benches --bench embed --bench index --bench pipeline -- --warm-up-time 1 --measurement-time 3 2>&1 | tee "$OUT/criterion.txt" | grep -E "^[a-z_/0-9]+ +time:|recall" >&2 || true
 fi
 if [ "${BENCH_SKIP_LOCOMO:-1}" != 1 ] && [ -x scripts/locomo.sh ]; then
   bash scripts/locomo.sh > "$OUT/locomo.txt" 2>&1 || echo "bench: locomo failed (see $OUT/locomo.txt)" >&2
