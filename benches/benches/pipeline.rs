@@ -116,6 +116,9 @@ fn bench(c: &mut Criterion) {
             || tempfile::tempdir().expect("tempdir"),
             |dir| {
                 let e = engine(dir.path(), true);
+                if let Err(why) = e.model() {
+                    panic!("the ONNX model must load for this bench: {why}");
+                }
                 let r = e
                     .ingest_transcript(&t50, &IngestOptions::default())
                     .expect("ingest");

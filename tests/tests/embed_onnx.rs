@@ -132,3 +132,14 @@ fn vectors_are_normalized_and_tagged() {
 fn empty_batch_is_empty() {
     assert!(model().embed_batch(&[]).expect("empty").is_empty());
 }
+
+/// ort allows one environment per process; a second embedder (a second `Engine`, a test, a
+/// long-lived process reloading) must share it instead of failing. Regression test.
+#[test]
+fn several_embedders_in_one_process() {
+    let a = OnnxEmbedder::load(&onnx_config()).expect("first");
+    let b = OnnxEmbedder::load(&onnx_config()).expect("second");
+    let va = a.embed("same text").expect("a");
+    let vb = b.embed("same text").expect("b");
+    assert!(dot(&va, &vb) > 0.9999);
+}

@@ -123,6 +123,24 @@ fn first_existing(roots: &[PathBuf], subdirs: &[&str], file: &str) -> Option<Pat
         .find(|p| p.is_file())
 }
 
+/// The process's one ONNX Runtime environment.
+///
+/// Why a global: ort allows a single environment per process, ever (a second `build()` fails
+/// even after the first environment was dropped), so every embedder of the process shares the
+/// first one. The first dylib path wins; a failure is remembered and reported again.
+fn runtime_environment(dylib: &Path) -> Result<ort::environment::Environment, String> {
+    static ENV: std::sync::OnceLock<Result<ort::environment::Environment, String>> =
+        std::sync::OnceLock::new();
+    ENV.get_or_init(|| {
+        ort::init_from(dylib)
+            .map_err(|e| e.to_string())?
+            .with_name("memctl")
+            .build()
+            .map_err(|e| e.to_string())
+    })
+    .clone()
+}
+
 /// What was loaded, for `memctl doctor` and logs.
 #[derive(Debug, Clone)]
 pub struct RuntimeInfo {
@@ -170,11 +188,7 @@ impl OnnxEmbedder {
             path: cfg.dylib_path.display().to_string(),
             reason,
         };
-        let env = ort::init_from(&cfg.dylib_path)
-            .map_err(|e| unavailable(e.to_string()))?
-            .with_name("memctl")
-            .build()
-            .map_err(|e| unavailable(e.to_string()))?;
+        let env = runtime_environment(&cfg.dylib_path).map_err(unavailable)?;
         let rt = |e: ort::Error| EmbedError::Runtime(e.to_string());
         let rtb = |e: ort::Error<ort::session::builder::SessionBuilder>| {
             EmbedError::Runtime(e.to_string())
