@@ -222,11 +222,7 @@ impl StoreWriter {
     /// A session record, read inside the write transaction.
     pub fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
         let t = self.tx.open_table(SESSIONS)?;
-        let out = match t.get(id)? {
-            Some(v) => Some(decode(v.value())?),
-            None => None,
-        };
-        Ok(out)
+        decode_opt(t.get(id)?)
     }
 
     /// The id of `project`, created on first use.
@@ -526,11 +522,7 @@ impl StoreWriter {
     /// Read a chunk record inside the write transaction.
     pub fn get_record(&self, id: ChunkId) -> Result<Option<ChunkRecord>, StoreError> {
         let t = self.tx.open_table(CHUNKS)?;
-        let out = match t.get(id)? {
-            Some(v) => Some(decode(v.value())?),
-            None => None,
-        };
-        Ok(out)
+        decode_opt(t.get(id)?)
     }
 
     /// Overwrite a chunk record (ranking metadata updates).
@@ -596,11 +588,7 @@ impl StoreWriter {
     /// The ingest cursor of a transcript.
     pub fn cursor(&self, transcript: &str) -> Result<Option<CursorRecord>, StoreError> {
         let t = self.tx.open_table(CURSORS)?;
-        let out = match t.get(transcript)? {
-            Some(v) => Some(decode(v.value())?),
-            None => None,
-        };
-        Ok(out)
+        decode_opt(t.get(transcript)?)
     }
 
     /// Save the ingest cursor of a transcript.
@@ -639,11 +627,7 @@ impl StoreReader {
     /// A chunk record by id (None once deleted).
     pub fn chunk(&self, id: ChunkId) -> Result<Option<ChunkRecord>, StoreError> {
         let t = self.tx.open_table(CHUNKS)?;
-        let out = match t.get(id)? {
-            Some(v) => Some(decode(v.value())?),
-            None => None,
-        };
-        Ok(out)
+        decode_opt(t.get(id)?)
     }
 
     /// The project id, when the project exists.
@@ -669,11 +653,7 @@ impl StoreReader {
     /// A session record.
     pub fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
         let t = self.tx.open_table(SESSIONS)?;
-        let out = match t.get(id)? {
-            Some(v) => Some(decode(v.value())?),
-            None => None,
-        };
-        Ok(out)
+        decode_opt(t.get(id)?)
     }
 
     /// Every session record.
@@ -742,11 +722,7 @@ impl StoreReader {
     /// The ingest cursor of a transcript.
     pub fn cursor(&self, transcript: &str) -> Result<Option<CursorRecord>, StoreError> {
         let t = self.tx.open_table(CURSORS)?;
-        let out = match t.get(transcript)? {
-            Some(v) => Some(decode(v.value())?),
-            None => None,
-        };
-        Ok(out)
+        decode_opt(t.get(transcript)?)
     }
 
     /// The f32 vector of a chunk in one embedding space.
@@ -1138,6 +1114,13 @@ impl StoreReader {
 fn encode<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, StoreError> {
     bincode::serde::encode_to_vec(v, bincode::config::standard())
         .map_err(|e| StoreError::Encode(e.to_string()))
+}
+
+/// Decode an optional stored value (`table.get(..)?`).
+fn decode_opt<T: serde::de::DeserializeOwned>(
+    v: Option<redb::AccessGuard<'_, &[u8]>>,
+) -> Result<Option<T>, StoreError> {
+    v.map(|g| decode(g.value())).transpose()
 }
 
 fn decode<T: serde::de::DeserializeOwned>(b: &[u8]) -> Result<T, StoreError> {
