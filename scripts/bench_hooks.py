@@ -130,32 +130,15 @@ s = bench("pre_compact", [hook, "PreCompact"], hook_input("PreCompact", plus2, t
 s = bench("session_start", [hook, "SessionStart"], hook_input("SessionStart", plus2, source="compact"), s)
 bench("status", [memctl, "status"], None, s)
 
-# Archive completeness: prompts in the transcript vs distinct turns archived for the session.
-prompts = 0
-prompt_texts = []
-with open(plus2, encoding="utf-8") as fh:
-    for line in fh:
-        try:
-            d = json.loads(line)
-        except ValueError:
-            continue
-        if d.get("type") != "user" or d.get("isMeta") or d.get("isCompactSummary"):
-            continue
-        c = (d.get("message") or {}).get("content")
-        if isinstance(c, list):
-            if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in c):
-                continue
-            c = " ".join(b.get("text", "") for b in c if isinstance(b, dict) and b.get("type") == "text")
-        # "[Request interrupted by user]" marks the turn it interrupts; it opens no turn.
-        if isinstance(c, str) and c and not c.startswith("[Request interrupted"):
-            prompts += 1
-            prompt_texts.append(c)
+# Archive completeness: the transcript's prompts found in the archive (scripts/bench_prompts.py).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_prompts import prompt_keys  # noqa: E402
+
+keys = prompt_keys(plus2)
 restore(s)
 shown = json.loads(subprocess.run([memctl, "show", session, "--json"], env=env, capture_output=True, check=True).stdout)
 turns = len({c["turn_index"] for c in shown["chunks"]})
-# Same metric as the peer's: the prompt's first 60 characters are found in the archive.
 archive = "\n".join(c.get("text", "") for c in shown["chunks"])
-keys = [p.strip().split("\n")[0][:60] for p in prompt_texts if not p.lstrip().startswith("<")]
 found = sum(1 for k in keys if k in archive)
 store_bytes = os.path.getsize(os.path.join(home, "memctl.redb"))
 print(json.dumps({"event": "completeness", "prompts": len(keys), "turns_archived": found, "turn_ids": turns,

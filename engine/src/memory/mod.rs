@@ -233,12 +233,7 @@ pub fn markdown_lines(text: &str) -> Vec<String> {
 }
 
 fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
+    crate::transcript::ellipsize(s, max)
 }
 
 /// Keep the last lines of `lines` whose rendered size fits `cap` (order preserved).

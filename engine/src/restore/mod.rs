@@ -64,12 +64,7 @@ fn clip(s: &str, max: usize) -> String {
         .chars()
         .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
         .collect();
-    if chars(&flat) <= max {
-        return flat;
-    }
-    let mut out: String = flat.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
+    crate::transcript::ellipsize(&flat, max)
 }
 
 /// The wrapper around a block: opening tag, label line, closing tag.

@@ -93,12 +93,7 @@ fn clip(s: &str, max: usize) -> String {
         .join(" ")
         .chars()
         .collect();
-    if flat.chars().count() <= max {
-        return flat;
-    }
-    let mut out: String = flat.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
+    crate::transcript::ellipsize(&flat, max)
 }
 
 impl SessionSummary {

@@ -185,10 +185,5 @@ pub fn clip_line(s: &str, max: usize) -> String {
             }
         })
         .collect();
-    if flat.chars().count() <= max {
-        return flat;
-    }
-    let mut out: String = flat.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
+    crate::transcript::ellipsize(&flat, max)
 }

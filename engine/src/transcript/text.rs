@@ -102,6 +102,19 @@ pub fn bound_head_tail(s: &str, max: usize) -> Cow<'_, str> {
     ))
 }
 
+/// At most `max` characters: cut to `max − 1` plus `…` when longer (nothing trimmed). The one
+/// cutting rule behind every display clip (restore lines, swap and summary lines, memory).
+pub fn ellipsize(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        None => s.to_string(),
+        Some(_) => {
+            let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+            out.push('…');
+            out
+        }
+    }
+}
+
 /// At most `max` characters, with `…` when cut.
 pub fn truncate_chars(s: &str, max: usize) -> Cow<'_, str> {
     match s.char_indices().nth(max) {
