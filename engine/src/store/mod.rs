@@ -1032,11 +1032,7 @@ impl StoreWriter {
 
     /// A value of the meta table (maintenance bookkeeping such as the last prune).
     pub fn meta_value(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self
-            .tx
-            .open_table(META)?
-            .get(key)?
-            .map(|v| v.value().to_vec()))
+        meta_get(&self.tx.open_table(META)?, key)
     }
 
     /// Set a value of the meta table. Keys of the store itself are refused.
@@ -1070,11 +1066,7 @@ impl StoreReader {
 
     /// A value of the meta table.
     pub fn meta_value(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self
-            .tx
-            .open_table(META)?
-            .get(key)?
-            .map(|v| v.value().to_vec()))
+        meta_get(&self.tx.open_table(META)?, key)
     }
 
     /// Ids in a project's int8 blocks (all spaces) whose chunk no longer exists.
@@ -1114,6 +1106,14 @@ impl StoreReader {
 fn encode<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, StoreError> {
     bincode::serde::encode_to_vec(v, bincode::config::standard())
         .map_err(|e| StoreError::Encode(e.to_string()))
+}
+
+/// A value of the meta table, from a read or a write transaction's view of it.
+fn meta_get(
+    t: &impl ReadableTable<&'static str, &'static [u8]>,
+    key: &str,
+) -> Result<Option<Vec<u8>>, StoreError> {
+    Ok(t.get(key)?.map(|v| v.value().to_vec()))
 }
 
 /// Decode an optional stored value (`table.get(..)?`).
