@@ -62,7 +62,8 @@ impl AutopilotConfig {
     /// `MEMCTL_AUTOPILOT_CRITICAL` (percentages) and `MEMCTL_AUTOPILOT_NOTE=1`.
     pub fn from_env() -> Self {
         let mut c = Self::default();
-        let var = |k: &str| std::env::var(k).ok();
+        // An unset or non-UTF-8 variable means "use the default": nothing to report.
+        let var = |k: &str| -> Option<String> { std::env::var(k).ok() };
         if let Some(n) = var("MEMCTL_CONTEXT_WINDOW").and_then(|v| v.parse::<u64>().ok())
             && n > 0
         {
