@@ -13,6 +13,7 @@
 //! bounded loop ([`Store::write`]) and report [`StoreError::Busy`] past the deadline; callers
 //! (hooks) then spool the event and ingest it later.
 
+mod create;
 mod schema;
 
 pub use schema::{ChunkRecord, CursorRecord, SCHEMA_VERSION, SessionRecord};
@@ -26,8 +27,8 @@ use crate::error::StoreError;
 use crate::index::lexical;
 use crate::index::quant;
 use redb::{
-    Builder, ConcurrencyMode, Database, ReadTransaction, ReadableDatabase, ReadableTable,
-    ReadableTableMetadata, WriteTransaction,
+    Database, ReadTransaction, ReadableDatabase, ReadableTable, ReadableTableMetadata,
+    WriteTransaction,
 };
 use schema::*;
 use std::path::{Path, PathBuf};
@@ -58,14 +59,7 @@ impl Store {
         if let Some(dir) = path.parent() {
             crate::paths::ensure_private_dir(dir)?;
         }
-        let db = Builder::new()
-            .set_concurrency_mode(ConcurrencyMode::MultiWriter)
-            .set_cache_size(16 << 20)
-            .create(&path)
-            .map_err(|e| StoreError::Open {
-                path: path.clone(),
-                reason: e.to_string(),
-            })?;
+        let db = create::open_or_create(&path, Self::init_new)?;
         crate::paths::restrict_file(&path)?;
         let store = Self {
             db,
@@ -84,6 +78,21 @@ impl Store {
     /// The store file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Tables and schema version of a database nobody else can see yet (see [`create`]).
+    fn init_new(db: &Database) -> Result<(), StoreError> {
+        let mut w = StoreWriter {
+            tx: db.begin_write()?,
+            pending_blocks: Vec::new(),
+        };
+        w.create_tables()?;
+        {
+            let mut meta = w.tx.open_table(META)?;
+            meta.insert(META_SCHEMA, SCHEMA_VERSION.to_le_bytes().as_slice())?;
+        }
+        w.tx.commit()?;
+        Ok(())
     }
 
     fn init_schema(&self) -> Result<(), StoreError> {
