@@ -441,14 +441,10 @@ impl Engine {
         for id in ids {
             text.push_str(&format!("{id} {now}\n"));
         }
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(|source| StoreError::Io {
-                path: path.clone(),
-                source,
-            })?;
+        let mut f = crate::paths::append_private(&path).map_err(|source| StoreError::Io {
+            path: path.clone(),
+            source,
+        })?;
         // One write call: O_APPEND keeps concurrent appenders' lines whole.
         f.write_all(text.as_bytes())
             .map_err(|source| StoreError::Io { path, source })?;
@@ -456,44 +452,45 @@ impl Engine {
     }
 
     /// Take the pending access log (renamed aside so concurrent appenders start a new one).
-    pub(crate) fn claim_access_log(&self) -> (Option<PathBuf>, Vec<(ChunkId, i64)>) {
+    /// Claims left by processes that died while applying are taken over too
+    /// ([`crate::paths::claim_orphans`]).
+    pub(crate) fn claim_access_log(&self) -> (Vec<PathBuf>, Vec<(ChunkId, i64)>) {
         let path = self.access_log_path();
-        if !path.exists() {
-            return (None, Vec::new());
+        let mut claims = crate::paths::claim_orphans(&path, "applying");
+        let own = path.with_extension(format!("applying-{}", std::process::id()));
+        if path.exists() && std::fs::rename(&path, &own).is_ok() {
+            claims.push(own);
         }
-        let claimed = path.with_extension(format!("applying-{}", std::process::id()));
-        if std::fs::rename(&path, &claimed).is_err() {
-            return (None, Vec::new());
-        }
-        let text = std::fs::read_to_string(&claimed).unwrap_or_default();
-        let entries = text
-            .lines()
-            .filter_map(|l| {
+        let mut entries = Vec::new();
+        for c in &claims {
+            let text = crate::paths::read_regular_string(c, crate::paths::SPOOL_MAX_BYTES)
+                .unwrap_or_else(|e| {
+                    tracing::warn!(file = %c.display(), error = %e, "access log unreadable; dropped");
+                    String::new()
+                });
+            entries.extend(text.lines().filter_map(|l| {
                 let (a, b) = l.split_once(' ')?;
                 Some((a.parse().ok()?, b.parse().ok()?))
-            })
-            .collect();
-        (Some(claimed), entries)
+            }));
+        }
+        (claims, entries)
     }
 
     /// After the write transaction: delete the claimed log when applied, else put it back.
-    pub(crate) fn release_access_log(&self, claimed: Option<PathBuf>, applied: bool) {
-        let Some(c) = claimed else { return };
-        let res = if applied {
-            std::fs::remove_file(&c)
-        } else {
-            std::fs::read(&c).and_then(|b| {
-                use std::io::Write as _;
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(self.access_log_path())?
-                    .write_all(&b)?;
+    pub(crate) fn release_access_log(&self, claimed: Vec<PathBuf>, applied: bool) {
+        for c in claimed {
+            let res = if applied {
                 std::fs::remove_file(&c)
-            })
-        };
-        if let Err(e) = res {
-            tracing::warn!(error = %e, path = %c.display(), "access log cleanup failed");
+            } else {
+                crate::paths::read_regular(&c, crate::paths::SPOOL_MAX_BYTES).and_then(|b| {
+                    use std::io::Write as _;
+                    crate::paths::append_private(&self.access_log_path())?.write_all(&b)?;
+                    std::fs::remove_file(&c)
+                })
+            };
+            if let Err(e) = res {
+                tracing::warn!(error = %e, path = %c.display(), "access log cleanup failed");
+            }
         }
     }
 

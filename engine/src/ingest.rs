@@ -137,7 +137,8 @@ impl Engine {
             .map_err(io)?
             .to_string_lossy()
             .into_owned();
-        let mut file = std::fs::File::open(path).map_err(io)?;
+        // Not `File::open`: a FIFO named like a transcript would block this process forever.
+        let mut file = crate::paths::open_regular(path).map_err(io)?;
         let meta = file.metadata().map_err(io)?;
         let (dev, ino) = identity(&meta);
         let len = meta.len();
@@ -370,7 +371,7 @@ impl Engine {
         if resume == 0 || resume > len {
             return Ok(None);
         }
-        let Ok(mut old) = std::fs::File::open(&other) else {
+        let Ok(mut old) = crate::paths::open_regular(Path::new(&other)) else {
             return Ok(None);
         };
         let window = resume.min(4096);

@@ -86,10 +86,186 @@ pub fn sanitize_component(id: &str) -> String {
     s
 }
 
+/// A claimed work file (`<stem>.<tag>-<pid>`, see [`claim_orphans`]) whose process is alive is
+/// still left alone after this long only if it is younger: hooks live seconds, not minutes.
+const ORPHAN_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Is the process `pid` alive? (`/proc` on Linux; elsewhere assume yes and rely on the age.)
+fn pid_alive(pid: u32) -> bool {
+    if Path::new("/proc/self").exists() {
+        Path::new("/proc").join(pid.to_string()).exists()
+    } else {
+        true
+    }
+}
+
+/// Take over work files that other processes claimed and never finished.
+///
+/// Why: a spool (`spool/transcripts.txt`) or the access log is claimed by renaming it to
+/// `<stem>.<tag>-<pid>` so that two hooks never process the same entries; a hook killed after
+/// the rename (SIGTERM at its timeout, kill -9) used to leave its claim behind for ever, and the
+/// sessions it named were never archived. Claims of dead processes (or older than ten minutes)
+/// are renamed to this process's own claim names (`rename` is atomic: of two hooks racing for
+/// one orphan, exactly one gets it) and returned for processing.
+pub fn claim_orphans(path: &Path, tag: &str) -> Vec<PathBuf> {
+    let (Some(dir), Some(stem)) = (path.parent(), path.file_stem()) else {
+        return Vec::new();
+    };
+    let prefix = format!("{}.{tag}-", stem.to_string_lossy());
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (n, entry) in entries.flatten().enumerate() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(&prefix) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > ORPHAN_AFTER);
+        if pid == me || (pid_alive(pid) && !old) {
+            continue;
+        }
+        let mine = dir.join(format!("{prefix}{me}-orphan{n}"));
+        if std::fs::rename(entry.path(), &mine).is_ok() {
+            tracing::info!(from = %name, "took over work claimed by a process that died");
+            out.push(mine);
+        }
+    }
+    out
+}
+
+/// Open `path` for appending, creating it with mode 0600: spools and access logs name the
+/// user's files and sessions. (`O_APPEND` keeps concurrent appenders' single writes whole.)
+pub fn append_private(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    o.open(path)
+}
+
+/// Upper bound for our own spool and log files read back whole (one line per event).
+pub const SPOOL_MAX_BYTES: u64 = 64 << 20;
+
+/// Open `path` for reading only if it is a regular file (after following symlinks).
+///
+/// Why: every path a hook reads comes from input (the payload's `transcript_path`, files in the
+/// project). Opening a FIFO blocks until a writer appears — a hook that never ends — and a
+/// device such as `/dev/zero` never ends either. The open itself is non-blocking
+/// (`O_NONBLOCK`: a FIFO open returns at once) and the type is checked on the opened file, so
+/// there is no window between check and use. Reads from a regular file ignore `O_NONBLOCK`.
+pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK);
+    }
+    let f = opts.open(path)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
+    Ok(f)
+}
+
+/// Read a whole regular file of at most `max_bytes` (see [`open_regular`]); a bigger file is
+/// an error (`InvalidData`), never a huge allocation: a 3 GB sparse file in a project must not
+/// abort a hook.
+pub fn read_regular(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let f = open_regular(path)?;
+    let len = f.metadata()?.len();
+    if len > max_bytes {
+        return Err(too_big(path, len, max_bytes));
+    }
+    let mut buf = Vec::with_capacity(len as usize);
+    // `take`: the file may grow between the size check and the read.
+    f.take(max_bytes + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > max_bytes {
+        return Err(too_big(path, buf.len() as u64, max_bytes));
+    }
+    Ok(buf)
+}
+
+/// [`read_regular`] as UTF-8 (invalid sequences replaced: these are notes, not data).
+pub fn read_regular_string(path: &Path, max_bytes: u64) -> std::io::Result<String> {
+    let bytes = read_regular(path, max_bytes)?;
+    Ok(String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
+fn too_big(path: &Path, len: u64, max: u64) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!(
+            "{} is {len} bytes, over the {max}-byte limit",
+            path.display()
+        ),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    fn mkfifo(path: &Path) {
+        let st = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .unwrap_or_else(|e| panic!("mkfifo (coreutils): {e}"));
+        assert!(st.success(), "mkfifo {}", path.display());
+    }
+
+    #[test]
+    fn fifo_is_refused_at_once_not_waited_on() {
+        let d = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let fifo = d.path().join("t.jsonl");
+        mkfifo(&fifo);
+        let err = open_regular(&fifo).expect_err("a FIFO is not a regular file");
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+        assert!(read_regular(&fifo, 10).is_err());
+    }
+
+    #[test]
+    fn devices_and_directories_are_refused() {
+        for p in ["/dev/zero", "/dev/null", "/"] {
+            assert!(read_regular(Path::new(p), 1 << 20).is_err(), "{p}");
+        }
+        let d = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let link = d.path().join("state.json");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap_or_else(|e| panic!("{e}"));
+        assert!(read_regular(&link, 1 << 20).is_err(), "symlink to a device");
+    }
+
+    #[test]
+    fn huge_sparse_file_is_refused_without_allocating() {
+        let d = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let p = d.path().join("gotchas.md");
+        let f = std::fs::File::create(&p).unwrap_or_else(|e| panic!("{e}"));
+        f.set_len(3 << 30).unwrap_or_else(|e| panic!("{e}"));
+        let err = read_regular(&p, 1 << 20).expect_err("too big");
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
+        std::fs::write(&p, b"ok").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(read_regular(&p, 2).unwrap_or_default(), b"ok");
+    }
 
     #[test]
     fn traversal_is_neutralized() {

@@ -499,7 +499,8 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
         let ft = entry.file_type()?;
         if ft.is_dir() {
             walk(&path, files)?;
-        } else if path.extension().is_some_and(|e| e == "jsonl") {
+        } else if ft.is_file() && path.extension().is_some_and(|e| e == "jsonl") {
+            // Only regular files: a FIFO named `*.jsonl` would block the whole ingest.
             files.push(path);
         }
     }

@@ -111,3 +111,205 @@ fn store_bricked_by_an_earlier_release_is_replaced_on_open() {
         });
     assert!(aside, "the old file is kept for inspection");
 }
+
+/// Wait for `child` at most `limit`; a hang kills it and fails the test (a guard against a
+/// test that never ends, not a speed measurement).
+fn wait_bounded(
+    mut child: std::process::Child,
+    limit: Duration,
+    what: &str,
+) -> std::process::Output {
+    let start = std::time::Instant::now();
+    loop {
+        match child.try_wait().expect("try_wait") {
+            Some(_) => return child.wait_with_output().expect("output"),
+            None if start.elapsed() > limit => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{what}: still running after {limit:?} (hang)");
+            }
+            None => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
+
+fn mkfifo(path: &Path) {
+    let st = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo (coreutils)");
+    assert!(st.success(), "mkfifo {}", path.display());
+}
+
+fn spawn_hook(home: &Path, event: &str, body: &[u8], cwd: &Path) -> std::process::Child {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_memctl-hook"))
+        .arg(event)
+        .current_dir(cwd)
+        .env("MEMCTL_HOME", home)
+        .env("MEMCTL_BACKGROUND_EMBED", "0")
+        .env("MEMCTL_EMBEDDER", "hash")
+        .env_remove("MEMCTL_MEMORY_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(body).expect("stdin");
+    }
+    child
+}
+
+/// A FIFO as `transcript_path` hung UserPromptSubmit forever (the autopilot opened it), and
+/// every other event that reads the transcript with it.
+#[test]
+fn fifo_transcript_path_does_not_hang_any_hook() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let fifo = dir.path().join(format!("{SID}.jsonl"));
+    mkfifo(&fifo);
+    for (event, extra) in [
+        ("UserPromptSubmit", r#","prompt":"x""#),
+        (
+            "PreCompact",
+            r#","trigger":"manual","custom_instructions":null"#,
+        ),
+        ("SessionStart", r#","source":"compact""#),
+        ("SessionEnd", r#","reason":"other""#),
+    ] {
+        let child = spawn_hook(&home, event, &payload(event, &fifo, extra), dir.path());
+        let out = wait_bounded(child, Duration::from_secs(20), event);
+        assert_eq!(out.status.code(), Some(0), "{event}: {out:?}");
+    }
+    let log = std::fs::read_to_string(home.join("logs/memctl.log")).unwrap_or_default();
+    assert!(
+        log.contains("not a regular file"),
+        "the fault is logged: {log}"
+    );
+}
+
+/// A FIFO project memory file hung SessionStart.
+#[test]
+fn fifo_memory_file_does_not_hang_session_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let project = dir.path().join("proj");
+    let mem = project.join(".memctl/memory");
+    std::fs::create_dir_all(&mem).expect("mkdir");
+    std::fs::write(mem.join("decisions.md"), "- keep the FIFO test\n").expect("write");
+    mkfifo(&mem.join("gotchas.md"));
+    mkfifo(&mem.join("session-state.json"));
+    let t = dir.path().join(format!("{SID}.jsonl"));
+    std::fs::copy(fixture(), &t).expect("copy fixture");
+    let body = format!(
+        r#"{{"session_id":"{SID}","transcript_path":"{}","cwd":"{}","hook_event_name":"SessionStart","source":"compact"}}"#,
+        t.display(),
+        project.display()
+    );
+    let child = spawn_hook(&home, "SessionStart", body.as_bytes(), &project);
+    let out = wait_bounded(child, Duration::from_secs(20), "SessionStart");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("keep the FIFO test"),
+        "the sane file is still used: {text}"
+    );
+}
+
+/// `memctl ingest DIR` hung on a FIFO named `*.jsonl`.
+#[test]
+fn ingest_dir_with_a_fifo_named_jsonl_does_not_hang() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let src = dir.path().join("projects");
+    std::fs::create_dir_all(&src).expect("mkdir");
+    std::fs::copy(fixture(), src.join(format!("{SID}.jsonl"))).expect("copy");
+    mkfifo(&src.join("trap.jsonl"));
+    let child = Command::new(env!("CARGO_BIN_EXE_memctl"))
+        .args(["ingest", "--quiet"])
+        .arg(&src)
+        .env("MEMCTL_HOME", &home)
+        .env("MEMCTL_EMBEDDER", "hash")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let out = wait_bounded(child, Duration::from_secs(60), "memctl ingest");
+    assert!(out.status.success(), "{out:?}");
+    let out = common::memctl(&home, &["sessions", "--project", PROJECT], b"", &[]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(SID),
+        "{out:?}"
+    );
+}
+
+/// A spool claimed by a hook that was then killed (`spool/transcripts.draining-<pid>`) was never
+/// retried: its session stayed unarchived. The next hook takes it over.
+#[test]
+fn spool_claimed_by_a_killed_hook_is_taken_over() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let t = dir.path().join(format!("{SID}.jsonl"));
+    std::fs::copy(fixture(), &t).expect("copy fixture");
+    // A pid above the kernel's limit (4194304) is never alive.
+    let spool = home.join("spool");
+    std::fs::create_dir_all(&spool).expect("mkdir");
+    std::fs::write(
+        spool.join("transcripts.draining-4999999"),
+        format!("{}\n", t.display()),
+    )
+    .expect("write orphan claim");
+    // Any later prompt of any session drains the spool.
+    let other = dir.path().join("other.jsonl");
+    std::fs::write(&other, b"").expect("write");
+    let body = format!(
+        r#"{{"session_id":"other","transcript_path":"{}","cwd":"{PROJECT}","hook_event_name":"UserPromptSubmit","prompt":"x"}}"#,
+        other.display()
+    );
+    common::hook(
+        &home,
+        "UserPromptSubmit",
+        body.as_bytes(),
+        &[("MEMCTL_EMBEDDER", "hash")],
+    );
+    let out = common::memctl(&home, &["sessions", "--project", PROJECT], b"", &[]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(SID),
+        "the orphaned spool entry was archived: {out:?}"
+    );
+    let left: Vec<String> = std::fs::read_dir(&spool)
+        .expect("read_dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        left.iter().all(|n| !n.contains("draining")),
+        "claims removed: {left:?}"
+    );
+}
+
+/// `access.log` was created 0644 although the README promises 0600 for every file.
+#[test]
+fn access_log_is_created_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let t = dir.path().join(format!("{SID}.jsonl"));
+    std::fs::copy(fixture(), &t).expect("copy fixture");
+    common::hook(
+        &home,
+        "UserPromptSubmit",
+        &payload("UserPromptSubmit", &t, r#","prompt":"x""#),
+        &[("MEMCTL_EMBEDDER", "hash")],
+    );
+    // A restore records which chunks it used in access.log.
+    common::hook(
+        &home,
+        "SessionStart",
+        &payload("SessionStart", &t, r#","source":"compact""#),
+        &[("MEMCTL_EMBEDDER", "hash")],
+    );
+    let meta =
+        std::fs::metadata(home.join("access.log")).expect("access.log written by the restore");
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+}

@@ -152,7 +152,8 @@ pub fn estimate_transcript(
     path: &Path,
     cfg: &AutopilotConfig,
 ) -> std::io::Result<Option<Estimate>> {
-    let mut f = std::fs::File::open(path)?;
+    // The payload's path: a FIFO or a device must not hang the prompt.
+    let mut f = crate::paths::open_regular(path)?;
     let len = f.metadata()?.len();
     let want = cfg.tail_bytes.max(1024).min(len);
     let start = len - want;

@@ -232,9 +232,12 @@ pub fn state_path(data_dir: &Path, session_id: &str) -> PathBuf {
     ))
 }
 
+/// A state file is a few hundred bytes; anything bigger is not ours.
+const STATE_MAX_BYTES: u64 = 1 << 20;
+
 /// Load a session's state (missing or unreadable file → empty state).
 pub fn load_state(data_dir: &Path, session_id: &str) -> AutopilotState {
-    std::fs::read(state_path(data_dir, session_id))
+    crate::paths::read_regular(&state_path(data_dir, session_id), STATE_MAX_BYTES)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default()

@@ -122,16 +122,12 @@ fn spool(engine: &Engine, transcript: &Path) -> Result<(), EngineError> {
     if let Some(dir) = path.parent() {
         crate::paths::ensure_private_dir(dir)?;
     }
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|source| {
-            EngineError::Store(StoreError::Io {
-                path: path.clone(),
-                source,
-            })
-        })?;
+    let mut f = crate::paths::append_private(&path).map_err(|source| {
+        EngineError::Store(StoreError::Io {
+            path: path.clone(),
+            source,
+        })
+    })?;
     writeln!(f, "{}", transcript.display())
         .map_err(|source| EngineError::Store(StoreError::Io { path, source }))?;
     Ok(())
@@ -140,15 +136,17 @@ fn spool(engine: &Engine, transcript: &Path) -> Result<(), EngineError> {
 /// Archive transcripts spooled by earlier busy hooks (bounded by the deadline).
 fn drain_spool(engine: &Engine, deadline: Instant) {
     let path = spool_path(engine);
-    if !path.exists() {
+    // Claims left by hooks that died mid-drain first, then the spool itself, claimed atomically
+    // so that two hooks never drain the same entries.
+    let mut claims = crate::paths::claim_orphans(&path, "draining");
+    let own = path.with_extension(format!("draining-{}", std::process::id()));
+    if path.exists() && std::fs::rename(&path, &own).is_ok() {
+        claims.push(own);
+    }
+    if claims.is_empty() {
         return;
     }
-    // Claim the spool atomically so two hooks never drain the same entries.
-    let claimed = path.with_extension(format!("draining-{}", std::process::id()));
-    if std::fs::rename(&path, &claimed).is_err() {
-        return;
-    }
-    let text = std::fs::read_to_string(&claimed).unwrap_or_default();
+    let text: String = claims.iter().map(|c| read_claimed(c)).collect();
     let mut paths: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     paths.sort_unstable();
     paths.dedup();
@@ -170,8 +168,26 @@ fn drain_spool(engine: &Engine, deadline: Instant) {
             tracing::error!(transcript = p, error = %e, "re-spooling failed");
         }
     }
-    if let Err(e) = std::fs::remove_file(&claimed) {
-        tracing::warn!(error = %e, "removing the drained spool failed");
+    for c in &claims {
+        if let Err(e) = std::fs::remove_file(c) {
+            tracing::warn!(file = %c.display(), error = %e, "removing the drained spool failed");
+        }
+    }
+}
+
+/// The text of a claimed spool file, newline-terminated (a bounded, regular-file read).
+fn read_claimed(path: &Path) -> String {
+    match crate::paths::read_regular_string(path, crate::paths::SPOOL_MAX_BYTES) {
+        Ok(mut t) => {
+            if !t.is_empty() && !t.ends_with('\n') {
+                t.push('\n');
+            }
+            t
+        }
+        Err(e) => {
+            tracing::error!(file = %path.display(), error = %e, "spool unreadable; its entries are lost");
+            String::new()
+        }
     }
 }
 

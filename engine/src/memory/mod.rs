@@ -160,25 +160,39 @@ pub struct MemoryLine {
     pub value: f32,
 }
 
-/// The `.memctl/memory` directory for a project: `project` or the nearest ancestor that has
-/// one, stopping at a repository root (a directory with `.git`) or after 8 levels.
+/// The `.memctl/memory` directory for a project: `$MEMCTL_MEMORY_DIR` when the user names one,
+/// else `<project>/.memctl/memory`.
+///
+/// Why never a parent directory: anything found above the project (a shared `/tmp`, the folder
+/// a repository was cloned into, another user's home) would be injected into the model's
+/// context as the project's own memory. The project root is where Claude Code runs
+/// (`cwd`, `CLAUDE_PROJECT_DIR`); a sub-folder is not a project.
 pub fn find_dir(project: &str) -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("MEMCTL_MEMORY_DIR").filter(|d| !d.is_empty()) {
+        let d = PathBuf::from(d);
+        return d.is_dir().then_some(d);
+    }
     if project.is_empty() {
         return None;
     }
-    let mut dir = Some(Path::new(project));
-    for _ in 0..8 {
-        let d = dir?;
-        let m = d.join(MEMORY_DIR);
-        if m.is_dir() {
-            return Some(m);
+    let m = Path::new(project).join(MEMORY_DIR);
+    m.is_dir().then_some(m)
+}
+
+/// Largest memory file read (a few KB is typical; only the newest lines are injected anyway).
+pub const MAX_FILE_BYTES: u64 = 256 << 10;
+
+/// Read one memory file: a bounded regular-file read; a missing file is `None` silently,
+/// anything else unreadable (a FIFO, a device, a 3 GB file) is `None` with a log line.
+fn read_memory_file(path: &Path) -> Option<Vec<u8>> {
+    match crate::paths::read_regular(path, MAX_FILE_BYTES) {
+        Ok(b) => Some(b),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            tracing::warn!(file = %path.display(), error = %e, "memory file skipped");
+            None
         }
-        if d.join(".git").exists() {
-            return None;
-        }
-        dir = d.parent();
     }
-    None
 }
 
 /// Content lines of a markdown memory file: HTML comments, headings and blank lines removed,
@@ -295,7 +309,7 @@ pub fn collect(dir: &Path, cfg: &MemoryConfig) -> Vec<MemoryLine> {
         }
     };
     // session-state.json first: it says where the task stands.
-    if let Ok(bytes) = std::fs::read(dir.join(SESSION_STATE_FILE)) {
+    if let Some(bytes) = read_memory_file(&dir.join(SESSION_STATE_FILE)) {
         match serde_json::from_slice::<SessionState>(&bytes) {
             Ok(st) if !st.is_empty() => {
                 let lines = first_within(
@@ -313,9 +327,10 @@ pub fn collect(dir: &Path, cfg: &MemoryConfig) -> Vec<MemoryLine> {
         }
     }
     for file in FILES {
-        let Ok(text) = std::fs::read_to_string(dir.join(file)) else {
+        let Some(bytes) = read_memory_file(&dir.join(file)) else {
             continue;
         };
+        let text = String::from_utf8_lossy(&bytes);
         let label = file.trim_end_matches(".md");
         let lines = markdown_lines(&text);
         if lines.is_empty() {

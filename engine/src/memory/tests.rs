@@ -140,23 +140,56 @@ fn session_state_lines_come_first() {
     assert_eq!(lines.len(), 1);
 }
 
+/// Issue 10: a memory file planted in a parent directory (a shared /tmp, the folder a
+/// repository was cloned into) was injected into the restore block.
 #[test]
-fn find_dir_walks_up_to_the_repository_root() {
+fn memory_files_in_parent_directories_are_never_read() {
     let d = tempfile::tempdir().unwrap();
     let root = d.path().join("repo");
     let sub = root.join("crates/a");
     std::fs::create_dir_all(&sub).unwrap();
-    std::fs::create_dir_all(root.join(".git")).unwrap();
-    assert_eq!(find_dir(sub.to_str().unwrap()), None);
+    init(d.path()).unwrap(); // planted above the project
+    assert_eq!(find_dir(root.to_str().unwrap()), None);
     init(&root).unwrap();
-    assert_eq!(find_dir(sub.to_str().unwrap()), Some(root.join(MEMORY_DIR)));
+    assert_eq!(
+        find_dir(root.to_str().unwrap()),
+        Some(root.join(MEMORY_DIR))
+    );
+    assert_eq!(
+        find_dir(sub.to_str().unwrap()),
+        None,
+        "a sub-folder is not the project"
+    );
     assert_eq!(find_dir(""), None);
-    // Above the repository root nothing is looked at.
-    let outer = d.path().join("outer");
-    init(&outer).unwrap();
-    let inner = outer.join("repo2");
-    std::fs::create_dir_all(inner.join(".git")).unwrap();
-    assert_eq!(find_dir(inner.to_str().unwrap()), None);
+}
+
+/// Issue 10: a 3 GB sparse gotchas.md aborted the hook (allocation failure) and
+/// session-state.json -> /dev/zero cost seconds and gigabytes; a FIFO hung SessionStart.
+#[test]
+fn huge_device_and_fifo_memory_files_are_skipped_in_bounded_time() {
+    let d = tempfile::tempdir().unwrap();
+    init(d.path()).unwrap();
+    let dir = d.path().join(MEMORY_DIR);
+    std::fs::write(dir.join("decisions.md"), "- use redb for the store\n").unwrap();
+    std::fs::File::create(dir.join("gotchas.md"))
+        .unwrap()
+        .set_len(3 << 30)
+        .unwrap();
+    std::fs::remove_file(dir.join(SESSION_STATE_FILE)).ok();
+    std::os::unix::fs::symlink("/dev/zero", dir.join(SESSION_STATE_FILE)).unwrap();
+    std::fs::remove_file(dir.join("feedback.md")).ok();
+    let st = std::process::Command::new("mkfifo")
+        .arg(dir.join("feedback.md"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let lines = collect(&dir, &MemoryConfig::default());
+    let text: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+    assert_eq!(
+        text,
+        ["[decisions] use redb for the store"],
+        "only the sane file"
+    );
 }
 
 #[test]
