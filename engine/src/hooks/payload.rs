@@ -249,11 +249,15 @@ impl HookOutput {
     pub fn render(&self) -> String {
         match self {
             Self::None => String::new(),
-            Self::Plain(t) => t.clone(),
+            // Everything we print is redacted once more: PreCompact echoed the user's
+            // `custom_instructions` unredacted (issue 10), and printed text must never be the
+            // one place a secret slips through.
+            Self::Plain(t) => crate::redact::redact(t).into_owned(),
             Self::Context { event, text } => {
                 if text.is_empty() {
                     return String::new();
                 }
+                let text = &*crate::redact::redact(text);
                 let doc = OutputDoc {
                     hook_specific_output: SpecificOutput {
                         hook_event_name: event,
@@ -329,5 +333,24 @@ mod tests {
         );
         assert_eq!(HookOutput::Plain("keep X".into()).render(), "keep X");
         assert_eq!(HookOutput::None.render(), "");
+    }
+}
+
+#[cfg(test)]
+mod output_redaction_tests {
+    use super::*;
+
+    /// Issue 10: PreCompact stdout echoed `custom_instructions` unredacted.
+    #[test]
+    fn printed_output_is_redacted() {
+        let secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+        let plain = HookOutput::Plain(format!("Keep the token {secret} in mind")).render();
+        assert!(!plain.contains(secret), "{plain}");
+        let ctx = HookOutput::Context {
+            event: "SessionStart".into(),
+            text: format!("DB_PASSWORD=\"pw-{secret}\""),
+        }
+        .render();
+        assert!(!ctx.contains(secret), "{ctx}");
     }
 }

@@ -187,6 +187,39 @@ pub fn redact(text: &str) -> Cow<'_, str> {
     redact_counted(text).0
 }
 
+/// Redact secrets inside a JSON document: every string (values and keys) is redacted as the
+/// text it *means*, then the document is serialized again. `None` when `json` is not JSON.
+///
+/// Why not redact the JSON text itself: inside JSON a quote is `\"` and a newline is `\n`, so
+/// `password = \"hunter2\"` has no quote for the rule to anchor on, and `\nDB_PASSWORD=x`
+/// puts an `n` before the name, where the word boundary the rule needs does not exist. Found by
+/// the adversarial run (issue 10): such secrets reached the swap store word for word.
+pub fn redact_json(json: &str) -> Option<String> {
+    let mut v: serde_json::Value = serde_json::from_str(json).ok()?;
+    redact_value(&mut v);
+    serde_json::to_string(&v).ok()
+}
+
+fn redact_value(v: &mut serde_json::Value) {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => {
+            if let Cow::Owned(r) = redact(s) {
+                *s = r;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact_value),
+        Value::Object(map) => {
+            let old = std::mem::take(map);
+            for (k, mut val) in old {
+                redact_value(&mut val);
+                map.insert(redact(&k).into_owned(), val);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
 /// Redact secrets in `text` and report how many of each kind were replaced.
 pub fn redact_counted(text: &str) -> (Cow<'_, str>, RedactionCounts) {
     let mut counts = RedactionCounts::default();
@@ -254,4 +287,25 @@ fn apply_rule(rule: &Rule, text: &str) -> Option<(String, u32)> {
     }
     out.push_str(&text[last..]);
     Some((out, n))
+}
+
+#[cfg(test)]
+mod json_tests {
+    use super::*;
+
+    #[test]
+    fn redact_json_sees_unescaped_text() {
+        let doc = serde_json::json!({"a": "x\nDB_PASSWORD=\"pw-123456789\"\n", "b": ["password = \"hunter2hunter2\""]})
+            .to_string();
+        assert!(
+            redact(&doc).contains("pw-123456789"),
+            "the hazard: escaped text hides it"
+        );
+        let out = redact_json(&doc).unwrap_or_default();
+        assert!(
+            !out.contains("pw-123456789") && !out.contains("hunter2hunter2"),
+            "{out}"
+        );
+        assert_eq!(redact_json("not json"), None);
+    }
 }

@@ -93,9 +93,14 @@ fn typed_output(tool: &str, response: &str) -> Option<String> {
     }
 }
 
-/// A JSON string's value, else the raw text.
+/// A JSON string's value; other JSON (a response of a shape we do not know, such as a Read of
+/// a notebook) with every string redacted as its unescaped text ([`crate::redact::redact_json`]:
+/// redacting escaped JSON text misses secrets); else the raw text.
 fn fallback(response: &str) -> String {
-    serde_json::from_str::<String>(response).unwrap_or_else(|_| response.to_string())
+    if let Ok(s) = serde_json::from_str::<String>(response) {
+        return s;
+    }
+    crate::redact::redact_json(response).unwrap_or_else(|| response.to_string())
 }
 
 #[derive(Deserialize)]

@@ -643,3 +643,54 @@ fn inventory_lines_and_missing_tables_read_empty() {
             .is_empty()
     );
 }
+
+/// Issue 10: a tool response of a shape we do not know (a Read of a notebook) was redacted as
+/// escaped JSON text, and these secrets survived into the store and `memctl swap show`.
+#[test]
+fn secrets_in_escaped_json_of_an_unknown_response_shape_are_redacted() {
+    let (_d, e) = engine();
+    let secrets = [
+        (
+            "password = \"hunter2-Correct-Horse\"",
+            "hunter2-Correct-Horse",
+        ),
+        (
+            "aws_secret_access_key = \"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\"",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        ),
+        ("DB_PASSWORD=\"s3cr3t-db-pass-9911\"", "s3cr3t-db-pass-9911"),
+        (
+            "API_TOKEN=tok_live_7d1f9a2b3c4d5e6f",
+            "tok_live_7d1f9a2b3c4d5e6f",
+        ),
+    ];
+    let mut source = String::from("import os\n");
+    for (line, _) in &secrets {
+        source.push_str(line);
+        source.push('\n');
+    }
+    source.push_str(&noise(7, 9000));
+    // The notebook shape of Claude Code's Read: not the typed text-file shape.
+    let response = serde_json::json!({"type": "notebook", "file": {"filePath": "/w/n.ipynb",
+        "cells": [{"cellType": "code", "source": source, "cell_id": "c1"}]}})
+    .to_string();
+    let call = Call {
+        session: "s".into(),
+        tool: "Read".into(),
+        input: read_input("/w/n.ipynb"),
+        response,
+    };
+    let r = stored(
+        e.swap_tool_output(&call.as_call(), &SwapConfig::default(), T0)
+            .unwrap(),
+    );
+    let (_, text) = e.swap_show(&r.id, T0 + 1).unwrap();
+    for (line, secret) in &secrets {
+        assert!(
+            !text.contains(secret),
+            "{line} survived in the swap:\n{}",
+            &text[..600]
+        );
+    }
+    assert!(text.contains("import os"), "the rest is kept");
+}
