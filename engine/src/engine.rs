@@ -180,6 +180,11 @@ impl Engine {
         &self.opts
     }
 
+    /// Bound every wait on the store by `deadline` (hooks pass their own deadline).
+    pub fn set_deadline(&mut self, deadline: std::time::Instant) {
+        self.store.set_deadline(deadline);
+    }
+
     /// The store.
     pub fn store(&self) -> &Store {
         &self.store

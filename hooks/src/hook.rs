@@ -18,7 +18,21 @@ use std::time::{Duration, Instant};
 /// Largest payload we read from stdin (tool responses can be big; beyond this we stop reading).
 const MAX_PAYLOAD: u64 = 64 << 20;
 
+/// Time the watchdog allows past the deadline for the engine's own deadline checks to finish
+/// cleanly before it gives up on the worker.
+const GRACE: Duration = Duration::from_millis(250);
+
+/// What the worker thread reports.
+type Outcome = std::thread::Result<anyhow::Result<(HookOutput, HookEffects)>>;
+
 /// Entry point of the `memctl-hook` binary.
+///
+/// The engine runs on a worker thread; this thread is a watchdog. Why: some waits cannot be
+/// bounded from inside (redb's `open` waits for another process's commit with no timeout; a
+/// slow disk stalls any write), and Claude Code SIGTERMs a hook past its timeout — losing the
+/// work *and* the output. Past the event's deadline the watchdog spools what the hook was for
+/// (its transcript, or its tool output) for the next hook, prints nothing and exits 0; exiting
+/// ends the worker wherever it is, which redb survives like a kill (tested).
 pub fn main() -> ExitCode {
     let started = Instant::now();
     let opts = EngineOptions::from_env();
@@ -34,11 +48,39 @@ pub fn main() -> ExitCode {
         tracing::error!(error = %e, "reading the hook payload from stdin failed");
         return ExitCode::SUCCESS;
     }
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        run(event_arg.as_deref(), &raw, opts, started)
-    }));
-    let output = match result {
-        Ok(Ok((out, fx))) => {
+    let payload = match HookPayload::parse(&raw, event_arg.as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::error!(event = ?event_arg, error = %e, "hook failed; printing nothing");
+            return ExitCode::SUCCESS;
+        }
+    };
+    drop(raw);
+    let deadline = started + deadline_for(&payload.event);
+    let data_dir = opts.data_dir.clone();
+    let (tx, rx) = std::sync::mpsc::channel::<Outcome>();
+    let worker_payload = payload.clone();
+    let spawned = std::thread::Builder::new()
+        .name("memctl-hook".into())
+        .spawn(move || {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                run(&worker_payload, opts, deadline)
+            }));
+            // The watchdog may have given up already; nobody to tell then.
+            let _ = tx.send(r);
+        });
+    let outcome = match spawned {
+        Ok(_) => rx.recv_timeout(deadline.saturating_duration_since(Instant::now()) + GRACE),
+        Err(e) => {
+            tracing::warn!(error = %e, "no worker thread; running without a watchdog");
+            Ok(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
+                || run(&payload, EngineOptions::from_env(), deadline),
+            )))
+        }
+    };
+    let event = payload.event.name().to_string();
+    let output = match outcome {
+        Ok(Ok(Ok((out, fx)))) => {
             for t in &fx.background_ingest {
                 spawn_background(&["ingest", "--no-embed", "--quiet"], Some(t));
             }
@@ -47,17 +89,26 @@ pub fn main() -> ExitCode {
             }
             out
         }
-        Ok(Err(e)) => {
-            tracing::error!(event = ?event_arg, error = %format!("{e:#}"), "hook failed; printing nothing");
+        Ok(Ok(Err(e))) => {
+            tracing::error!(event, error = %format!("{e:#}"), "hook failed; printing nothing");
             HookOutput::None
         }
-        Err(panic) => {
+        Ok(Err(panic)) => {
             let msg = panic
                 .downcast_ref::<&str>()
                 .map(|s| (*s).to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
-            tracing::error!(event = ?event_arg, panic = %msg, "hook panicked; printing nothing");
+            tracing::error!(event, panic = %msg, "hook panicked; printing nothing");
+            HookOutput::None
+        }
+        Err(_) => {
+            tracing::warn!(
+                event,
+                ms = started.elapsed().as_millis() as u64,
+                "deadline passed (store busy or slow); giving up"
+            );
+            memctl_engine::hooks::rescue(&data_dir, &payload);
             HookOutput::None
         }
     };
@@ -72,24 +123,26 @@ pub fn main() -> ExitCode {
         }
     }
     if logging {
-        tracing::debug!(event = ?event_arg, ms = started.elapsed().as_secs_f64() * 1e3, "hook done");
+        tracing::debug!(
+            event,
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "hook done"
+        );
     }
     ExitCode::SUCCESS
 }
 
-/// Parse the payload and dispatch to the engine. Every error ends as "print nothing".
+/// Open the engine with every store wait bounded by `deadline`, and handle the event.
 pub fn run(
-    event_arg: Option<&str>,
-    raw: &[u8],
+    payload: &HookPayload,
     opts: EngineOptions,
-    started: Instant,
+    deadline: Instant,
 ) -> anyhow::Result<(HookOutput, HookEffects)> {
-    let payload = HookPayload::parse(raw, event_arg)?;
-    let deadline = started + deadline_for(&payload.event);
-    let engine = Engine::open(opts)?;
+    let mut engine = Engine::open(opts)?;
+    engine.set_deadline(deadline);
     let cfg = HookConfig::from_env();
     Ok(memctl_engine::hooks::handle(
-        &engine, &payload, deadline, &cfg,
+        &engine, payload, deadline, &cfg,
     )?)
 }
 

@@ -313,3 +313,100 @@ fn access_log_is_created_private() {
         std::fs::metadata(home.join("access.log")).expect("access.log written by the restore");
     assert_eq!(meta.permissions().mode() & 0o777, 0o600);
 }
+
+/// A hook behind a writer that holds the store used to wait (35.6 s seen behind a slowed
+/// ingest), and a tool output that arrived while the store was busy was dropped. Now the hook
+/// gives up at its deadline, spools the output and exits 0; the next hook stores it.
+#[test]
+fn busy_store_hook_exits_by_its_deadline_and_spools_the_tool_output() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Barrier};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).expect("mkdir");
+    let store_path = home.join("memctl.redb");
+    drop(memctl_engine::store::Store::open(&store_path).expect("create the store"));
+
+    // Another process's long commit, as a thread of this one holding the write lock.
+    let holding = Arc::new(AtomicBool::new(true));
+    let ready = Arc::new(Barrier::new(2));
+    let holder = {
+        let (holding, ready, store_path) = (holding.clone(), ready.clone(), store_path.clone());
+        std::thread::spawn(move || {
+            let store = memctl_engine::store::Store::open(&store_path).expect("open");
+            store
+                .write(|_| {
+                    ready.wait();
+                    std::thread::sleep(Duration::from_secs(5));
+                    holding.store(false, Ordering::SeqCst);
+                    Ok(())
+                })
+                .expect("holder commit");
+        })
+    };
+    ready.wait();
+
+    let marker = "EXACT-OUTPUT-MARKER-7781";
+    let stdout = format!("{marker}\n{}", "build step ok\n".repeat(1200));
+    let tool = serde_json::json!({
+        "session_id": SID, "transcript_path": "", "cwd": PROJECT,
+        "hook_event_name": "PostToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "make all"}, "tool_use_id": "toolu_busy",
+        "tool_response": {"stdout": stdout, "stderr": "", "interrupted": false, "isImage": false},
+    })
+    .to_string();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_memctl-hook"))
+        .arg("PostToolUse")
+        .env("MEMCTL_HOME", &home)
+        .env("MEMCTL_BACKGROUND_EMBED", "0")
+        .env("MEMCTL_EMBEDDER", "hash")
+        .env("MEMCTL_HOOK_DEADLINE_MS", "600")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(tool.as_bytes())
+        .expect("stdin");
+    let out = wait_bounded(
+        child,
+        Duration::from_secs(30),
+        "PostToolUse behind a busy store",
+    );
+    assert!(
+        holding.load(Ordering::SeqCst),
+        "the hook waited for the other writer instead of giving up at its deadline"
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        out.stdout.is_empty(),
+        "nothing printed on PostToolUse: {out:?}"
+    );
+    holder.join().expect("holder");
+
+    // The next hook gets the store and stores the spooled output.
+    let t = dir.path().join(format!("{SID}.jsonl"));
+    std::fs::copy(fixture(), &t).expect("copy fixture");
+    common::hook(
+        &home,
+        "UserPromptSubmit",
+        &payload("UserPromptSubmit", &t, r#","prompt":"x""#),
+        &[("MEMCTL_EMBEDDER", "hash")],
+    );
+    let out = common::memctl(
+        &home,
+        &["swap", "list"],
+        b"",
+        &[],
+    );
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    let log = std::fs::read_to_string(home.join("logs/memctl.log")).unwrap_or_default();
+    assert!(
+        listed.contains("make all"),
+        "the spooled output was stored: {out:?}\nlog:\n{log}"
+    );
+}

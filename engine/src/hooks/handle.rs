@@ -10,8 +10,7 @@ use crate::engine::Engine;
 use crate::error::{EngineError, StoreError};
 use crate::ingest::{IngestOptions, IngestReport};
 use crate::restore::{RestoreConfig, RestoreKind, compaction_instructions, restore_block};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 /// Hook settings (from the environment; defaults are the product's).
@@ -111,86 +110,6 @@ fn hook_ingest_options() -> IngestOptions {
     }
 }
 
-fn spool_path(engine: &Engine) -> PathBuf {
-    engine.data_dir().join("spool").join("transcripts.txt")
-}
-
-/// Remember a transcript to archive later (store busy). Appends one line; O_APPEND writes of a
-/// line are atomic between processes.
-fn spool(engine: &Engine, transcript: &Path) -> Result<(), EngineError> {
-    let path = spool_path(engine);
-    if let Some(dir) = path.parent() {
-        crate::paths::ensure_private_dir(dir)?;
-    }
-    let mut f = crate::paths::append_private(&path).map_err(|source| {
-        EngineError::Store(StoreError::Io {
-            path: path.clone(),
-            source,
-        })
-    })?;
-    writeln!(f, "{}", transcript.display())
-        .map_err(|source| EngineError::Store(StoreError::Io { path, source }))?;
-    Ok(())
-}
-
-/// Archive transcripts spooled by earlier busy hooks (bounded by the deadline).
-fn drain_spool(engine: &Engine, deadline: Instant) {
-    let path = spool_path(engine);
-    // Claims left by hooks that died mid-drain first, then the spool itself, claimed atomically
-    // so that two hooks never drain the same entries.
-    let mut claims = crate::paths::claim_orphans(&path, "draining");
-    let own = path.with_extension(format!("draining-{}", std::process::id()));
-    if path.exists() && std::fs::rename(&path, &own).is_ok() {
-        claims.push(own);
-    }
-    if claims.is_empty() {
-        return;
-    }
-    let text: String = claims.iter().map(|c| read_claimed(c)).collect();
-    let mut paths: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    paths.sort_unstable();
-    paths.dedup();
-    let mut left = Vec::new();
-    for p in paths {
-        if Instant::now() >= deadline {
-            left.push(p);
-            continue;
-        }
-        if let Err(e) = engine.ingest_transcript(Path::new(p), &hook_ingest_options()) {
-            tracing::warn!(transcript = p, error = %e, "spooled transcript could not be archived");
-            if matches!(e, EngineError::Store(StoreError::Busy { .. })) {
-                left.push(p);
-            }
-        }
-    }
-    for p in left {
-        if let Err(e) = spool(engine, Path::new(p)) {
-            tracing::error!(transcript = p, error = %e, "re-spooling failed");
-        }
-    }
-    for c in &claims {
-        if let Err(e) = std::fs::remove_file(c) {
-            tracing::warn!(file = %c.display(), error = %e, "removing the drained spool failed");
-        }
-    }
-}
-
-/// The text of a claimed spool file, newline-terminated (a bounded, regular-file read).
-fn read_claimed(path: &Path) -> String {
-    match crate::paths::read_regular_string(path, crate::paths::SPOOL_MAX_BYTES) {
-        Ok(mut t) => {
-            if !t.is_empty() && !t.ends_with('\n') {
-                t.push('\n');
-            }
-            t
-        }
-        Err(e) => {
-            tracing::error!(file = %path.display(), error = %e, "spool unreadable; its entries are lost");
-            String::new()
-        }
-    }
-}
-
 /// Archive the payload's transcript incrementally; spool it when the store is busy.
 fn archive(engine: &Engine, p: &HookPayload, effects: &mut HookEffects) -> Result<(), EngineError> {
     let Some(t) = p
@@ -214,7 +133,7 @@ fn archive(engine: &Engine, p: &HookPayload, effects: &mut HookEffects) -> Resul
         }
         Err(EngineError::Store(StoreError::Busy { waited_ms })) => {
             tracing::warn!(waited_ms, transcript = t, "store busy; transcript spooled");
-            spool(engine, path)
+            super::spool::spool_transcript(engine.data_dir(), path)
         }
         Err(e) => Err(e),
     }
@@ -258,6 +177,20 @@ fn swap_output(engine: &Engine, call: &crate::swap::ToolCall<'_>, cfg: &crate::s
             "tool output swapped"
         ),
         Ok(crate::swap::SwapOutcome::Skipped(_)) => {}
+        // Busy: the output is kept in the spool and stored by the next hook that gets the store
+        // (it used to be dropped: 1 of 77 outputs lost under concurrency, issue 10).
+        Err(EngineError::Store(StoreError::Busy { waited_ms })) => {
+            match super::spool::spool_tool(engine.data_dir(), call) {
+                Ok(()) => tracing::warn!(
+                    tool = call.tool_name,
+                    waited_ms,
+                    "store busy; tool output spooled"
+                ),
+                Err(e) => {
+                    tracing::error!(tool = call.tool_name, error = %e, "store busy and spooling failed; tool output lost")
+                }
+            }
+        }
         Err(e) => tracing::warn!(tool = call.tool_name, error = %e, "tool output not swapped"),
     }
 }
@@ -290,7 +223,7 @@ pub fn handle(
                 }
                 None => archive(engine, p, &mut fx)?,
             }
-            drain_spool(engine, deadline);
+            super::spool::drain(engine, deadline);
             match crate::autopilot::on_prompt_hook(
                 engine.data_dir(),
                 &p.common.session_id,

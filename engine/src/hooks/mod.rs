@@ -2,6 +2,8 @@
 
 mod handle;
 mod payload;
+mod spool;
 
 pub use handle::{HookConfig, HookEffects, handle};
 pub use payload::{CommonFields, HookEvent, HookOutput, HookPayload, PayloadError};
+pub use spool::rescue;

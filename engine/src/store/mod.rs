@@ -49,6 +49,8 @@ pub struct Store {
     db: Database,
     path: PathBuf,
     write_timeout: Duration,
+    /// No write waits past this instant (a hook's deadline), whatever `write_timeout` says.
+    deadline: Option<Instant>,
 }
 
 impl Store {
@@ -65,6 +67,7 @@ impl Store {
             db,
             path,
             write_timeout: Duration::from_millis(2000),
+            deadline: None,
         };
         store.init_schema()?;
         Ok(store)
@@ -73,6 +76,12 @@ impl Store {
     /// How long [`Store::write`] waits for another process's write transaction.
     pub fn set_write_timeout(&mut self, t: Duration) {
         self.write_timeout = t;
+    }
+
+    /// Never wait for another writer past `deadline` (the hook's own): a hook with 300 ms left
+    /// must not wait the full write timeout and be killed by Claude Code mid-way.
+    pub fn set_deadline(&mut self, deadline: Instant) {
+        self.deadline = Some(deadline);
     }
 
     /// The store file.
@@ -133,12 +142,15 @@ impl Store {
         f: impl FnOnce(&mut StoreWriter) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let start = Instant::now();
+        let give_up = self.deadline.map_or(start + self.write_timeout, |d| {
+            d.min(start + self.write_timeout)
+        });
         let mut sleep = Duration::from_micros(200);
         let tx = loop {
             match self.db.try_begin_write() {
                 Ok(tx) => break tx,
                 Err(redb::TransactionError::WouldBlock) => {
-                    if start.elapsed() >= self.write_timeout {
+                    if Instant::now() >= give_up {
                         return Err(StoreError::Busy {
                             waited_ms: start.elapsed().as_millis() as u64,
                         });

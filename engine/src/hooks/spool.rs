@@ -1,0 +1,299 @@
+//! The spool: work a hook could not finish (store busy, deadline passed) kept in plain files
+//! under `<data dir>/spool/` and finished by the next hook that gets the store.
+//!
+//! - `transcripts.txt`: one transcript path per line (appended with `O_APPEND`, one write per
+//!   line, so concurrent hooks never interleave). Archiving is incremental, so a path listed
+//!   twice costs nothing.
+//! - `tools/<nanos>-<pid>.json`: one PostToolUse call each ([`SpooledTool`]), redacted before
+//!   it is written (secrets are never stored, not even for a moment), written aside and renamed
+//!   into place so that a reader never sees half a file.
+//!
+//! Claims: a drainer renames what it takes (`transcripts.draining-<pid>`,
+//! `<name>.claimed-<pid>`), so two hooks never process the same entry; claims of processes
+//! that died are taken over ([`crate::paths::claim_orphans`]).
+
+use super::payload::{HookEvent, HookPayload};
+use crate::engine::Engine;
+use crate::error::{EngineError, StoreError};
+use crate::ingest::IngestOptions;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Largest spooled tool call (the swap's own entry limit is lower; this bounds the file read).
+const TOOL_MAX_BYTES: u64 = 80 << 20;
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> EngineError + '_ {
+    move |source| {
+        EngineError::Store(StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+}
+
+fn spool_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("spool")
+}
+
+fn transcripts_path(data_dir: &Path) -> PathBuf {
+    spool_dir(data_dir).join("transcripts.txt")
+}
+
+fn tools_dir(data_dir: &Path) -> PathBuf {
+    spool_dir(data_dir).join("tools")
+}
+
+fn hook_ingest_options() -> IngestOptions {
+    IngestOptions {
+        embed_with_model: false,
+        ..IngestOptions::default()
+    }
+}
+
+/// Remember a transcript to archive later.
+pub(crate) fn spool_transcript(data_dir: &Path, transcript: &Path) -> Result<(), EngineError> {
+    let path = transcripts_path(data_dir);
+    crate::paths::ensure_private_dir(&spool_dir(data_dir))?;
+    let mut f = crate::paths::append_private(&path).map_err(io_err(&path))?;
+    f.write_all(format!("{}\n", transcript.display()).as_bytes())
+        .map_err(io_err(&path))
+}
+
+/// One PostToolUse call kept for later (already redacted).
+#[derive(Debug, Serialize, Deserialize)]
+struct SpooledTool {
+    session_id: String,
+    project: String,
+    tool_name: String,
+    tool_input: String,
+    tool_response: String,
+    tool_use_id: Option<String>,
+    failed: bool,
+}
+
+fn redacted_json_text(text: &str) -> String {
+    crate::redact::redact_json(text).unwrap_or_else(|| crate::redact::redact(text).into_owned())
+}
+
+/// Keep a tool call whose output could not be stored now.
+pub(crate) fn spool_tool(
+    data_dir: &Path,
+    call: &crate::swap::ToolCall<'_>,
+) -> Result<(), EngineError> {
+    let dir = tools_dir(data_dir);
+    crate::paths::ensure_private_dir(&dir)?;
+    let rec = SpooledTool {
+        session_id: call.session_id.to_string(),
+        project: call.project.to_string(),
+        tool_name: call.tool_name.to_string(),
+        tool_input: redacted_json_text(call.tool_input),
+        tool_response: redacted_json_text(call.tool_response),
+        tool_use_id: call.tool_use_id.map(str::to_string),
+        failed: call.failed,
+    };
+    let bytes = serde_json::to_vec(&rec)
+        .map_err(|e| io_err(&dir)(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let name = format!("{nanos:024}-{}", std::process::id());
+    let tmp = dir.join(format!(".{name}.tmp"));
+    let fin = dir.join(format!("{name}.json"));
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    let mut f = o.open(&tmp).map_err(io_err(&tmp))?;
+    f.write_all(&bytes).map_err(io_err(&tmp))?;
+    drop(f);
+    std::fs::rename(&tmp, &fin).map_err(io_err(&fin))
+}
+
+/// What a hook that ran out of time leaves for the next one: its transcript (every event that
+/// archives) or its tool call (PostToolUse). Called by the binary's watchdog; never fails
+/// loudly (it logs).
+pub fn rescue(data_dir: &Path, p: &HookPayload) {
+    let res = match &p.event {
+        HookEvent::PostToolUse {
+            tool_name,
+            tool_input,
+            tool_response,
+            tool_use_id,
+            failed,
+        } => {
+            let project = p.common.cwd.clone().unwrap_or_default();
+            spool_tool(
+                data_dir,
+                &crate::swap::ToolCall {
+                    session_id: &p.common.session_id,
+                    project: &project,
+                    tool_name,
+                    tool_input,
+                    tool_response,
+                    tool_use_id: tool_use_id.as_deref(),
+                    failed: *failed,
+                },
+            )
+        }
+        _ => match p
+            .common
+            .transcript_path
+            .as_deref()
+            .filter(|t| !t.is_empty())
+        {
+            Some(t) if Path::new(t).is_file() => spool_transcript(data_dir, Path::new(t)),
+            _ => Ok(()),
+        },
+    };
+    match res {
+        Ok(()) => tracing::warn!(
+            event = p.event.name(),
+            "deadline passed; the work is spooled for the next hook"
+        ),
+        Err(e) => {
+            tracing::error!(event = p.event.name(), error = %e, "deadline passed and spooling failed")
+        }
+    }
+}
+
+/// Finish spooled work (transcripts, then tool calls), bounded by `deadline`.
+pub(crate) fn drain(engine: &Engine, deadline: Instant) {
+    drain_transcripts(engine, deadline);
+    drain_tools(engine, deadline);
+}
+
+fn drain_transcripts(engine: &Engine, deadline: Instant) {
+    let data_dir = engine.data_dir();
+    let path = transcripts_path(data_dir);
+    let mut claims = crate::paths::claim_orphans(&path, "draining");
+    let own = path.with_extension(format!("draining-{}", std::process::id()));
+    if path.exists() && std::fs::rename(&path, &own).is_ok() {
+        claims.push(own);
+    }
+    if claims.is_empty() {
+        return;
+    }
+    let text: String = claims.iter().map(|c| read_claimed(c)).collect();
+    let mut paths: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    paths.sort_unstable();
+    paths.dedup();
+    let mut left = Vec::new();
+    for p in paths {
+        if Instant::now() >= deadline {
+            left.push(p);
+            continue;
+        }
+        if let Err(e) = engine.ingest_transcript(Path::new(p), &hook_ingest_options()) {
+            tracing::warn!(transcript = p, error = %e, "spooled transcript could not be archived");
+            if matches!(e, EngineError::Store(StoreError::Busy { .. })) {
+                left.push(p);
+            }
+        }
+    }
+    for p in left {
+        if let Err(e) = spool_transcript(data_dir, Path::new(p)) {
+            tracing::error!(transcript = p, error = %e, "re-spooling failed");
+        }
+    }
+    for c in &claims {
+        if let Err(e) = std::fs::remove_file(c) {
+            tracing::warn!(file = %c.display(), error = %e, "removing the drained spool failed");
+        }
+    }
+}
+
+/// The text of a claimed spool file, newline-terminated (a bounded, regular-file read).
+fn read_claimed(path: &Path) -> String {
+    match crate::paths::read_regular_string(path, crate::paths::SPOOL_MAX_BYTES) {
+        Ok(mut t) => {
+            if !t.is_empty() && !t.ends_with('\n') {
+                t.push('\n');
+            }
+            t
+        }
+        Err(e) => {
+            tracing::error!(file = %path.display(), error = %e, "spool unreadable; its entries are lost");
+            String::new()
+        }
+    }
+}
+
+fn drain_tools(engine: &Engine, deadline: Instant) {
+    let dir = tools_dir(engine.data_dir());
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    let me = std::process::id();
+    let mut names: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    for name in names {
+        if Instant::now() >= deadline {
+            return;
+        }
+        let path = dir.join(&name);
+        let claimed = if let Some(stem) = name.strip_suffix(".json") {
+            let c = dir.join(format!("{stem}.claimed-{me}"));
+            if std::fs::rename(&path, &c).is_err() {
+                continue; // another hook took it
+            }
+            c
+        } else if name.contains(".claimed-") {
+            match crate::paths::claim_orphans(&path, "claimed").pop() {
+                Some(c) => c,
+                None => continue,
+            }
+        } else {
+            continue; // a `.tmp` being written
+        };
+        store_claimed_tool(engine, &claimed);
+    }
+}
+
+fn store_claimed_tool(engine: &Engine, claimed: &Path) {
+    let rec = crate::paths::read_regular(claimed, TOOL_MAX_BYTES)
+        .map_err(|e| e.to_string())
+        .and_then(|b| serde_json::from_slice::<SpooledTool>(&b).map_err(|e| e.to_string()));
+    let rec = match rec {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!(file = %claimed.display(), error = %e, "spooled tool call unreadable; kept aside");
+            let _ = std::fs::rename(claimed, claimed.with_extension("bad"));
+            return;
+        }
+    };
+    let call = crate::swap::ToolCall {
+        session_id: &rec.session_id,
+        project: &rec.project,
+        tool_name: &rec.tool_name,
+        tool_input: &rec.tool_input,
+        tool_response: &rec.tool_response,
+        tool_use_id: rec.tool_use_id.as_deref(),
+        failed: rec.failed,
+    };
+    let cfg = crate::swap::SwapConfig::from_env();
+    match engine.swap_tool_output(&call, &cfg, crate::swap::unix_now()) {
+        Err(EngineError::Store(StoreError::Busy { .. })) => {
+            // Back into the queue under a fresh name; the next hook tries again.
+            let back = claimed.with_extension("json");
+            if let Err(e) = std::fs::rename(claimed, &back) {
+                tracing::error!(file = %claimed.display(), error = %e, "re-queueing a spooled tool call failed");
+            }
+            return;
+        }
+        Err(e) => {
+            tracing::warn!(tool = rec.tool_name, error = %e, "spooled tool output not swapped")
+        }
+        Ok(_) => tracing::debug!(tool = rec.tool_name, "spooled tool output stored"),
+    }
+    if let Err(e) = std::fs::remove_file(claimed) {
+        tracing::warn!(file = %claimed.display(), error = %e, "removing a drained tool call failed");
+    }
+}
