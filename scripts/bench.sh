@@ -11,6 +11,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 SHARED="${MEMCTL_SHARED:-$ROOT/../shared}"
+[ -d "$SHARED/peer" ] || { echo "bench: the comparison with the peer needs its hook and generator in $MEMCTL_SHARED/peer (default ../shared/peer); not found at $SHARED/peer" >&2; exit 2; }
 SIZES="${BENCH_SIZES:-50 500 5000}"
 RUNS="${BENCH_RUNS:-5}"
 ROUNDS="${BENCH_ROUNDS:-2}"

@@ -4,39 +4,39 @@
 #   scripts/e2e.sh                      # every scenario in tests/e2e/scenarios/
 #   scripts/e2e.sh compact-recall clear # only these (file names without .json)
 #
-# Uses the cc-harness in ../shared/harness (the repo root's sibling; override with
-# MEMCTL_SHARED=/path/to/shared): it runs the real `claude` CLI offline against a scripted fake
-# Messages API, with every hook event wired to target/debug/memctl-hook, and records every hook
-# call, API request and transcript. Each scenario runs in a fresh output folder with its own
+# Uses the repository's own harness in tests/e2e/harness: it runs the real `claude` CLI (npm
+# @anthropic-ai/claude-code, pinned) offline against a scripted fake Messages API on loopback,
+# with every hook event wired to target/debug/memctl-hook, and records every hook call, API
+# request and transcript. Scenario files are typed (tests/e2e/harness/scenario.py) and checked
+# before anything runs. Each scenario runs in a fresh output folder with its own
 # HOME, so each gets its own memctl store. After the harness's own `expect` checks,
 # tests/e2e/check.py evaluates the scenario's `memctl_checks` (exact hook output reaching the
 # model, text outside memctl's blocks, tool results, the store, the log).
 #
 # Needs: cargo, python3, npm (first run only: the harness installs @anthropic-ai/claude-code into
-# ~/.cache/cc-harness), unshare + ip for network isolation (optional; the harness falls back).
+# ~/.cache/memctl-e2e), unshare + ip for network isolation (optional; the harness falls back).
 # Knobs: MEMCTL_E2E_OUT=<dir> (keep outputs there), MEMCTL_E2E_KEEP=1 (keep outputs of passing
 # scenarios too), MEMCTL_E2E_NO_BUILD=1 (skip `cargo build`), CC_VERSION / CCH_* (harness).
 set -euo pipefail
 
 T_START=$SECONDS
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
-SHARED=${MEMCTL_SHARED:-$(dirname "$REPO")/shared}
-HARNESS=$SHARED/harness
 E2E=$REPO/tests/e2e
+HARNESS=$E2E/harness
 CHECK=$E2E/check.py
 
 die() { printf 'e2e: ERROR: %s\n' "$*" >&2; exit 2; }
 
-[[ -x $HARNESS/run-scenario.sh ]] || die "cc-harness not found at $HARNESS (set MEMCTL_SHARED to the folder holding harness/)"
-command -v python3 >/dev/null || die "python3 is required"
-if [[ -z ${CCH_CLAUDE_BIN:-} ]] && ! ls "${CCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cc-harness}"/*/node_modules >/dev/null 2>&1; then
+[[ -x $HARNESS/run-scenario.sh ]] || die "harness missing at $HARNESS (a broken checkout?)"
+command -v python3 >/dev/null || die "python3 (>= 3.11) is required"
+if [[ -z ${CCH_CLAUDE_BIN:-} ]] && ! ls "${CCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/memctl-e2e}"/*/node_modules >/dev/null 2>&1; then
     command -v npm >/dev/null || die "npm is required on the first run (the harness installs the Claude Code CLI with it)"
 fi
 
 # The hooks and the CLI inherit this environment: never let a developer's own memctl settings
 # (their real store in MEMCTL_HOME, restore knobs) leak into a run.
 for name in $(compgen -e); do
-    case $name in MEMCTL_E2E_*|MEMCTL_SHARED) ;; MEMCTL_*) unset "$name" ;; esac
+    case $name in MEMCTL_E2E_*) ;; MEMCTL_*) unset "$name" ;; esac
 done
 unset XDG_DATA_HOME
 
@@ -66,6 +66,8 @@ if (($#)); then
 else
     SCENARIOS=("$E2E"/scenarios/*.json)
 fi
+# Typed scenario files: a typo fails here, with the file and the field, before anything runs.
+python3 "$HARNESS/scenario.py" "${SCENARIOS[@]}" || die "invalid scenario file"
 
 OUTROOT=${MEMCTL_E2E_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/memctl-e2e.XXXXXX")}
 mkdir -p "$OUTROOT"

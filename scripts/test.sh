@@ -1,13 +1,24 @@
 #!/usr/bin/env bash
-# test.sh — every test, on a fresh machine: setup (cached), the whole workspace test suite with
-# the real ONNX model and real redb files, then end-to-end scenarios with the real Claude Code
-# CLI (../shared/harness; the CLI is installed with npm into ~/.cache/cc-harness on first run).
+# test.sh — every test, on a fresh machine with Rust, Python >= 3.11 and Node/npm: setup (cached),
+# the whole workspace test suite with the real ONNX model and real redb files, then end-to-end
+# scenarios with the real Claude Code CLI (tests/e2e/harness; the CLI is installed with npm into
+# a cache on first run). Needs nothing outside the repository. Ends with the number of tests
+# executed by kind (unit, integration, process, doc, e2e), so that a drop is visible.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+start=$SECONDS
 bash scripts/setup.sh
 # shellcheck disable=SC1091
 source .cache/env.sh
 cargo build --workspace --quiet
-cargo test --workspace --no-fail-fast
-MEMCTL_E2E_NO_BUILD=1 bash scripts/e2e.sh
+LOG=$(mktemp "${TMPDIR:-/tmp}/memctl-test.XXXXXX")
+trap 'rm -f "$LOG"' EXIT
+rc=0
+cargo test --workspace --no-fail-fast 2>&1 | tee "$LOG" || rc=$?
+e2e_rc=0
+MEMCTL_E2E_NO_BUILD=1 bash scripts/e2e.sh 2>&1 | tee -a "$LOG" || e2e_rc=$?
+count_rc=0
+python3 scripts/test_counts.py "$LOG" || count_rc=$?
+echo "test.sh: cargo test rc=$rc, e2e rc=$e2e_rc, in $((SECONDS - start)) s"
+((rc == 0 && e2e_rc == 0 && count_rc == 0))

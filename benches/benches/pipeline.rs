@@ -2,7 +2,8 @@
 //! (chunks/s, hash-only and with the ONNX model), restore build on a 5000-turn session, and each
 //! hook event's in-process path. Fixed seeds (`gen_transcript.py --seed 42`); results asserted.
 //!
-//! Needs `../shared/peer/gen_transcript.py` (python3) and, for the ONNX ingest, `scripts/setup.sh`.
+//! Needs python3 (`scripts/gen_transcript.py`, in the repository) and, for the ONNX ingest,
+//! `scripts/setup.sh`.
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use memctl_engine::hooks::{HookConfig, HookPayload, handle};
@@ -17,10 +18,6 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-fn shared() -> PathBuf {
-    std::env::var_os("MEMCTL_SHARED").map_or_else(|| repo().join("../shared"), PathBuf::from)
-}
-
 /// A generated transcript of `turns` turns (cached under target/bench-data).
 fn transcript(turns: u32) -> PathBuf {
     let dir = repo().join("target/bench-data");
@@ -28,8 +25,8 @@ fn transcript(turns: u32) -> PathBuf {
     let path = dir.join(format!("t{turns}-seed42.jsonl"));
     if !path.exists() {
         let out = std::process::Command::new("python3")
-            .arg(shared().join("peer/gen_transcript.py"))
-            .args(["--turns", &turns.to_string(), "--seed", "42"])
+            .arg(repo().join("scripts/gen_transcript.py"))
+            .args(["--turns", &turns.to_string(), "--seed", "42", "--no-extras"])
             .output()
             .expect("python3 gen_transcript.py");
         assert!(out.status.success());

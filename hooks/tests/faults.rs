@@ -397,12 +397,7 @@ fn busy_store_hook_exits_by_its_deadline_and_spools_the_tool_output() {
         &payload("UserPromptSubmit", &t, r#","prompt":"x""#),
         &[("MEMCTL_EMBEDDER", "hash")],
     );
-    let out = common::memctl(
-        &home,
-        &["swap", "list"],
-        b"",
-        &[],
-    );
+    let out = common::memctl(&home, &["swap", "list"], b"", &[]);
     let listed = String::from_utf8_lossy(&out.stdout).into_owned();
     let log = std::fs::read_to_string(home.join("logs/memctl.log")).unwrap_or_default();
     assert!(

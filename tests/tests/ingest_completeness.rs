@@ -3,11 +3,11 @@
 //! paths preserved, and a re-ingest after appended lines reads only the new bytes.
 
 use memctl_engine::{Engine, EngineOptions, IngestOptions};
-use memctl_tests::shared_dir;
+use memctl_tests::{real_transcripts_dir, run_generator};
 use serde::Deserialize;
 use std::collections::{BTreeSet, HashSet};
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::Command;
 
 fn engine(home: &Path) -> Engine {
     let mut opts = EngineOptions::from_env();
@@ -101,21 +101,23 @@ fn assert_prompts_stored(e: &Engine, session: &str, path: &Path) {
 }
 
 fn gen_transcript(out: &Path, turns: u32, seed: u32) {
-    let generator = shared_dir().join("peer/gen_transcript.py");
-    let o = Command::new("python3")
-        .arg(&generator)
-        .args([
-            "--turns",
-            &turns.to_string(),
-            "--seed",
-            &seed.to_string(),
-            "--layout",
-            "split",
-        ])
-        .output()
-        .expect("python3 gen_transcript.py (needs ../shared)");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    std::fs::write(out, o.stdout).expect("write transcript");
+    let (turns, seed) = (turns.to_string(), seed.to_string());
+    let args = ["--turns", &turns, "--seed", &seed, "--layout", "split"];
+    std::fs::write(out, run_generator(&args)).expect("write transcript");
+}
+
+/// New lines continuing `base` (`--append-to`).
+fn gen_append(base: &Path, turns: u32, seed: u32) -> Vec<u8> {
+    let (turns, seed) = (turns.to_string(), seed.to_string());
+    let args = [
+        OsStr::new("--append-to"),
+        base.as_os_str(),
+        OsStr::new("--turns"),
+        OsStr::new(&turns),
+        OsStr::new("--seed"),
+        OsStr::new(&seed),
+    ];
+    run_generator(&args)
 }
 
 fn turn_ids(e: &Engine, session: &str) -> (BTreeSet<u32>, usize, HashSet<String>, HashSet<String>) {
@@ -176,28 +178,20 @@ fn five_thousand_turns_all_kept_and_incremental() {
 
     // Append two turns: only the new bytes (plus the open turn) are read.
     let before = std::fs::metadata(&t).expect("meta").len();
-    let generator = shared_dir().join("peer/gen_transcript.py");
-    let o = Command::new("python3")
-        .arg(&generator)
-        .args(["--append-to"])
-        .arg(&t)
-        .args(["--turns", "2", "--seed", "7"])
-        .output()
-        .expect("append");
-    assert!(o.status.success());
+    let appended = gen_append(&t, 2, 7);
     let mut f = std::fs::OpenOptions::new()
         .append(true)
         .open(&t)
         .expect("open");
-    std::io::Write::write_all(&mut f, &o.stdout).expect("append");
+    std::io::Write::write_all(&mut f, &appended).expect("append");
     let r2 = e
         .ingest_transcript(&t, &IngestOptions::default())
         .expect("re-ingest");
     assert!(
-        r2.bytes_read < (o.stdout.len() as u64) + before / 100,
+        r2.bytes_read < (appended.len() as u64) + before / 100,
         "incremental ingest read {} bytes for {} new bytes",
         r2.bytes_read,
-        o.stdout.len()
+        appended.len()
     );
     let (turns2, _, _, _) = turn_ids(&e, &session);
     assert_eq!(turns2.len(), turns.len() + 2, "two new turns");
@@ -206,7 +200,7 @@ fn five_thousand_turns_all_kept_and_incremental() {
 
 #[test]
 fn real_harness_transcripts_keep_every_turn() {
-    let root = shared_dir().join("harness/transcripts");
+    let root = real_transcripts_dir();
     let dir = tempfile::tempdir().expect("tempdir");
     let e = engine(&dir.path().join("home"));
     let mut n = 0;
@@ -254,30 +248,23 @@ fn moved_transcript_resumes_from_the_session_cursor() {
 
     let b = dir.path().join("b.jsonl");
     std::fs::copy(&a, &b).expect("copy");
-    let o = Command::new("python3")
-        .arg(shared_dir().join("peer/gen_transcript.py"))
-        .arg("--append-to")
-        .arg(&a)
-        .args(["--turns", "2", "--seed", "9"])
-        .output()
-        .expect("append");
-    assert!(o.status.success());
+    let appended = gen_append(&a, 2, 9);
     let mut f = std::fs::OpenOptions::new()
         .append(true)
         .open(&b)
         .expect("open");
-    std::io::Write::write_all(&mut f, &o.stdout).expect("append");
+    std::io::Write::write_all(&mut f, &appended).expect("append");
 
     let second = e
         .ingest_transcript(&b, &IngestOptions::default())
         .expect("ingest b");
     let size_a = std::fs::metadata(&a).expect("meta").len();
     assert!(
-        second.bytes_read < o.stdout.len() as u64 + size_a / 20,
+        second.bytes_read < appended.len() as u64 + size_a / 20,
         "read {} bytes of a {}-byte file for {} new bytes",
         second.bytes_read,
         size_a,
-        o.stdout.len()
+        appended.len()
     );
     let (turns_b, _, _, _) = turn_ids(&e, &session);
     assert_eq!(turns_b.len(), turns_a.len() + 2);

@@ -1,5 +1,5 @@
-//! Real transcripts (Claude Code CLI 2.1.330, harness runs), generated ones (the peer's
-//! `gen_transcript.py`), and the incremental-equals-one-pass property.
+//! Real transcripts (Claude Code CLI 2.1.330, harness runs), generated ones
+//! (`scripts/gen_transcript.py`), and the incremental-equals-one-pass property.
 //!
 //! The oracles here read the JSONL with `serde_json::Value` on purpose: they must be an
 //! independent path from the typed parser they check.
@@ -349,23 +349,22 @@ fn generated_fixture_keeps_every_turn() {
     );
 }
 
-/// 500 turns straight from the generator (combined and split layouts), when Python is here.
+/// 500 turns straight from the repository's generator (`scripts/gen_transcript.py`, with the
+/// CLI's bookkeeping lines), combined and split layouts. Needs python3: fails, never skips.
 #[test]
 fn generator_500_turns_keeps_every_turn() {
-    let script = "/work/shared/peer/gen_transcript.py";
-    if !std::path::Path::new(script).exists() {
-        eprintln!("skipped: {script} not found");
-        return;
-    }
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/gen_transcript.py");
     for layout in ["combined", "split"] {
         let out = std::process::Command::new("python3")
-            .args([
-                script, "--turns", "500", "--seed", "4242", "--layout", layout,
-            ])
-            .output();
-        let Ok(out) = out.map_err(|e| eprintln!("skipped: python3 unavailable: {e}")) else {
-            return;
-        };
+            .arg(&script)
+            .args(["--turns", "500", "--seed", "4242", "--layout", layout])
+            .output()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "python3 (>= 3.11) is needed to run {}: {e}",
+                    script.display()
+                )
+            });
         assert!(
             out.status.success(),
             "generator failed: {}",
