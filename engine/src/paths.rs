@@ -59,29 +59,32 @@ pub fn restrict_file(path: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Make an id (session id, tool name) safe to use as one path component.
+/// Make an id (session id, tool name, transcript path) safe to use as one path component, one
+/// to one: two different ids never share a file.
 ///
-/// Keeps `[A-Za-z0-9._-]`, maps everything else to `_`, refuses `.`/`..`/empty by mapping them
-/// to `_`, and bounds the length (long ids keep a hash suffix so they stay distinct).
+/// Keeps `[A-Za-z0-9_-]` (so a UUID session id is its own file name, as before) and writes every
+/// other byte as `~xx` (lowercase hex), `~` included; the empty id is `~`. Why one to one: the
+/// old rule mapped `..`, `.`, `~`, NUL and a space all to `_`, so those sessions shared one
+/// autopilot state file, and `a/b` and `a\nb` another (issue 10). Ids longer than 96 bytes once
+/// escaped keep 78 bytes and a `~h` + 16 hex of sha256: `~h` is never produced by escaping.
 pub fn sanitize_component(id: &str) -> String {
-    let mut s: String = id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if s.is_empty() || s.chars().all(|c| c == '.') {
-        s = "_".into();
+    use std::fmt::Write as _;
+    let mut s = String::with_capacity(id.len());
+    for b in id.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
+            s.push(b as char);
+        } else {
+            let _ = write!(s, "~{b:02x}");
+        }
+    }
+    if s.is_empty() {
+        return "~".into();
     }
     if s.len() > 96 {
         let h = crate::chunk::Chunk::hash_text(id);
-        s.truncate(80);
-        s.push('-');
-        s.push_str(&h[..12]);
+        s.truncate(78);
+        s.push_str("~h");
+        s.push_str(&h[..16]);
     }
     s
 }
@@ -269,16 +272,34 @@ mod tests {
 
     #[test]
     fn traversal_is_neutralized() {
-        assert_eq!(sanitize_component("../../etc/passwd"), ".._.._etc_passwd");
-        assert_eq!(sanitize_component(".."), "_");
-        assert_eq!(sanitize_component(""), "_");
+        assert_eq!(
+            sanitize_component("../../etc/passwd"),
+            "~2e~2e~2f~2e~2e~2fetc~2fpasswd"
+        );
+        assert_eq!(sanitize_component(".."), "~2e~2e");
+        assert_eq!(sanitize_component(""), "~");
         assert_eq!(
             sanitize_component("16bf7cf7-6ebd-46f5-ac2c-6025ff9b684d"),
             "16bf7cf7-6ebd-46f5-ac2c-6025ff9b684d"
         );
     }
 
+    /// Issue 10: these ids shared one autopilot state file, and `a/b` and `a\nb` another.
+    #[test]
+    fn sanitizer_is_one_to_one_on_the_ids_that_collided() {
+        let ids = ["..", ".", "~", "\0", " ", "_", "a/b", "a\nb", "a_b", "~2e"];
+        let out: std::collections::BTreeSet<String> =
+            ids.iter().map(|i| sanitize_component(i)).collect();
+        assert_eq!(out.len(), ids.len(), "{out:?}");
+    }
+
     proptest! {
+        #[test]
+        fn distinct_ids_get_distinct_components(a in "\\PC{0,40}", b in "\\PC{0,40}") {
+            prop_assume!(a != b);
+            prop_assert_ne!(sanitize_component(&a), sanitize_component(&b));
+        }
+
         #[test]
         fn always_one_safe_component(s in "\\PC{0,300}") {
             let c = sanitize_component(&s);
