@@ -61,6 +61,9 @@ pub enum StoreError {
     /// The store was written by an incompatible version of memctl.
     #[error("store schema version {found} is not supported (this memctl reads {supported})")]
     SchemaVersion { found: u32, supported: u32 },
+    /// The store could only be opened for reading (read-only file or mount).
+    #[error("store {} is read-only here: nothing can be written", path.display())]
+    ReadOnly { path: PathBuf },
     /// Another process held the write lock past the timeout.
     #[error("store busy: another process held the write lock for {waited_ms} ms")]
     Busy { waited_ms: u64 },

@@ -405,3 +405,110 @@ fn busy_store_hook_exits_by_its_deadline_and_spools_the_tool_output() {
         "the spooled output was stored: {out:?}\nlog:\n{log}"
     );
 }
+
+/// Run `cmd` as a user who may read the store but not write it: as root (where permissions do
+/// not bind) through `setpriv` to `nobody`; otherwise as ourselves with the write bits removed.
+fn as_reader(cmd: &mut Command, dir: &Path, stdin: Option<&Path>) -> std::process::Output {
+    use std::os::unix::fs::PermissionsExt;
+    let uid = Command::new("id").arg("-u").output().expect("id -u");
+    let root = String::from_utf8_lossy(&uid.stdout).trim() == "0";
+    // Every directory readable and traversable, every file readable, nothing writable.
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o555)).expect("chmod dir");
+        for e in std::fs::read_dir(&d).expect("read_dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o444))
+                    .expect("chmod file");
+            }
+        }
+    }
+    let out = if root {
+        let prog = cmd.get_program().to_owned();
+        let args: Vec<_> = cmd.get_args().map(|a| a.to_owned()).collect();
+        let mut wrapped = Command::new("setpriv");
+        wrapped
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(prog)
+            .args(args);
+        for (k, v) in cmd.get_envs() {
+            match v {
+                Some(v) => wrapped.env(k, v),
+                None => wrapped.env_remove(k),
+            };
+        }
+        if let Some(f) = stdin {
+            wrapped.stdin(std::fs::File::open(f).expect("stdin file"));
+        }
+        wrapped.output().expect("setpriv")
+    } else {
+        if let Some(f) = stdin {
+            cmd.stdin(std::fs::File::open(f).expect("stdin file"));
+        }
+        cmd.output().expect("run")
+    };
+    // Writable again so that the temp dir can be removed.
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).expect("chmod back");
+        for e in std::fs::read_dir(&d).expect("read_dir").flatten() {
+            if e.path().is_dir() {
+                stack.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+/// On a read-only data dir `status` and `search` failed and hooks restored nothing, because the
+/// store was always opened for writing. Now a store that cannot be written opens read-only.
+#[test]
+fn read_only_store_still_answers_status_and_search() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let home = dir.path().join("home");
+    let t = dir.path().join(format!("{SID}.jsonl"));
+    std::fs::copy(fixture(), &t).expect("copy fixture");
+    common::hook(
+        &home,
+        "UserPromptSubmit",
+        &payload("UserPromptSubmit", &t, r#","prompt":"x""#),
+        &[("MEMCTL_EMBEDDER", "hash")],
+    );
+    for args in [
+        vec!["status"],
+        vec!["sessions", "--project", PROJECT],
+        vec!["search", "--project", PROJECT, "--mode", "lexical", "the"],
+    ] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memctl"));
+        cmd.args(&args)
+            .env("MEMCTL_HOME", &home)
+            .env("MEMCTL_EMBEDDER", "hash")
+            .env("HOME", dir.path());
+        let out = as_reader(&mut cmd, dir.path(), None);
+        assert!(
+            out.status.success() && !out.stdout.is_empty(),
+            "memctl {args:?} on a read-only store: {out:?}"
+        );
+    }
+    // A restore only reads: it still works.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memctl-hook"));
+    cmd.arg("SessionStart")
+        .env("MEMCTL_HOME", &home)
+        .env("MEMCTL_EMBEDDER", "hash")
+        .env("MEMCTL_BACKGROUND_EMBED", "0")
+        .env("HOME", dir.path());
+    let body = payload("SessionStart", &t, r#","source":"compact""#);
+    let body_file = dir.path().join("payload.json");
+    std::fs::write(&body_file, &body).expect("payload");
+    let out = as_reader(&mut cmd, dir.path(), Some(&body_file));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("additionalContext"),
+        "SessionStart restore on a read-only store: {out:?}"
+    );
+}

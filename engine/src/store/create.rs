@@ -140,6 +140,27 @@ fn create_aside(
     result
 }
 
+/// Does `path` exist as a file this process may read but not write? (`EACCES`, `EPERM` or a
+/// read-only file system on an open for writing.)
+pub(super) fn exists_read_only(path: &Path) -> bool {
+    if !path.is_file() {
+        return false;
+    }
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+    {
+        Ok(_) => false,
+        Err(e) => {
+            matches!(
+                e.kind(),
+                std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+            ) && std::fs::File::open(path).is_ok()
+        }
+    }
+}
+
 /// Is `path` a file redb started to initialise and never finished: not a redb database, with
 /// the magic-number bytes all zero?
 pub(super) fn never_initialised(path: &Path) -> Result<bool, StoreError> {

@@ -43,10 +43,36 @@ pub type ChunkId = u64;
 /// `((turn index, part), chunk id)` of one stored turn part.
 pub type TurnRef = ((u32, u16), ChunkId);
 
+/// The open database: read-write, or read-only where the file cannot be written.
+enum Handle {
+    ReadWrite(Database),
+    /// A read-only data dir or file (a read-only mount, another user's store): reads work,
+    /// every write is [`StoreError::ReadOnly`].
+    ReadOnly(redb::ReadOnlyDatabase),
+}
+
+impl std::fmt::Debug for Handle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::ReadWrite(_) => "ReadWrite",
+            Self::ReadOnly(_) => "ReadOnly",
+        })
+    }
+}
+
+impl Handle {
+    fn begin_read(&self) -> Result<ReadTransaction, redb::TransactionError> {
+        match self {
+            Self::ReadWrite(db) => db.begin_read(),
+            Self::ReadOnly(db) => db.begin_read(),
+        }
+    }
+}
+
 /// Handle on the store file.
 #[derive(Debug)]
 pub struct Store {
-    db: Database,
+    db: Handle,
     path: PathBuf,
     write_timeout: Duration,
     /// No write waits past this instant (a hook's deadline), whatever `write_timeout` says.
@@ -56,12 +82,19 @@ pub struct Store {
 impl Store {
     /// Open (or create) the store at `path` in multi-process mode, creating tables and checking
     /// the schema version.
+    ///
+    /// A store file that exists but cannot be opened for writing (a read-only mount, a file of
+    /// another user) is opened read-only instead: `status`, `search` and restores still work,
+    /// and writes fail with [`StoreError::ReadOnly`] (issue 10: they all failed before).
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         let path = path.as_ref().to_path_buf();
+        if create::exists_read_only(&path) {
+            return Self::open_read_only(&path);
+        }
         if let Some(dir) = path.parent() {
             crate::paths::ensure_private_dir(dir)?;
         }
-        let db = create::open_or_create(&path, Self::init_new)?;
+        let db = Handle::ReadWrite(create::open_or_create(&path, Self::init_new)?);
         crate::paths::restrict_file(&path)?;
         let store = Self {
             db,
@@ -71,6 +104,30 @@ impl Store {
         };
         store.init_schema()?;
         Ok(store)
+    }
+
+    /// Open an existing store for reading only (never creates, never writes).
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        let db = create::builder()
+            .open_read_only(&path)
+            .map_err(|e| StoreError::Open {
+                path: path.clone(),
+                reason: e.to_string(),
+            })?;
+        let store = Self {
+            db: Handle::ReadOnly(db),
+            path,
+            write_timeout: Duration::ZERO,
+            deadline: None,
+        };
+        store.init_schema()?;
+        Ok(store)
+    }
+
+    /// True when the store was opened read-only.
+    pub fn is_read_only(&self) -> bool {
+        matches!(self.db, Handle::ReadOnly(_))
     }
 
     /// How long [`Store::write`] waits for another process's write transaction.
@@ -123,6 +180,10 @@ impl Store {
                 }
             }
         }
+        if self.is_read_only() {
+            // Nothing to create here; reads of missing tables report themselves.
+            return Ok(());
+        }
         self.write(|w| {
             w.create_tables()?;
             let mut meta = w.tx.open_table(META)?;
@@ -141,13 +202,18 @@ impl Store {
         &self,
         f: impl FnOnce(&mut StoreWriter) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
+        let Handle::ReadWrite(db) = &self.db else {
+            return Err(StoreError::ReadOnly {
+                path: self.path.clone(),
+            });
+        };
         let start = Instant::now();
         let give_up = self.deadline.map_or(start + self.write_timeout, |d| {
             d.min(start + self.write_timeout)
         });
         let mut sleep = Duration::from_micros(200);
         let tx = loop {
-            match self.db.try_begin_write() {
+            match db.try_begin_write() {
                 Ok(tx) => break tx,
                 Err(redb::TransactionError::WouldBlock) => {
                     if Instant::now() >= give_up {
