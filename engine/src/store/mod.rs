@@ -309,7 +309,7 @@ impl StoreWriter {
     /// A session record, read inside the write transaction.
     pub fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
         let t = self.tx.open_table(SESSIONS)?;
-        decode_opt(t.get(id)?)
+        t.get(id)?.map(|g| session_from(g.value())).transpose()
     }
 
     /// The id of `project`, created on first use.
@@ -628,7 +628,7 @@ impl StoreWriter {
     ) -> Result<(), StoreError> {
         let mut t = self.tx.open_table(SESSIONS)?;
         let mut rec: SessionRecord = match t.get(chunk.session_id.as_str())? {
-            Some(v) => decode(v.value())?,
+            Some(v) => session_from(v.value())?,
             None => SessionRecord {
                 project: chunk.project.clone(),
                 project_id,
@@ -660,7 +660,7 @@ impl StoreWriter {
         let project_id = self.project_id(project)?;
         let mut t = self.tx.open_table(SESSIONS)?;
         let mut rec: SessionRecord = match t.get(session_id)? {
-            Some(v) => decode(v.value())?,
+            Some(v) => session_from(v.value())?,
             None => SessionRecord {
                 project: project.to_string(),
                 project_id,
@@ -740,7 +740,7 @@ impl StoreReader {
     /// A session record.
     pub fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
         let t = self.tx.open_table(SESSIONS)?;
-        decode_opt(t.get(id)?)
+        t.get(id)?.map(|g| session_from(g.value())).transpose()
     }
 
     /// Every session record.
@@ -749,7 +749,7 @@ impl StoreReader {
         let mut out = Vec::new();
         for row in t.iter()? {
             let (k, v) = row?;
-            out.push((k.value().to_string(), decode(v.value())?));
+            out.push((k.value().to_string(), session_from(v.value())?));
         }
         Ok(out)
     }
@@ -1208,6 +1208,11 @@ fn decode_opt<T: serde::de::DeserializeOwned>(
     v: Option<redb::AccessGuard<'_, &[u8]>>,
 ) -> Result<Option<T>, StoreError> {
     v.map(|g| decode(g.value())).transpose()
+}
+
+/// A stored session record, of the current or the older v1 layout ([`schema::decode_session`]).
+fn session_from(b: &[u8]) -> Result<SessionRecord, StoreError> {
+    schema::decode_session(b).map_err(|e| StoreError::Decode(e.to_string()))
 }
 
 fn decode<T: serde::de::DeserializeOwned>(b: &[u8]) -> Result<T, StoreError> {

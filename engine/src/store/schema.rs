@@ -111,6 +111,53 @@ pub struct SessionRecord {
     pub compactions: u32,
 }
 
+/// [`SessionRecord`] as stores written before `compactions` was appended hold it (schema v1
+/// without a version bump, issue 10): same fields, minus the last.
+#[derive(Deserialize)]
+struct SessionRecordBeforeCompactions {
+    project: String,
+    project_id: u32,
+    transcript_path: Option<String>,
+    first_ts: Option<String>,
+    last_ts: Option<String>,
+    turns: u32,
+    updated_at: i64,
+    summary: Option<String>,
+    compact_summary: Option<String>,
+}
+
+/// Decode a stored session record of either v1 layout. Records of the older layout read with
+/// `compactions` 0 (compactions are counted again from the next archived summary on) and are
+/// rewritten in the current layout by the next update of the session.
+pub(super) fn decode_session(b: &[u8]) -> Result<SessionRecord, bincode::error::DecodeError> {
+    let cfg = bincode::config::standard();
+    match bincode::serde::decode_from_slice::<SessionRecord, _>(b, cfg) {
+        Ok((rec, used)) if used == b.len() => Ok(rec),
+        current => {
+            let Ok((old, used)) =
+                bincode::serde::decode_from_slice::<SessionRecordBeforeCompactions, _>(b, cfg)
+            else {
+                return current.map(|(rec, _)| rec);
+            };
+            if used != b.len() {
+                return current.map(|(rec, _)| rec);
+            }
+            Ok(SessionRecord {
+                project: old.project,
+                project_id: old.project_id,
+                transcript_path: old.transcript_path,
+                first_ts: old.first_ts,
+                last_ts: old.last_ts,
+                turns: old.turns,
+                updated_at: old.updated_at,
+                summary: old.summary,
+                compact_summary: old.compact_summary,
+                compactions: 0,
+            })
+        }
+    }
+}
+
 /// Where incremental ingest of one transcript stopped.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CursorRecord {
@@ -128,4 +175,55 @@ pub struct CursorRecord {
     pub state: Vec<u8>,
     /// Session the transcript belongs to.
     pub session_id: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    struct Old<'a> {
+        project: &'a str,
+        project_id: u32,
+        transcript_path: Option<&'a str>,
+        first_ts: Option<&'a str>,
+        last_ts: Option<&'a str>,
+        turns: u32,
+        updated_at: i64,
+        summary: Option<&'a str>,
+        compact_summary: Option<&'a str>,
+    }
+
+    /// Issue 10: `compactions` was appended after schema v1 shipped, and a store written before
+    /// then passed the version check and failed to decode every session.
+    #[test]
+    fn session_record_written_before_compactions_existed_still_decodes() {
+        let old = Old {
+            project: "/home/dev/src/quill-notes",
+            project_id: 3,
+            transcript_path: Some("/t.jsonl"),
+            first_ts: Some("2025-10-24T11:41:50.695Z"),
+            last_ts: None,
+            turns: 41,
+            updated_at: 1_760_000_000,
+            summary: None,
+            compact_summary: Some("the summary"),
+        };
+        let bytes = bincode::serde::encode_to_vec(&old, bincode::config::standard())
+            .unwrap_or_else(|e| panic!("encode: {e}"));
+        let rec = decode_session(&bytes).unwrap_or_else(|e| panic!("legacy decode: {e}"));
+        assert_eq!(rec.project, old.project);
+        assert_eq!(rec.turns, 41);
+        assert_eq!(rec.compact_summary.as_deref(), Some("the summary"));
+        assert_eq!(rec.compactions, 0);
+        // The current layout still decodes as itself.
+        let now = SessionRecord {
+            compactions: 2,
+            ..rec
+        };
+        let bytes = bincode::serde::encode_to_vec(&now, bincode::config::standard())
+            .unwrap_or_else(|e| panic!("encode: {e}"));
+        assert_eq!(decode_session(&bytes).ok(), Some(now));
+        assert!(decode_session(&[0xff; 3]).is_err(), "garbage is an error");
+    }
 }
