@@ -102,6 +102,16 @@ fn pid_alive(pid: u32) -> bool {
     }
 }
 
+/// Was the file behind `entry` last modified more than `age` ago? (False when unknown.)
+pub fn modified_longer_ago(entry: &std::fs::DirEntry, age: std::time::Duration) -> bool {
+    entry
+        .metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|a| a > age)
+}
+
 /// Take over work files that other processes claimed and never finished.
 ///
 /// Why: a spool (`spool/transcripts.txt`) or the access log is claimed by renaming it to
@@ -128,12 +138,7 @@ pub fn claim_orphans(path: &Path, tag: &str) -> Vec<PathBuf> {
         let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
             continue;
         };
-        let old = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > ORPHAN_AFTER);
+        let old = modified_longer_ago(&entry, ORPHAN_AFTER);
         if pid == me || (pid_alive(pid) && !old) {
             continue;
         }

@@ -158,14 +158,6 @@ fn resumed_without_compaction(engine: &Engine, p: &HookPayload) -> Result<bool, 
         .is_some_and(|s| s.compactions == 0 && s.compact_summary.is_none()))
 }
 
-fn project_of(p: &HookPayload) -> String {
-    p.common
-        .cwd
-        .clone()
-        .or_else(|| std::env::var("CLAUDE_PROJECT_DIR").ok())
-        .unwrap_or_default()
-}
-
 /// PostToolUse: store a big output in the swap (prints nothing; failures are logged only).
 fn swap_output(engine: &Engine, call: &crate::swap::ToolCall<'_>, cfg: &crate::swap::SwapConfig) {
     match engine.swap_tool_output(call, cfg, crate::swap::unix_now()) {
@@ -279,7 +271,7 @@ pub fn handle(
                             return Ok((HookOutput::None, fx));
                         }
                     }
-                    let project = project_of(p);
+                    let project = p.project();
                     let restored =
                         restore_block(engine, &p.common.session_id, &project, kind, &cfg.restore)?;
                     if !restored.chunk_ids.is_empty()
@@ -301,7 +293,7 @@ pub fn handle(
         HookEvent::PostCompact { compact_summary } => {
             if let Some(summary) = compact_summary.as_deref().filter(|s| !s.is_empty()) {
                 let summary = crate::redact::redact(summary).into_owned();
-                let project = project_of(p);
+                let project = p.project();
                 engine.store().write(|w| {
                     w.update_session(&p.common.session_id, &project, |s| {
                         s.compact_summary = Some(summary.clone());
@@ -316,27 +308,11 @@ pub fn handle(
             crate::prune::on_hook(engine, &cfg.auto_prune, deadline);
             HookOutput::None
         }
-        HookEvent::PostToolUse {
-            tool_name,
-            tool_input,
-            tool_response,
-            tool_use_id,
-            failed,
-        } => {
-            let project = project_of(p);
-            swap_output(
-                engine,
-                &crate::swap::ToolCall {
-                    session_id: &p.common.session_id,
-                    project: &project,
-                    tool_name,
-                    tool_input,
-                    tool_response,
-                    tool_use_id: tool_use_id.as_deref(),
-                    failed: *failed,
-                },
-                &cfg.swap,
-            );
+        HookEvent::PostToolUse { .. } => {
+            let project = p.project();
+            if let Some(call) = p.tool_call(&project) {
+                swap_output(engine, &call, &cfg.swap);
+            }
             HookOutput::None
         }
         HookEvent::Other(_) => HookOutput::None,

@@ -92,6 +92,39 @@ pub struct HookPayload {
     pub event: HookEvent,
 }
 
+impl HookPayload {
+    /// The project a hook runs for: the payload's `cwd`, else `$CLAUDE_PROJECT_DIR`.
+    pub fn project(&self) -> String {
+        self.common
+            .cwd
+            .clone()
+            .or_else(|| std::env::var("CLAUDE_PROJECT_DIR").ok())
+            .unwrap_or_default()
+    }
+
+    /// The tool call of a PostToolUse(Failure) payload, for the swap (stored now or spooled).
+    pub fn tool_call<'a>(&'a self, project: &'a str) -> Option<crate::swap::ToolCall<'a>> {
+        match &self.event {
+            HookEvent::PostToolUse {
+                tool_name,
+                tool_input,
+                tool_response,
+                tool_use_id,
+                failed,
+            } => Some(crate::swap::ToolCall {
+                session_id: &self.common.session_id,
+                project,
+                tool_name,
+                tool_input,
+                tool_response,
+                tool_use_id: tool_use_id.as_deref(),
+                failed: *failed,
+            }),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Deserialize)]
 struct SessionStartFields {
     #[serde(default)]

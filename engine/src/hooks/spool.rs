@@ -12,7 +12,7 @@
 //! `<name>.claimed-<pid>`), so two hooks never process the same entry; claims of processes
 //! that died are taken over ([`crate::paths::claim_orphans`]).
 
-use super::payload::{HookEvent, HookPayload};
+use super::payload::HookPayload;
 use crate::engine::Engine;
 use crate::error::{EngineError, StoreError};
 use crate::ingest::IngestOptions;
@@ -118,29 +118,10 @@ pub(crate) fn spool_tool(
 /// archives) or its tool call (PostToolUse). Called by the binary's watchdog; never fails
 /// loudly (it logs).
 pub fn rescue(data_dir: &Path, p: &HookPayload) {
-    let res = match &p.event {
-        HookEvent::PostToolUse {
-            tool_name,
-            tool_input,
-            tool_response,
-            tool_use_id,
-            failed,
-        } => {
-            let project = p.common.cwd.clone().unwrap_or_default();
-            spool_tool(
-                data_dir,
-                &crate::swap::ToolCall {
-                    session_id: &p.common.session_id,
-                    project: &project,
-                    tool_name,
-                    tool_input,
-                    tool_response,
-                    tool_use_id: tool_use_id.as_deref(),
-                    failed: *failed,
-                },
-            )
-        }
-        _ => match p
+    let project = p.project();
+    let res = match p.tool_call(&project) {
+        Some(call) => spool_tool(data_dir, &call),
+        None => match p
             .common
             .transcript_path
             .as_deref()

@@ -201,13 +201,7 @@ fn remove_stale_init_files(dir: &Path, name: &str) {
         if !entry.file_name().to_string_lossy().starts_with(&prefix) {
             continue;
         }
-        let old = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > STALE_INIT);
-        if old {
+        if crate::paths::modified_longer_ago(&entry, STALE_INIT) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
