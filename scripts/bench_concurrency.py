@@ -114,6 +114,9 @@ def main():
                    for r in fut.result()]
     sessions_s = time.perf_counter() - t0
     ingest_rc = [p.wait() for p in ingests]
+    for p, rc in zip(ingests, ingest_rc):
+        if rc != 0:
+            print(f"ingest failed (rc {rc}): {p.stderr.read().decode(errors='replace').strip()[-400:]}")
     ingest_s = time.perf_counter() - t0
     by = {}
     for ev, ms, rc in results:

@@ -180,6 +180,11 @@ impl Engine {
         &self.opts
     }
 
+    /// How long one write waits for another process's write transaction (default 2 s).
+    pub fn set_write_timeout(&mut self, t: std::time::Duration) {
+        self.store.set_write_timeout(t);
+    }
+
     /// Bound every wait on the store by `deadline` (hooks pass their own deadline).
     pub fn set_deadline(&mut self, deadline: std::time::Instant) {
         self.store.set_deadline(deadline);

@@ -28,6 +28,11 @@ pub struct IngestOptions {
     pub embed_with_model: bool,
     /// Chunking limits.
     pub chunker: ChunkerConfig,
+    /// Commit after at most this many new bytes, then go on from the cursor (`None`: one
+    /// commit). Why: the store has one writer at a time, and a 1,500-turn first archive in one
+    /// transaction held the lock for seconds while every hook of every session waited behind
+    /// it (issue 10). The CLI ingests in bounded passes; hooks read little and commit once.
+    pub commit_bytes: Option<u64>,
 }
 
 impl Default for IngestOptions {
@@ -35,6 +40,7 @@ impl Default for IngestOptions {
         Self {
             embed_with_model: true,
             chunker: ChunkerConfig::default(),
+            commit_bytes: None,
         }
     }
 }
@@ -123,12 +129,51 @@ fn unix_now() -> i64 {
 }
 
 impl Engine {
-    /// Ingest one transcript incrementally (see the module doc).
+    /// Ingest one transcript incrementally (see the module doc), in passes of at most
+    /// [`IngestOptions::commit_bytes`] new bytes, one commit each.
     pub fn ingest_transcript(
         &self,
         path: &Path,
         opts: &IngestOptions,
     ) -> Result<IngestReport, EngineError> {
+        let limit = opts.commit_bytes.unwrap_or(u64::MAX).max(1);
+        let mut total = IngestReport::default();
+        let mut last_turn: Option<(String, u32)> = None;
+        loop {
+            let (mut r, more, first, last) = self.ingest_pass(path, opts, limit)?;
+            // A turn still open at the end of one pass is seen again by the next: count once.
+            if first.is_some() && first == last_turn {
+                r.turns = r.turns.saturating_sub(1);
+            }
+            if last.is_some() {
+                last_turn = last;
+            }
+            let transcripts = total.transcripts.max(1);
+            total.merge(&r);
+            total.transcripts = transcripts;
+            if !more {
+                return Ok(total);
+            }
+        }
+    }
+
+    /// One pass: at most `max_bytes` new bytes, one commit. Returns the report, whether bytes
+    /// are left, and the (session, index) of the first and last turn seen.
+    #[allow(clippy::type_complexity)]
+    fn ingest_pass(
+        &self,
+        path: &Path,
+        opts: &IngestOptions,
+        max_bytes: u64,
+    ) -> Result<
+        (
+            IngestReport,
+            bool,
+            Option<(String, u32)>,
+            Option<(String, u32)>,
+        ),
+        EngineError,
+    > {
         let io = |source| EngineError::Transcript {
             path: path.to_path_buf(),
             source,
@@ -181,9 +226,11 @@ impl Engine {
         }
         let start = chunker.state().resume_offset.min(len);
         file.seek(SeekFrom::Start(start)).map_err(io)?;
-        let mut bytes = Vec::with_capacity((len - start) as usize);
+        let want = (len - start).min(max_bytes);
+        let more = want < len - start;
+        let mut bytes = Vec::with_capacity(want as usize);
         file.by_ref()
-            .take(len - start)
+            .take(want)
             .read_to_end(&mut bytes)
             .map_err(io)?;
         report.bytes_read = bytes.len() as u64;
@@ -191,6 +238,16 @@ impl Engine {
         report.lines = batch.stats.lines;
         report.malformed = batch.stats.malformed;
         report.turns = batch.turns.len() as u64;
+        let turn_key =
+            |t: &crate::transcript::Turn| (t.session_id.clone().unwrap_or_default(), t.index);
+        let first_turn = batch.turns.first().map(turn_key);
+        let last_turn = batch.turns.last().map(turn_key);
+        // The resume point stays at the start of the turn still open, so a pass that ends
+        // inside a turn (or a line) longer than `max_bytes` would read the same bytes again
+        // for ever: read more in one pass until the resume point moves.
+        if more && chunker.state().resume_offset <= start {
+            return self.ingest_pass(path, opts, max_bytes.saturating_mul(4));
+        }
         report.redactions = u64::from(batch.redactions.total());
         let consumed_to = start + batch.consumed as u64;
         let head_len = len.min(HEAD_BYTES).min(consumed_to.max(1));
@@ -259,7 +316,7 @@ impl Engine {
             if !session_id.is_empty() {
                 report.sessions.push(session_id);
             }
-            return Ok(report);
+            return Ok((report, more, first_turn, last_turn));
         }
         let accesses = self.claim_access_log();
         let outcome = self.store().write(|w| {
@@ -331,7 +388,7 @@ impl Engine {
         if !session_id.is_empty() {
             report.sessions.push(session_id);
         }
-        Ok(report)
+        Ok((report, more, first_turn, last_turn))
     }
 }
 

@@ -356,9 +356,20 @@ fn embed_pending(opts: EngineOptions, a: EmbedPendingArgs, out: &mut dyn Write) 
     Ok(())
 }
 
+/// New transcript bytes per commit of `memctl ingest` (≈ 60 turns, tens of ms of write lock).
+const INGEST_COMMIT_BYTES: u64 = 1 << 20;
+
+/// How long a CLI command waits for the store's write lock: a person (or a background ingest)
+/// can wait for hooks and other ingests to commit; a hook's 2 s would fail `memctl ingest`
+/// whenever sessions are busy (seen: 3 of 4 concurrent ingests failed).
+const CLI_WRITE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
 fn open(opts: EngineOptions) -> Result<Engine> {
     let path = opts.store_path();
-    Engine::open(opts).with_context(|| format!("opening the store at {}", path.display()))
+    let mut engine =
+        Engine::open(opts).with_context(|| format!("opening the store at {}", path.display()))?;
+    engine.set_write_timeout(CLI_WRITE_TIMEOUT);
+    Ok(engine)
 }
 
 fn doctor(opts: EngineOptions, out: &mut dyn Write) -> Result<()> {
@@ -531,6 +542,8 @@ fn ingest(engine: Engine, a: IngestArgs, out: &mut dyn Write) -> Result<()> {
     };
     let opts = memctl_engine::IngestOptions {
         embed_with_model: !a.no_embed,
+        // Bounded commits: hooks of running sessions get the store between passes.
+        commit_bytes: Some(INGEST_COMMIT_BYTES),
         ..Default::default()
     };
     let mut total = memctl_engine::IngestReport::default();

@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 /// Largest payload we read from stdin (tool responses can be big; beyond this we stop reading).
 const MAX_PAYLOAD: u64 = 64 << 20;
 
-/// Time the watchdog allows past the deadline for the engine's own deadline checks to finish
-/// cleanly before it gives up on the worker.
-const GRACE: Duration = Duration::from_millis(250);
+/// Store waits end this long before the deadline, so that a hook that could not get the store
+/// still spools its work and prints its output before the watchdog's deadline.
+const STORE_RESERVE: Duration = Duration::from_millis(300);
 
 /// What the worker thread reports.
 type Outcome = std::thread::Result<anyhow::Result<(HookOutput, HookEffects)>>;
@@ -70,7 +70,7 @@ pub fn main() -> ExitCode {
             let _ = tx.send(r);
         });
     let outcome = match spawned {
-        Ok(_) => rx.recv_timeout(deadline.saturating_duration_since(Instant::now()) + GRACE),
+        Ok(_) => rx.recv_timeout(deadline.saturating_duration_since(Instant::now())),
         Err(e) => {
             tracing::warn!(error = %e, "no worker thread; running without a watchdog");
             Ok(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
@@ -139,7 +139,7 @@ pub fn run(
     deadline: Instant,
 ) -> anyhow::Result<(HookOutput, HookEffects)> {
     let mut engine = Engine::open(opts)?;
-    engine.set_deadline(deadline);
+    engine.set_deadline(deadline.checked_sub(STORE_RESERVE).unwrap_or(deadline));
     let cfg = HookConfig::from_env();
     Ok(memctl_engine::hooks::handle(
         &engine, payload, deadline, &cfg,

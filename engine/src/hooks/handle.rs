@@ -8,7 +8,7 @@
 use super::payload::{HookEvent, HookOutput, HookPayload};
 use crate::engine::Engine;
 use crate::error::{EngineError, StoreError};
-use crate::ingest::{IngestOptions, IngestReport};
+use crate::ingest::IngestReport;
 use crate::restore::{RestoreConfig, RestoreKind, compaction_instructions, restore_block};
 use std::path::Path;
 use std::time::Instant;
@@ -103,13 +103,6 @@ fn claim_background(engine: &Engine, path: &Path) -> bool {
     std::fs::write(&marker, std::process::id().to_string()).is_ok()
 }
 
-fn hook_ingest_options() -> IngestOptions {
-    IngestOptions {
-        embed_with_model: false,
-        ..IngestOptions::default()
-    }
-}
-
 /// Archive the payload's transcript incrementally; spool it when the store is busy.
 fn archive(engine: &Engine, p: &HookPayload, effects: &mut HookEffects) -> Result<(), EngineError> {
     let Some(t) = p
@@ -125,7 +118,7 @@ fn archive(engine: &Engine, p: &HookPayload, effects: &mut HookEffects) -> Resul
         // Written lazily by Claude Code: nothing to archive yet.
         return Ok(());
     }
-    match engine.ingest_transcript(path, &hook_ingest_options()) {
+    match engine.ingest_transcript(path, &super::spool::hook_ingest_options()) {
         Ok(r) => {
             effects.pending_embeds += r.pending;
             effects.ingest = Some(r);

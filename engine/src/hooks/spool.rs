@@ -45,7 +45,8 @@ fn tools_dir(data_dir: &Path) -> PathBuf {
     spool_dir(data_dir).join("tools")
 }
 
-fn hook_ingest_options() -> IngestOptions {
+/// Hooks never load the model: new chunks get hash vectors and wait for `embed-pending`.
+pub(super) fn hook_ingest_options() -> IngestOptions {
     IngestOptions {
         embed_with_model: false,
         ..IngestOptions::default()
