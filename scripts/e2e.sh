@@ -4,19 +4,21 @@
 #   scripts/e2e.sh                      # every scenario in tests/e2e/scenarios/
 #   scripts/e2e.sh compact-recall clear # only these (file names without .json)
 #
-# Uses the repository's own harness in tests/e2e/harness: it runs the real `claude` CLI (npm
-# @anthropic-ai/claude-code, pinned) offline against a scripted fake Messages API on loopback,
-# with every hook event wired to target/debug/memctl-hook, and records every hook call, API
-# request and transcript. Scenario files are typed (tests/e2e/harness/scenario.py) and checked
-# before anything runs. Each scenario runs in a fresh output folder with its own
-# HOME, so each gets its own memctl store. After the harness's own `expect` checks,
+# Uses only the repository's own harness, tests/e2e/harness (Python 3.11 stdlib): driver.py runs
+# the real `claude` CLI (npm @anthropic-ai/claude-code, pinned) offline against a scripted fake
+# Messages API on loopback (fake_api.py), with every hook event wired through hook_tee.py to
+# memctl-hook, and records every hook call, API request and transcript. Scenario files are typed
+# (scenario.py) and checked before anything runs. Each scenario runs in a fresh output folder with
+# its own HOME, so each gets its own memctl store. After the harness's own `expect` checks,
 # tests/e2e/check.py evaluates the scenario's `memctl_checks` (exact hook output reaching the
 # model, text outside memctl's blocks, tool results, the store, the log).
 #
-# Needs: cargo, python3, npm (first run only: the harness installs @anthropic-ai/claude-code into
-# ~/.cache/memctl-e2e), unshare + ip for network isolation (optional; the harness falls back).
+# Needs: cargo, python3 (>= 3.11), npm (first run only: the harness installs
+# @anthropic-ai/claude-code into ${XDG_CACHE_HOME:-~/.cache}/memctl-e2e/<version>), unshare + ip
+# for network isolation (optional; without them the harness warns and falls back).
 # Knobs: MEMCTL_E2E_OUT=<dir> (keep outputs there), MEMCTL_E2E_KEEP=1 (keep outputs of passing
-# scenarios too), MEMCTL_E2E_NO_BUILD=1 (skip `cargo build`), CC_VERSION / CCH_* (harness).
+# scenarios too), MEMCTL_E2E_NO_BUILD=1 (skip `cargo build`); harness: CC_VERSION, CCH_CLAUDE_BIN,
+# CCH_CACHE, CCH_NO_NETNS=1, CCH_STEP_TIMEOUT (see tests/e2e/README.md).
 set -euo pipefail
 
 T_START=$SECONDS
@@ -27,8 +29,11 @@ CHECK=$E2E/check.py
 
 die() { printf 'e2e: ERROR: %s\n' "$*" >&2; exit 2; }
 
-[[ -x $HARNESS/run-scenario.sh ]] || die "harness missing at $HARNESS (a broken checkout?)"
+[[ -f $HARNESS/driver.py ]] || die "harness missing at $HARNESS (a broken checkout?)"
 command -v python3 >/dev/null || die "python3 (>= 3.11) is required"
+python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || die "python3 >= 3.11 is required"
+# no __pycache__ folders in the checkout
+export PYTHONDONTWRITEBYTECODE=1
 if [[ -z ${CCH_CLAUDE_BIN:-} ]] && ! ls "${CCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/memctl-e2e}"/*/node_modules >/dev/null 2>&1; then
     command -v npm >/dev/null || die "npm is required on the first run (the harness installs the Claude Code CLI with it)"
 fi
@@ -68,6 +73,7 @@ else
 fi
 # Typed scenario files: a typo fails here, with the file and the field, before anything runs.
 python3 "$HARNESS/scenario.py" "${SCENARIOS[@]}" || die "invalid scenario file"
+python3 "$CHECK" validate "${SCENARIOS[@]}" || die "invalid memctl_checks in a scenario file"
 
 OUTROOT=${MEMCTL_E2E_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/memctl-e2e.XXXXXX")}
 mkdir -p "$OUTROOT"
@@ -85,7 +91,8 @@ for scen in "${SCENARIOS[@]}"; do
     prefix=$(python3 "$CHECK" prefix "$scen" --repo "$REPO" --bin "$BIN")
     t0=$SECONDS
     h_rc=0
-    "$HARNESS/run-scenario.sh" "$prefix" "$rendered" "$out" >"$OUTROOT/$name.harness.log" 2>&1 || h_rc=$?
+    python3 "$HARNESS/driver.py" --hook-prefix "$prefix" --scenario "$rendered" --outdir "$out" \
+        >"$OUTROOT/$name.harness.log" 2>&1 || h_rc=$?
     c_rc=0
     if [[ -d $out/hooks ]]; then
         python3 "$CHECK" check "$rendered" "$out" --repo "$REPO" --bin "$BIN" >"$OUTROOT/$name.checks.log" 2>&1 || c_rc=$?
@@ -102,7 +109,7 @@ for scen in "${SCENARIOS[@]}"; do
         failed+=("$name")
         {
             echo "---- $name: harness log (tail) ----"
-            grep -E '^\[(driver|run-scenario)\]|Traceback|Error' "$OUTROOT/$name.harness.log" | tail -n 25 || true
+            grep -E '^\[driver\]|Traceback|Error' "$OUTROOT/$name.harness.log" | tail -n 25 || true
             if [[ -f $out/summary.txt ]]; then
                 echo "---- $name: $out/summary.txt ----"
                 cat "$out/summary.txt"

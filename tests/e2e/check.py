@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""memctl's own checks on a cc-harness run (stdlib only).
+"""memctl's own checks on a run of the e2e harness in tests/e2e/harness (stdlib only).
 
 The harness's `expect` checks are substring searches over whole requests. They cannot say
 *where* a fact came from: after compaction Claude Code itself re-attaches recently read files
@@ -8,6 +8,9 @@ the file path" proves little. The checks here look at the exact text memctl prin
 records), at the text outside memctl's `<memctl-context ...>` blocks, at tool results of
 specific commands, and at the store and log memctl left behind.
 
+    check.py validate <scenario.json>...
+        check the memctl_checks of scenario files: an unknown key or a wrong type fails, naming
+        the file and the field (a misspelt "contains" would otherwise check nothing)
     check.py render <scenario.json> <out.json> --repo REPO [--bin DIR]
         copy a scenario with {{MEMCTL_REPO}} / {{MEMCTL_BIN}} (the folder holding memctl and
         memctl-hook; default REPO/target/debug) substituted (the harness
@@ -378,6 +381,78 @@ class Run:
         return results
 
 
+# ---- typed memctl_checks: a misspelt key would silently skip a needle, so unknown keys and
+# wrong types fail (naming the file and the field) before anything runs.
+STR, LIST, DICT, BOOL, INT = "string", "list of strings", "object", "boolean", "integer"
+SELECTOR = {"kind": STR, "min_step": INT, "max_step": INT, "first": BOOL, "after_hook": "after_hook"}
+AFTER_HOOK = {"hook": STR, "where": DICT, "env": DICT}
+CHECK_SCHEMAS = {
+    "hooks_ok": {},
+    "cli_hook_outcomes_ok": {},
+    "steps_ok": {},
+    "hook_context": {"where": DICT, "env": DICT, "contains": LIST, "not_contains": LIST, "count_min": INT, "reaches": STR},
+    "hook_plain": {"where": DICT, "env": DICT, "contains": LIST, "not_contains": LIST, "count_min": INT, "reaches": STR},
+    "hook_silent": {"where": DICT, "env": DICT, "count_min": INT},
+    "outside_memctl_not_contains": {"requests": "selector"},
+    "request_has": {"requests": "selector"},
+    "tool_result": {"contains": LIST, "not_contains": LIST, "error_ok": BOOL},
+    "store": {},
+    "log_clean": {"data_dir": STR},
+    "log_contains": {"data_dir": STR},
+}
+CHECK_VALUE = {"hooks_ok": BOOL, "cli_hook_outcomes_ok": BOOL, "steps_ok": BOOL, "hook_context": STR,
+               "hook_plain": STR, "hook_silent": STR, "outside_memctl_not_contains": LIST, "request_has": LIST,
+               "tool_result": "tool_result", "store": "store", "log_clean": BOOL, "log_contains": STR}
+TOOL_RESULT = {"command_contains": STR}
+STORE = {"data_dir": STR, "sessions_min": INT, "chunk_contains": LIST, "no_chunk_contains": LIST, "session_contains": LIST}
+
+
+class CheckSpecError(ValueError):
+    pass
+
+
+def _typed(value, kind, where):
+    ok = {STR: lambda v: isinstance(v, str), BOOL: lambda v: isinstance(v, bool),
+          INT: lambda v: isinstance(v, int) and not isinstance(v, bool), DICT: lambda v: isinstance(v, dict),
+          LIST: lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)}
+    if kind in ok:
+        if not ok[kind](value):
+            raise CheckSpecError(f"{where}: expected {kind}, got {json.dumps(value)[:60]}")
+        return
+    schema = {"selector": SELECTOR, "after_hook": AFTER_HOOK, "tool_result": TOOL_RESULT, "store": STORE}[kind]
+    if not isinstance(value, dict):
+        raise CheckSpecError(f"{where}: expected an object, got {json.dumps(value)[:60]}")
+    for k, v in value.items():
+        if k not in schema:
+            raise CheckSpecError(f"{where}.{k}: unknown key; known: {sorted(schema)}")
+        _typed(v, schema[k], f"{where}.{k}")
+
+
+def validate_checks(scen, source):
+    """Raise CheckSpecError for a memctl_checks entry with an unknown key or a wrong type."""
+    checks = scen.get("memctl_checks")
+    if not isinstance(checks, list) or not checks:
+        raise CheckSpecError(f"{source}: memctl_checks: a non-empty list of checks is required")
+    for i, c in enumerate(checks):
+        where = f"{source}: memctl_checks[{i}]"
+        if not isinstance(c, dict):
+            raise CheckSpecError(f"{where}: expected an object")
+        kinds = [k for k in c if k in CHECK_SCHEMAS]
+        if len(kinds) != 1:
+            raise CheckSpecError(f"{where}: needs exactly one of {sorted(CHECK_SCHEMAS)}, has {kinds}")
+        kind = kinds[0]
+        allowed = dict(CHECK_SCHEMAS[kind], note=STR)
+        for k, v in c.items():
+            if k == kind:
+                _typed(v, CHECK_VALUE[kind], f"{where}.{k}")
+            elif k not in allowed:
+                raise CheckSpecError(f"{where}.{k}: unknown key for a {kind!r} check; known: {sorted(allowed)}")
+            else:
+                _typed(v, allowed[k], f"{where}.{k}")
+        if CHECK_VALUE[kind] == BOOL and c[kind] is not True:
+            raise CheckSpecError(f"{where}.{kind}: must be true (a disabled check would pass silently)")
+
+
 def bindir(args):
     return args.bin or os.path.join(args.repo, "target", "debug")
 
@@ -385,6 +460,11 @@ def bindir(args):
 def render(args):
     with open(args.scenario, encoding="utf-8") as f:
         scen = json.load(f)
+    try:
+        validate_checks(scen, args.scenario)
+    except CheckSpecError as e:
+        print(f"check.py: invalid memctl_checks: {e}", file=sys.stderr)
+        return 2
     mapping = {"MEMCTL_REPO": args.repo, "MEMCTL_BIN": bindir(args)}
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(subst(scen, mapping), f, indent=1, ensure_ascii=False)
@@ -403,6 +483,7 @@ def prefix(args):
 def check(args):
     with open(args.scenario, encoding="utf-8") as f:
         scen = json.load(f)
+    validate_checks(scen, args.scenario)
     run = Run(os.path.abspath(args.outdir), scen, args.repo, bindir(args))
     results = run.run_all()
     lines = []
@@ -417,9 +498,22 @@ def check(args):
     return 0 if results and npass == len(results) else 1
 
 
+def validate(args):
+    for p in args.scenarios:
+        try:
+            with open(p, encoding="utf-8") as f:
+                validate_checks(json.load(f), p)
+        except (OSError, ValueError) as e:
+            print(f"check.py: invalid memctl_checks: {e}", file=sys.stderr)
+            return 1
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
+    a = sub.add_parser("validate")
+    a.add_argument("scenarios", nargs="+")
     a = sub.add_parser("render")
     a.add_argument("scenario")
     a.add_argument("out")
@@ -435,7 +529,7 @@ def main():
     a.add_argument("--repo", required=True)
     a.add_argument("--bin")
     args = ap.parse_args()
-    return {"render": render, "prefix": prefix, "check": check}[args.cmd](args)
+    return {"validate": validate, "render": render, "prefix": prefix, "check": check}[args.cmd](args)
 
 
 if __name__ == "__main__":

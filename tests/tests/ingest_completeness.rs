@@ -294,7 +294,10 @@ fn ingest_in_bounded_passes_equals_one_pass() {
     let session = r1.sessions.first().cloned().expect("session");
     assert_eq!(r2.sessions, r1.sessions);
     assert_eq!(r2.turns, r1.turns, "each turn counted once");
-    assert!(r2.lines >= r1.lines, "an open turn is parsed again by the next pass");
+    assert!(
+        r2.lines >= r1.lines,
+        "an open turn is parsed again by the next pass"
+    );
     assert_eq!(r2.transcripts, 1);
     let texts = |e: &Engine| {
         let r = e.store().read().expect("read");

@@ -1,19 +1,33 @@
 #!/usr/bin/env python3
-"""Runs one scenario: fake API server + real Claude Code CLI + recording hooks.
+"""Runs one end-to-end scenario: the real Claude Code CLI against the fake Messages API.
 
-memctl's end-to-end harness (adapted from the project's reference harness; it lives here so
-that a clone of the repository alone runs its tests).
+    driver.py --hook-prefix CMD --scenario FILE --outdir DIR
 
-Called by run-scenario.sh (which also puts the run in a private network
-namespace when it can).  Python stdlib only.
+1. Finds the CLI: $CCH_CLAUDE_BIN, else `@anthropic-ai/claude-code@$CC_VERSION` (default
+   PINNED_VERSION) installed with `npm install --ignore-scripts` into
+   ${CCH_CACHE:-${XDG_CACHE_HOME:-~/.cache}/memctl-e2e}/<version> on first use; the native binary
+   of the platform package is run.
+2. Re-runs itself in a private network namespace that only has loopback (`unshare -n`, or
+   `unshare -rn` without root), unless CCH_NO_NETNS=1; without a namespace it warns and relies
+   on the CLI's no-traffic settings and a dead proxy.
+3. Starts fake_api.py on 127.0.0.1, writes settings.json wiring every hook event to
+   `python3 hook_tee.py <Event> <CMD>`, and runs each step as one CLI process (own process
+   group, fresh HOME = DIR/home, cwd DIR/work). After each step, processes still carrying this
+   run's CCH_RUN_ID are ended by PID; at the end the fake server is ended by PID.
+4. Copies the transcripts, writes steps.json, evaluates the scenario's `expect` (expect.py) and
+   writes summary.txt / summary.json.
 
-    driver.py --claude BIN --hook-prefix PREFIX --scenario FILE --outdir DIR
+Exit code: 0 when every step exited as expected and every `expect` check passed; 1 otherwise;
+2 for a usage, setup or scenario-file error. Python 3.11 stdlib only.
 """
+
+from __future__ import annotations
 
 import argparse
 import glob
 import json
 import os
+import platform
 import shlex
 import shutil
 import signal
@@ -23,17 +37,18 @@ import time
 import urllib.request
 import uuid
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import scenario  # noqa: E402  (typed scenario files, next to this one)
-
 HERE = os.path.dirname(os.path.abspath(__file__))
-API_KEY = "sk-ant-fake-harness-key-0123456789abcdef"
+sys.path.insert(0, HERE)
+import expect  # noqa: E402
+import procs  # noqa: E402
+from scenario import HOOK_EVENTS, Scenario, ScenarioError, Step, load  # noqa: E402
 
-ALL_EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
-              "Stop", "PreCompact", "PostCompact", "SessionEnd", "SubagentStop", "Notification"]
+PINNED_VERSION = "2.1.330"
+API_KEY = "sk-ant-fake-e2e-key-0123456789abcdef0123"
 TOOL_EVENTS = {"PreToolUse", "PostToolUse", "PostToolUseFailure"}
 
-# Environment that keeps the CLI from reaching anything but ANTHROPIC_BASE_URL.
+# The CLI talks to nothing but ANTHROPIC_BASE_URL with these (checked with strace by the
+# reference harness); whatever honours a proxy and ignores them goes to a dead port.
 QUIET_ENV = {
     "DISABLE_TELEMETRY": "1",
     "DISABLE_AUTOUPDATER": "1",
@@ -45,11 +60,10 @@ QUIET_ENV = {
     "CLAUDE_CODE_DISABLE_TERMINAL_TITLE": "1",
     "CLAUDE_CODE_ENABLE_TELEMETRY": "0",
     "CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL": "1",
-    # the full-screen CLI otherwise fetches / git-clones the official plugin marketplace
     "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1",
     "CLAUDE_CODE_USE_BEDROCK": "",
     "CLAUDE_CODE_USE_VERTEX": "",
-    # anything that ignores the variables above and honours a proxy goes nowhere
+    "IS_SANDBOX": "1",
     "HTTP_PROXY": "http://127.0.0.1:9",
     "HTTPS_PROXY": "http://127.0.0.1:9",
     "http_proxy": "http://127.0.0.1:9",
@@ -57,420 +71,351 @@ QUIET_ENV = {
     "NO_PROXY": "127.0.0.1,localhost",
     "no_proxy": "127.0.0.1,localhost",
 }
+# A developer's own Claude settings must not leak in.
+DROP_ENV = ("CLAUDE_CONFIG_DIR", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL", "CLAUDECODE",
+            "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_OAUTH_TOKEN")
 
 
-def log(*a):
-    print("[driver]", *a, file=sys.stderr, flush=True)
+class SetupError(Exception):
+    pass
 
 
-def subst(obj, mapping):
-    if isinstance(obj, str):
-        for k, v in mapping.items():
-            obj = obj.replace("{{" + k + "}}", v)
-        return obj
-    if isinstance(obj, list):
-        return [subst(x, mapping) for x in obj]
-    if isinstance(obj, dict):
-        return {k: subst(v, mapping) for k, v in obj.items()}
-    return obj
+def log(msg: str) -> None:
+    print(f"[driver] {msg}", file=sys.stderr, flush=True)
 
 
-def post(port, path, obj, timeout=5):
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(obj).encode(),
-                                 headers={"content-type": "application/json"}, method="POST")
-    with urllib.request.urlopen(req, timeout=timeout) as r:
-        return json.loads(r.read().decode())
+# ---------------------------------------------------------------------------- the CLI
 
 
-def end_group(p):
-    """End a CLI process and its process group (it was started in a new session)."""
-    for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, None)):
-        try:
-            os.killpg(p.pid, sig)
-        except OSError:
-            pass
-        try:
-            p.wait(wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+def native_binary(root: str) -> str | None:
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine().lower())
+    if arch is None:
+        return None
+    libc = "-musl" if os.path.exists("/etc/alpine-release") or glob.glob("/lib/ld-musl-*") else ""
+    for cand in (f"@anthropic-ai/claude-code-linux-{arch}{libc}/claude", f"@anthropic-ai/claude-code-linux-{arch}/claude"):
+        p = os.path.join(root, "node_modules", cand)
+        if os.path.isfile(p) and os.access(p, os.X_OK):
+            return p
+    return None
 
 
-def get_state(port):
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/_control/state", timeout=5) as r:
-        return json.loads(r.read().decode())
-
-
-def activity(port, capture):
-    """Something that changes while the CLI works: request count, hook records."""
-    files = os.listdir(capture)
-    size = sum(os.path.getsize(os.path.join(capture, f)) for f in files if not f.endswith(".tmp"))
-    return (get_state(port)["seq"], len(files), size)
-
-
-def wait_idle(port, capture, idle_s, min_s, max_s):
-    t0 = time.time()
-    last, since = activity(port, capture), time.time()
-    while time.time() - t0 < max_s:
-        time.sleep(0.25)
-        now = activity(port, capture)
-        if now != last:
-            last, since = now, time.time()
-        elif time.time() - t0 >= min_s and time.time() - since >= idle_s:
-            return True
-    return False
-
-
-def run_interactive(cmd, work, env, step, i, steps_dir, port, capture, timeout):
-    """Drive the full-screen CLI in a private tmux server: type each prompt, wait
-    until requests and hook calls go quiet, capture the screen, then /exit."""
-    sock = os.path.join(env.get("CLAUDE_CODE_TMPDIR") or "/tmp", f"tmux-{i:02d}.sock")
-    if len(sock) > 100:  # unix socket path limit
-        sock = f"/tmp/cch-tmux-{os.getpid()}-{i}.sock"
-    tm = ["tmux", "-S", sock, "-f", "/dev/null"]
-    rcfile = os.path.join(steps_dir, f"{i:02d}-rc.txt")
-    script = os.path.join(steps_dir, f"{i:02d}-run.sh")
-    with open(script, "w") as f:
-        f.write("#!/bin/sh\n")
-        f.write(f"cd {shlex.quote(work)}\n")
-        f.write(" ".join(shlex.quote(c) for c in cmd)
-                + f" 2> {shlex.quote(os.path.join(steps_dir, f'{i:02d}-stderr.txt'))}\n")
-        f.write(f"echo $? > {shlex.quote(rcfile)}\n")
-    os.chmod(script, 0o755)
-    if os.path.exists(rcfile):
-        os.remove(rcfile)
-    tenv = dict(env)
-    tenv["TERM"] = "xterm-256color"
-    tenv.pop("TMUX", None)
-    subprocess.run(tm + ["new-session", "-d", "-s", "cch", "-x", "160", "-y", "50", script], env=tenv, check=True)
-    srv_pid = None
-    try:
-        srv_pid = int(subprocess.run(tm + ["display-message", "-p", "#{pid}"], capture_output=True,
-                                     text=True).stdout.strip() or 0) or None
-    except ValueError:
-        pass
-
-    def pane(tag):
-        r = subprocess.run(tm + ["capture-pane", "-p", "-t", "cch"], capture_output=True, text=True)
-        with open(os.path.join(steps_dir, f"{i:02d}-pane-{tag}.txt"), "w") as f:
-            f.write(r.stdout)
-        return r.stdout
-
-    def keys(text):
-        subprocess.run(tm + ["send-keys", "-t", "cch", "-l", text], check=False)
-        time.sleep(0.3)
-        subprocess.run(tm + ["send-keys", "-t", "cch", "Enter"], check=False)
-
-    t_end = time.time() + timeout
-    rc = "timeout"
-    try:
-        for _ in range(80):  # the input box is ready
-            if "\u276f" in pane("start") or os.path.exists(rcfile):
-                break
-            time.sleep(0.25)
-        wait_idle(port, capture, 1.5, 1.0, 20)
-        for k, prompt in enumerate(step.get("prompts") or [step.get("prompt", "hello")]):
-            if os.path.exists(rcfile) or time.time() > t_end:
-                break
-            keys(prompt)
-            wait_idle(port, capture, step.get("wait_idle_s", 2.5), 1.5, max(5, min(120, t_end - time.time())))
-            pane(f"{k:02d}")
-        if step.get("exit", True) and not os.path.exists(rcfile):
-            keys("/exit")
-        while time.time() < t_end and not os.path.exists(rcfile):
-            time.sleep(0.25)
-        pane("end")
-        if os.path.exists(rcfile):
-            rc = int(open(rcfile).read().strip() or -1)
-    finally:
-        subprocess.run(tm + ["kill-server"], check=False, capture_output=True)
-        if srv_pid:
-            try:
-                os.kill(srv_pid, signal.SIGKILL)
-            except OSError:
-                pass
-        try:
-            os.remove(sock)
-        except OSError:
-            pass
-    return rc
-
-
-def seed_config(home, work, api_key):
-    """~/.claude.json as after onboarding, with the fake key approved and the work
-    folder trusted, so the full-screen CLI opens straight to its prompt."""
-    p = os.path.join(home, ".claude.json")
-    if os.path.exists(p):
-        return
-    with open(p, "w") as f:
-        json.dump({"hasCompletedOnboarding": True, "numStartups": 1, "theme": "dark",
-                   "customApiKeyResponses": {"approved": [api_key[-20:]], "rejected": []},
-                   "projects": {work: {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}}},
-                  f, indent=2)
-
-
-def on_term(signum, frame):
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
-def sweep(run_id, keep=()):
-    """End leftover processes of this run (hooks Claude Code left behind), by PID.
-    They are recognised by the CCH_RUN_ID=<run_id> entry in their environment."""
-    needle = f"CCH_RUN_ID={run_id}".encode() + b"\0"
-    found = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        pid = int(d)
-        if pid == os.getpid() or pid in keep:
-            continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                if needle in f.read():
-                    found.append(pid)
-        except OSError:
-            pass
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in found:
-            try:
-                os.kill(pid, sig)
-            except OSError:
-                pass
-        if found and sig == signal.SIGTERM:
-            time.sleep(0.5)
+def find_claude() -> str:
+    if os.environ.get("CCH_CLAUDE_BIN"):
+        return os.environ["CCH_CLAUDE_BIN"]
+    version = os.environ.get("CC_VERSION") or PINNED_VERSION
+    cache = os.environ.get("CCH_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "memctl-e2e")
+    root = os.path.join(cache, version)
+    found = native_binary(root)
+    if found:
+        return found
+    if shutil.which("npm") is None:
+        raise SetupError(f"npm is needed once to install @anthropic-ai/claude-code@{version} into {root}")
+    log(f"installing @anthropic-ai/claude-code@{version} into {root} (first run only)")
+    os.makedirs(root, exist_ok=True)
+    pkg = os.path.join(root, "package.json")
+    if not os.path.exists(pkg):
+        with open(pkg, "w") as f:
+            json.dump({"name": "memctl-e2e-claude", "private": True}, f)
+    # --ignore-scripts: the native binary comes from the platform package (an optional
+    # dependency); the wrapper's postinstall is not needed.
+    r = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error",
+                        f"@anthropic-ai/claude-code@{version}"], cwd=root)
+    found = native_binary(root)
+    if r.returncode != 0 or not found:
+        raise SetupError(f"npm install of @anthropic-ai/claude-code@{version} in {root} failed (rc={r.returncode}) "
+                         "or left no native binary for this platform")
     return found
 
 
-def build_settings(hook_cmd_for, events, timeout_s, extra):
-    hooks = {}
-    for ev in events:
-        h = {"type": "command", "command": hook_cmd_for(ev)}
-        if timeout_s:
-            h["timeout"] = timeout_s
-        entry = {"hooks": [h]}
-        if ev in TOOL_EVENTS:
-            entry["matcher"] = "*"
-        hooks[ev] = [entry]
-    s = {"hooks": hooks}
-    for k, v in (extra or {}).items():
-        s[k] = v
-    return s
+# ---------------------------------------------------------------------------- the namespace
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--claude", required=True)
-    ap.add_argument("--hook-prefix", default="capture")
-    ap.add_argument("--scenario", required=True)
-    ap.add_argument("--outdir", required=True)
-    ap.add_argument("--step-timeout", type=float, default=180)
-    a = ap.parse_args()
-    signal.signal(signal.SIGTERM, on_term)
+def netns_flags() -> list[str] | None:
+    """unshare flags that give a private network namespace here, or None."""
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return None
+    for flags in (["-n"], ["-rn"]):
+        r = subprocess.run(["unshare", *flags, "ip", "link", "set", "lo", "up"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if r.returncode == 0:
+            return flags
+    return None
 
-    out = os.path.abspath(a.outdir)
-    os.makedirs(out, exist_ok=True)
-    home = os.path.join(out, "home")
-    work = os.path.join(out, "work")
-    capture = os.path.join(out, "hooks")
-    steps_dir = os.path.join(out, "steps")
-    for d in (home, work, capture, steps_dir):
-        os.makedirs(d, exist_ok=True)
-    req_log = os.path.join(out, "requests.jsonl")
-    open(req_log, "a").close()
 
-    try:
-        scen = scenario.load(a.scenario)
-    except scenario.ScenarioError as e:
-        log(f"invalid scenario: {e}")
-        sys.exit(2)
-    session_id = scen.get("session_id") or str(uuid.uuid4())
-    mapping = {"WORKDIR": work, "HOME": home, "OUTDIR": out, "SESSION_ID": session_id}
-    scen = subst(scen, mapping)
+def run_in_netns(flags: list[str], argv: list[str], env: dict) -> int:
+    """Run this script again inside `unshare <flags>`; the child is ended by PID on a signal."""
+    child = subprocess.Popen(["unshare", *flags, "--", sys.executable, os.path.abspath(__file__), *argv], env=env)
 
-    for rel, content in (scen.get("files") or {}).items():
-        p = os.path.join(work, rel)
-        os.makedirs(os.path.dirname(p), exist_ok=True)
+    def forward(signum, frame):
+        procs.end_process(child)
+        sys.exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    return child.wait()
+
+
+# ---------------------------------------------------------------------------- a run
+
+
+class Run:
+    def __init__(self, scen_path: str, outdir: str, hook_prefix: str, claude: str, step_timeout: float):
+        self.out = outdir
+        self.home = os.path.join(outdir, "home")
+        self.work = os.path.join(outdir, "work")
+        self.tmp = os.path.join(outdir, "tmp")
+        self.hooks_dir = os.path.join(outdir, "hooks")
+        self.steps_dir = os.path.join(outdir, "steps")
+        for d in (self.home, self.work, self.tmp, self.hooks_dir, self.steps_dir):
+            os.makedirs(d, exist_ok=True)
+        self.requests = os.path.join(outdir, "requests.jsonl")
+        open(self.requests, "a").close()
+        self.scen_path = scen_path
+        self.claude = claude
+        self.hook_prefix = hook_prefix
+        self.step_timeout = step_timeout
+        self.run_id = uuid.uuid4().hex
+        # a first parse (no placeholders yet) gives the session id; then the real one
+        raw: Scenario = load(scen_path)
+        self.session_id = raw.session_id or str(uuid.uuid4())
+        self.mapping = {"WORKDIR": self.work, "HOME": self.home, "OUTDIR": outdir, "SESSION_ID": self.session_id}
+        self.scen: Scenario = load(scen_path, self.mapping)
+        self.server: subprocess.Popen | None = None
+        self.port = 0
+        self.results: list[dict] = []
+
+    # ---- setup ----
+    def hook_command(self, event: str) -> str:
+        tee = os.path.join(HERE, "hook_tee.py")
+        return f"{shlex.quote(sys.executable)} {shlex.quote(tee)} {event} {self.hook_prefix}"
+
+    def settings(self, events: list[str], timeout_s) -> dict:
+        hooks = {}
+        for ev in events:
+            h = {"type": "command", "command": self.hook_command(ev)}
+            if timeout_s:
+                h["timeout"] = timeout_s
+            entry = {"hooks": [h]}
+            if ev in TOOL_EVENTS:
+                entry["matcher"] = "*"
+            hooks[ev] = [entry]
+        return {"hooks": hooks}
+
+    def prepare(self) -> None:
+        for rel, content in self.scen.files.items():
+            p = os.path.join(self.work, rel)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            with open(p, "w", encoding="utf-8") as f:
+                f.write(content)
+        # ~/.claude.json as after onboarding: key approved, work folder trusted
+        with open(os.path.join(self.home, ".claude.json"), "w") as f:
+            json.dump({"hasCompletedOnboarding": True, "numStartups": 1, "theme": "dark",
+                       "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
+                       "projects": {self.work: {"hasTrustDialogAccepted": True,
+                                                "hasCompletedProjectOnboarding": True}}}, f, indent=1)
+        self.write_json("settings.json", self.settings(self.scen.hook_events or HOOK_EVENTS, self.scen.hook_timeout_s))
+
+    def write_json(self, rel: str, obj) -> str:
+        p = os.path.join(self.out, rel)
         with open(p, "w", encoding="utf-8") as f:
-            f.write(content)
-    if scen.get("git_init"):
-        subprocess.run(["git", "init", "-q", work], check=False)
+            json.dump(obj, f, indent=1, ensure_ascii=False)
+        return p
 
-    # ---- settings with hooks for every event ----
-    tee = os.path.join(HERE, "hooks", "hook_tee.py")
-    prefix = a.hook_prefix.strip()
+    def start_server(self) -> None:
+        port_file = os.path.join(self.out, "fake_api.port")
+        err = open(os.path.join(self.out, "fake_api.stderr"), "w")
+        self.server = subprocess.Popen(
+            [sys.executable, os.path.join(HERE, "fake_api.py"), "--log", self.requests, "--port-file", port_file,
+             "--max-seconds", str(self.scen.max_seconds or 1800)], stdout=err, stderr=err)
+        err.close()
+        deadline = time.time() + 10
+        while not os.path.exists(port_file):
+            if self.server.poll() is not None or time.time() > deadline:
+                raise SetupError(f"the fake API did not start (rc={self.server.poll()}); see {self.out}/fake_api.stderr")
+            time.sleep(0.05)
+        with open(port_file) as f:
+            self.port = int(f.read())
+        log(f"fake API on 127.0.0.1:{self.port} (pid {self.server.pid}), session {self.session_id}, run {self.run_id}")
 
-    def hook_cmd_for(ev):
-        base = f"python3 {shlex.quote(tee)} {ev}"
-        return base if prefix in ("", "capture") else f"{base} {prefix}"
-
-    events = scen.get("hook_events") or ALL_EVENTS
-    settings = build_settings(hook_cmd_for, events, scen.get("hook_timeout_s"), scen.get("settings_extra"))
-    settings_path = os.path.join(out, "settings.json")
-    with open(settings_path, "w") as f:
-        json.dump(settings, f, indent=2)
-
-    # ---- fake API server ----
-    port_file = os.path.join(out, "fake_api.port")
-    if os.path.exists(port_file):
-        os.remove(port_file)
-    srv_err = open(os.path.join(out, "fake_api.stderr"), "w")
-    srv = subprocess.Popen([sys.executable, os.path.join(HERE, "fake_api.py"), "--log", req_log,
-                            "--port-file", port_file, "--max-seconds", str(scen.get("max_seconds", 1500))],
-                           stdout=srv_err, stderr=srv_err)
-    with open(os.path.join(out, "pids.txt"), "a") as f:
-        f.write(f"fake_api {srv.pid}\n")
-    for _ in range(100):
-        if os.path.exists(port_file):
-            break
-        time.sleep(0.05)
-    port = int(open(port_file).read())
-    log("fake API on 127.0.0.1:%d, session %s" % (port, session_id))
-
-    run_id = uuid.uuid4().hex
-    env = dict(os.environ)
-    env.update(QUIET_ENV)
-    env.update({
-        "HOME": home,
-        "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
-        "ANTHROPIC_API_KEY": API_KEY,
-        "CCH_CAPTURE_DIR": capture,
-        "CCH_HOOK_BEHAVIOR": json.dumps(scen.get("hook_behavior") or {}),
-        "IS_SANDBOX": "1",
-        "CCH_RUN_ID": run_id,
-        "CLAUDE_CODE_TMPDIR": os.path.join(out, "tmp"),
-        "TMPDIR": os.path.join(out, "tmp"),
-    })
-    os.makedirs(os.path.join(out, "tmp"), exist_ok=True)
-    seed_config(home, work, API_KEY)
-    env.pop("CLAUDE_CONFIG_DIR", None)
-    env.pop("ANTHROPIC_AUTH_TOKEN", None)
-    for k, v in (scen.get("env") or {}).items():
-        env[k] = v
-
-    results = []
-    started = False
-    try:
-        for i, step in enumerate(scen.get("steps") or []):
-            name = step.get("name") or f"step{i}"
-            post(port, "/_control/script", {
-                "step": i, "step_name": name,
-                "responses": step.get("responses") or [],
-                "side_rules": scen.get("side_rules"),
-                "compact_summary": step.get("compact_summary") or scen.get("compact_summary"),
-                "compact_re": scen.get("compact_re"),
-                "default_text": scen.get("default_text"),
-            })
-            behavior = dict(scen.get("hook_behavior") or {})
-            behavior.update(step.get("hook_behavior") or {})
-            env["CCH_HOOK_BEHAVIOR"] = json.dumps(behavior)
-            mode = step.get("session", "new" if not started else "resume")
-            step_settings = settings_path
-            if any(k in step for k in ("hook_timeout_s", "hook_events", "settings_extra")):
-                st = build_settings(hook_cmd_for, step.get("hook_events") or events,
-                                    step.get("hook_timeout_s", scen.get("hook_timeout_s")),
-                                    step.get("settings_extra", scen.get("settings_extra")))
-                step_settings = os.path.join(steps_dir, f"{i:02d}-settings.json")
-                with open(step_settings, "w") as f:
-                    json.dump(st, f, indent=2)
-            interactive = bool(step.get("interactive"))
-            cmd = [a.claude] + ([] if interactive else ["-p", "--output-format", "stream-json", "--verbose"])
-            cmd += ["--settings", step_settings, "--debug-file", os.path.join(steps_dir, f"{i:02d}-debug.log")]
-            if not interactive and not step.get("no_include_hook_events"):
-                cmd.append("--include-hook-events")
-            if mode == "new":
-                cmd += ["--session-id", step.get("session_id", session_id)]
-            elif mode == "resume":
-                cmd += ["--resume", step.get("session_id", session_id)]
-            elif mode == "continue":
-                cmd += ["--continue"]
-            elif mode == "fork":
-                cmd += ["--resume", step.get("session_id", session_id), "--fork-session"]
-            cmd += scen.get("args", ["--allowedTools", "Bash Read Write Edit Glob Grep"])
-            cmd += step.get("args", [])
-            stdin_data = None
-            if interactive:
-                pass  # prompts are typed into the full-screen UI
-            elif "prompts" in step:  # several user messages in one process (stream-json input)
-                cmd += ["--input-format", "stream-json"]
-                lines = [json.dumps({"type": "user", "message": {"role": "user", "content": p}})
-                         for p in step["prompts"]]
-                stdin_data = ("\n".join(lines) + "\n").encode()
-            else:
-                cmd += ["--", step.get("prompt", "hello")]
-            step_env = dict(env)
-            step_env.update(step.get("env") or {})
-            with open(os.path.join(steps_dir, f"{i:02d}-cmd.json"), "w") as f:
-                json.dump({"cmd": cmd, "cwd": work, "mode": mode}, f, indent=2)
-            log(f"step {i} ({name}): {mode}: {(step.get('prompt') or step.get('prompts'))!r}")
-            t0 = time.time()
-            if interactive:
-                rc = run_interactive(cmd, work, step_env, step, i, steps_dir, port, capture,
-                                     step.get("timeout_s", a.step_timeout))
-                left = sweep(run_id)
-                started = True
-                results.append({"step": i, "name": name, "mode": mode + "+interactive", "rc": rc,
-                                "seconds": round(time.time() - t0, 2), "leftover_processes_ended": len(left)})
-                log(f"step {i} rc={rc} in {results[-1]['seconds']}s")
-                time.sleep(step.get("sleep_after_s", 0.3))
-                continue
-            so = open(os.path.join(steps_dir, f"{i:02d}-stdout.jsonl"), "wb")
-            se = open(os.path.join(steps_dir, f"{i:02d}-stderr.txt"), "wb")
-            p = subprocess.Popen(cmd, cwd=work, env=step_env, stdin=subprocess.PIPE, stdout=so, stderr=se,
-                                 start_new_session=True)
-            with open(os.path.join(out, "pids.txt"), "a") as f:
-                f.write(f"claude-step{i} {p.pid}\n")
-            try:
-                p.communicate(input=stdin_data, timeout=step.get("timeout_s", a.step_timeout))
-                rc = p.returncode
-            except subprocess.TimeoutExpired:
-                log(f"step {i} timed out; ending process group {p.pid}")
-                end_group(p)
-                rc = "timeout"
-            except BaseException:
-                end_group(p)
-                raise
-            so.close()
-            se.close()
-            left = sweep(run_id)
-            if left:
-                log(f"step {i}: ended {len(left)} leftover process(es): {left}")
-            started = True
-            results.append({"step": i, "name": name, "mode": mode, "rc": rc, "seconds": round(time.time() - t0, 2),
-                            "leftover_processes_ended": len(left)})
-            log(f"step {i} rc={rc} in {results[-1]['seconds']}s")
-            time.sleep(step.get("sleep_after_s", 0.3))
-    finally:
-        sweep(run_id)
+    def stop_server(self) -> None:
+        if self.server is None:
+            return
         try:
-            post(port, "/_control/shutdown", {}, timeout=2)
+            self.control("/_control/shutdown", {})
+            self.server.wait(5)
         except Exception:
             pass
-        try:
-            srv.wait(5)
-        except subprocess.TimeoutExpired:
-            srv.terminate()
-            try:
-                srv.wait(5)
-            except subprocess.TimeoutExpired:
-                srv.kill()
-        srv_err.close()
+        procs.end_process(self.server)
 
-    # ---- collect ----
-    tdir = os.path.join(out, "transcripts")
-    os.makedirs(tdir, exist_ok=True)
-    for pth in glob.glob(os.path.join(home, ".claude", "projects", "*", "**", "*.jsonl"), recursive=True):
-        rel = os.path.relpath(pth, os.path.join(home, ".claude", "projects"))
-        # <project-dir-name>/<session>.jsonl -> <session>.jsonl ; subagents keep their path
-        parts = rel.split(os.sep)[1:]
-        dst = os.path.join(tdir, "__".join(parts))
-        shutil.copyfile(pth, dst)
-    with open(os.path.join(out, "steps.json"), "w") as f:
-        json.dump({"session_id": session_id, "steps": results}, f, indent=2)
-    an = subprocess.run([sys.executable, os.path.join(HERE, "analyze.py"), out, a.scenario], check=False)
-    bad = [r for r in results if r["rc"] != 0 and not (scen.get("steps")[r["step"]].get("expect_failure"))]
-    if bad:
-        log(f"steps that failed: {[r['step'] for r in bad]}")
-    return 1 if bad or an.returncode != 0 else 0
+    def control(self, path: str, obj: dict) -> dict:
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=json.dumps(obj).encode(),
+                                     headers={"content-type": "application/json"}, method="POST")
+        with urllib.request.urlopen(req, timeout=5) as r:
+            return json.loads(r.read())
+
+    def base_env(self) -> dict:
+        env = {k: v for k, v in os.environ.items() if k not in DROP_ENV and not k.startswith("CCH_IN_")}
+        env.update(QUIET_ENV)
+        env.update({
+            "HOME": self.home,
+            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{self.port}",
+            "ANTHROPIC_API_KEY": API_KEY,
+            "CCH_CAPTURE_DIR": self.hooks_dir,
+            "CCH_RUN_ID": self.run_id,
+            "CLAUDE_CODE_TMPDIR": self.tmp,
+            "TMPDIR": self.tmp,
+        })
+        env.update(self.scen.env)
+        return env
+
+    # ---- steps ----
+    def command(self, i: int, step: Step, mode: str) -> tuple[list[str], bytes | None]:
+        sd = self.steps_dir
+        settings = os.path.join(self.out, "settings.json")
+        if step.hook_events is not None or step.hook_timeout_s is not None:
+            settings = self.write_json(os.path.join("steps", f"{i:02d}-settings.json"), self.settings(
+                step.hook_events or self.scen.hook_events or HOOK_EVENTS,
+                step.hook_timeout_s if step.hook_timeout_s is not None else self.scen.hook_timeout_s))
+        cmd = [self.claude, "-p", "--output-format", "stream-json", "--verbose", "--include-hook-events",
+               "--settings", settings, "--debug-file", os.path.join(sd, f"{i:02d}-debug.log")]
+        sid = step.session_id or self.session_id
+        cmd += {"new": ["--session-id", sid], "resume": ["--resume", sid], "continue": ["--continue"],
+                "fork": ["--resume", sid, "--fork-session"]}[mode]
+        cmd += self.scen.args if self.scen.args is not None else Scenario.DEFAULT_ARGS
+        cmd += step.args
+        if step.prompts is not None:  # several user messages, one process
+            cmd += ["--input-format", "stream-json"]
+            lines = [json.dumps({"type": "user", "message": {"role": "user", "content": p}}) for p in step.prompts]
+            return cmd, ("\n".join(lines) + "\n").encode()
+        return cmd + ["--", step.prompt if step.prompt is not None else "hello"], None
+
+    def run_step(self, i: int, step: Step, mode: str) -> dict:
+        name = self.scen.step_name(i)
+        self.control("/_control/step", {
+            "step": i, "name": name,
+            "responses": [expect.response_json(r) for r in step.responses],
+            "compact_summary": step.compact_summary or self.scen.compact_summary,
+            "compact_re": self.scen.compact_re, "default_text": self.scen.default_text,
+            "side_rules": [{"match": r.match, "response": expect.response_json(r.response)} for r in self.scen.side_rules],
+        })
+        cmd, stdin = self.command(i, step, mode)
+        env = self.base_env()
+        env.update(step.env)
+        with open(os.path.join(self.steps_dir, f"{i:02d}-cmd.json"), "w") as f:
+            json.dump({"cmd": cmd, "cwd": self.work, "mode": mode, "step_env": step.env}, f, indent=1)
+        what = step.prompts if step.prompts is not None else step.prompt
+        log(f"step {i} ({name}): {mode}: {what!r}")
+        t0 = time.time()
+        timeout = step.timeout_s or self.step_timeout
+        with open(os.path.join(self.steps_dir, f"{i:02d}-stdout.jsonl"), "wb") as so, \
+                open(os.path.join(self.steps_dir, f"{i:02d}-stderr.txt"), "wb") as se:
+            p = subprocess.Popen(cmd, cwd=self.work, env=env, stdin=subprocess.PIPE, stdout=so, stderr=se,
+                                 start_new_session=True)
+            rc: int | str
+            try:
+                p.communicate(input=stdin, timeout=timeout)
+                rc = p.returncode
+            except subprocess.TimeoutExpired:
+                log(f"step {i} ({name}): no exit after {timeout}s; ending process group {p.pid}")
+                rc = "timeout"
+            finally:
+                procs.end_group(p)  # the CLI and whatever is left in its group
+        left = procs.sweep_run(self.run_id)
+        if left:
+            log(f"step {i} ({name}): ended {len(left)} leftover process(es) of this run by PID: {left}")
+        res = {"step": i, "name": name, "mode": mode, "rc": rc, "seconds": round(time.time() - t0, 2),
+               "expect_failure": step.expect_failure, "leftover_processes_ended": len(left)}
+        log(f"step {i} ({name}): rc={rc} in {res['seconds']}s")
+        time.sleep(0.3)  # let the hooks' records settle
+        return res
+
+    def run(self) -> int:
+        self.prepare()
+        try:
+            self.start_server()
+            for i, step in enumerate(self.scen.steps):
+                mode = step.session or ("new" if i == 0 else "resume")
+                self.results.append(self.run_step(i, step, mode))
+        finally:
+            procs.sweep_run(self.run_id)
+            self.stop_server()
+            self.collect()
+        return self.evaluate()
+
+    # ---- after the run ----
+    def collect(self) -> None:
+        projects = os.path.join(self.home, ".claude", "projects")
+        tdir = os.path.join(self.out, "transcripts")
+        os.makedirs(tdir, exist_ok=True)
+        for p in glob.glob(os.path.join(projects, "*", "**", "*.jsonl"), recursive=True):
+            parts = os.path.relpath(p, projects).split(os.sep)[1:]  # drop the project folder
+            shutil.copyfile(p, os.path.join(tdir, "__".join(parts)))
+        self.write_json("steps.json", {"session_id": self.session_id, "run_id": self.run_id, "steps": self.results})
+
+    def evaluate(self) -> int:
+        report = expect.evaluate(self.out, self.scen, self.results)
+        failures = report["failures"]
+        for line in failures:
+            log(f"FAIL {line}")
+        n = len(report["expectations"])
+        log(f"{n - sum(1 for x in report['expectations'] if not x['ok'])}/{n} expect check(s) passed; "
+            f"{len(self.results)} step(s); see {self.out}/summary.txt")
+        return 1 if failures else 0
+
+
+def on_term(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")  # unwinds through Run.run()'s cleanup
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="Run one e2e scenario with the real Claude Code CLI.")
+    ap.add_argument("--hook-prefix", required=True, help="command that runs a hook: '<prefix> <Event>'")
+    ap.add_argument("--scenario", required=True)
+    ap.add_argument("--outdir", required=True, help="a new or empty folder")
+    ap.add_argument("--claude", help="the claude binary (default: installed on first use)")
+    ap.add_argument("--step-timeout", type=float, default=float(os.environ.get("CCH_STEP_TIMEOUT", "180")))
+    a = ap.parse_args()
+    outdir = os.path.abspath(a.outdir)
+    scen_path = os.path.abspath(a.scenario)
+    inside = os.environ.get("CCH_IN_NETNS") == "1"
+    try:
+        load(scen_path)  # a bad scenario fails here, before anything is installed or started
+        if not inside:
+            if os.path.isdir(outdir) and os.listdir(outdir):
+                raise SetupError(f"outdir {outdir} is not empty; give a new or empty folder")
+            os.makedirs(outdir, exist_ok=True)
+            claude = a.claude or find_claude()
+            version = subprocess.run([claude, "--version"], capture_output=True, text=True, timeout=60)
+            with open(os.path.join(outdir, "claude-version.txt"), "w") as f:
+                f.write(version.stdout + version.stderr)
+            log(f"claude: {claude} ({version.stdout.strip()})")
+            flags = None if os.environ.get("CCH_NO_NETNS") == "1" else netns_flags()
+            with open(os.path.join(outdir, "network.txt"), "w") as f:
+                f.write(f"unshare {' '.join(flags)}\n" if flags else "no namespace\n")
+            if flags:
+                log(f"running inside a private network namespace (unshare {' '.join(flags)})")
+                argv = ["--hook-prefix", a.hook_prefix, "--scenario", scen_path, "--outdir", outdir,
+                        "--claude", claude, "--step-timeout", str(a.step_timeout)]
+                return run_in_netns(flags, argv, dict(os.environ, CCH_IN_NETNS="1"))
+            log("WARNING: no network namespace (CCH_NO_NETNS=1, or no unshare/ip/permission); relying on "
+                "the CLI's no-traffic settings and a dead proxy")
+        else:
+            r = subprocess.run(["ip", "link", "set", "lo", "up"], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise SetupError(f"cannot bring loopback up in the namespace: {r.stderr.strip()}")
+            claude = a.claude
+        signal.signal(signal.SIGTERM, on_term)
+        return Run(scen_path, outdir, a.hook_prefix, claude, a.step_timeout).run()
+    except ScenarioError as e:
+        log(f"invalid scenario: {e}")
+        return 2
+    except SetupError as e:
+        log(f"setup failed: {e}")
+        return 2
+    except KeyboardInterrupt as e:
+        log(f"interrupted ({e}); every process of the run was ended")
+        return 130
 
 
 if __name__ == "__main__":
