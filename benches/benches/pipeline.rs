@@ -1,15 +1,16 @@
 //! The archive/restore pipeline in-process: transcript parse + chunk (MB/s), ingest end to end
 //! (chunks/s, hash-only and with the ONNX model), restore build on a 5000-turn session, and each
-//! hook event's in-process path. Fixed seeds (`gen_transcript.py --seed 42`); results asserted.
+//! hook event's in-process path. Fixed seeds (`memctl_tests::transcript_gen`, seed 42, without
+//! the CLI bookkeeping extras); results asserted.
 //!
-//! Needs python3 (`scripts/gen_transcript.py`, in the repository) and, for the ONNX ingest,
-//! `scripts/setup.sh`.
+//! Needs, for the ONNX ingest, `scripts/setup.sh`.
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use memctl_engine::hooks::{HookConfig, HookPayload, handle};
 use memctl_engine::restore::{RestoreConfig, RestoreKind, restore_block};
 use memctl_engine::transcript::{ChunkerConfig, chunk_transcript};
 use memctl_engine::{Engine, EngineOptions, IngestOptions};
+use memctl_tests::transcript_gen::{GenConfig, generate};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -18,19 +19,20 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// A generated transcript of `turns` turns (cached under target/bench-data).
-fn transcript(turns: u32) -> PathBuf {
+/// A generated transcript of `turns` turns (cached under target/bench-data). Without extras:
+/// the conversation lines only, as the reference generator writes them.
+fn transcript(turns: u64) -> PathBuf {
     let dir = repo().join("target/bench-data");
     std::fs::create_dir_all(&dir).expect("mkdir");
-    let path = dir.join(format!("t{turns}-seed42.jsonl"));
+    let path = dir.join(format!("t{turns}-seed42-rs.jsonl"));
     if !path.exists() {
-        let out = std::process::Command::new("python3")
-            .arg(repo().join("scripts/gen_transcript.py"))
-            .args(["--turns", &turns.to_string(), "--seed", "42", "--no-extras"])
-            .output()
-            .expect("python3 gen_transcript.py");
-        assert!(out.status.success());
-        std::fs::write(&path, out.stdout).expect("write");
+        let cfg = GenConfig {
+            turns,
+            seed: 42,
+            extras: false,
+            ..GenConfig::default()
+        };
+        std::fs::write(&path, generate(&cfg)).expect("write");
     }
     path
 }

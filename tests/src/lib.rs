@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+pub mod transcript_gen;
+
 /// Repository root (the workspace directory).
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -33,34 +35,7 @@ pub fn onnx_config() -> memctl_engine::embed::OnnxConfig {
     cfg
 }
 
-/// The realistic transcript generator (`scripts/gen_transcript.py`, deterministic by seed).
-pub fn generator() -> PathBuf {
-    repo_root().join("scripts/gen_transcript.py")
-}
-
 /// Real transcripts written by the Claude Code CLI in harness runs (committed fixtures).
 pub fn real_transcripts_dir() -> PathBuf {
     repo_root().join("engine/tests/fixtures/transcripts")
-}
-
-/// Run the generator with `args`; panics with what to install when Python is missing (a test
-/// that needs it must fail, never skip).
-pub fn run_generator<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Vec<u8> {
-    let out = std::process::Command::new("python3")
-        .arg(generator())
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| {
-            panic!(
-                "python3 (>= 3.11) is needed to run {}: {e}",
-                generator().display()
-            )
-        });
-    assert!(
-        out.status.success(),
-        "{} failed: {}",
-        generator().display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
 }

@@ -3,10 +3,10 @@
 //! paths preserved, and a re-ingest after appended lines reads only the new bytes.
 
 use memctl_engine::{Engine, EngineOptions, IngestOptions};
-use memctl_tests::{real_transcripts_dir, run_generator};
+use memctl_tests::real_transcripts_dir;
+use memctl_tests::transcript_gen::{GenConfig, Layout, append, generate};
 use serde::Deserialize;
 use std::collections::{BTreeSet, HashSet};
-use std::ffi::OsStr;
 use std::path::Path;
 
 fn engine(home: &Path) -> Engine {
@@ -100,24 +100,25 @@ fn assert_prompts_stored(e: &Engine, session: &str, path: &Path) {
     );
 }
 
-fn gen_transcript(out: &Path, turns: u32, seed: u32) {
-    let (turns, seed) = (turns.to_string(), seed.to_string());
-    let args = ["--turns", &turns, "--seed", &seed, "--layout", "split"];
-    std::fs::write(out, run_generator(&args)).expect("write transcript");
+fn gen_transcript(out: &Path, turns: u64, seed: u64) {
+    let cfg = GenConfig {
+        turns,
+        seed,
+        layout: Layout::Split,
+        ..GenConfig::default()
+    };
+    std::fs::write(out, generate(&cfg)).expect("write transcript");
 }
 
-/// New lines continuing `base` (`--append-to`).
-fn gen_append(base: &Path, turns: u32, seed: u32) -> Vec<u8> {
-    let (turns, seed) = (turns.to_string(), seed.to_string());
-    let args = [
-        OsStr::new("--append-to"),
-        base.as_os_str(),
-        OsStr::new("--turns"),
-        OsStr::new(&turns),
-        OsStr::new("--seed"),
-        OsStr::new(&seed),
-    ];
-    run_generator(&args)
+/// New lines continuing `base` (like `--append-to`).
+fn gen_append(base: &Path, turns: u64, seed: u64) -> Vec<u8> {
+    let existing = std::fs::read(base).expect("read transcript");
+    let cfg = GenConfig {
+        turns,
+        seed,
+        ..GenConfig::default()
+    };
+    append(&existing, &cfg).expect("continue the transcript")
 }
 
 fn turn_ids(e: &Engine, session: &str) -> (BTreeSet<u32>, usize, HashSet<String>, HashSet<String>) {
@@ -143,7 +144,7 @@ fn five_thousand_turns_all_kept_and_incremental() {
     let dir = tempfile::tempdir().expect("tempdir");
     let t = dir.path().join("t5000.jsonl");
     let seed = 5000;
-    println!("gen_transcript seed {seed}");
+    println!("transcript_gen seed {seed}");
     gen_transcript(&t, 5000, seed);
     let e = engine(&dir.path().join("home"));
     let report = e
@@ -279,7 +280,7 @@ fn ingest_in_bounded_passes_equals_one_pass() {
     let dir = tempfile::tempdir().expect("tempdir");
     let t = dir.path().join("t.jsonl");
     let seed = 808;
-    println!("gen_transcript seed {seed}");
+    println!("transcript_gen seed {seed}");
     gen_transcript(&t, 400, seed);
     let one = engine(&dir.path().join("one"));
     let r1 = one

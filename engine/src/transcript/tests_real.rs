@@ -1,5 +1,7 @@
-//! Real transcripts (Claude Code CLI 2.1.330, harness runs), generated ones
-//! (`scripts/gen_transcript.py`), and the incremental-equals-one-pass property.
+//! Real transcripts (Claude Code CLI 2.1.330, harness runs), a generated fixture, and the
+//! incremental-equals-one-pass property. Long generated transcripts (500 turns, both layouts)
+//! are checked in the tests crate (`tests/tests/generated_turns_kept.rs`), where the generator
+//! lives.
 //!
 //! The oracles here read the JSONL with `serde_json::Value` on purpose: they must be an
 //! independent path from the typed parser they check.
@@ -347,35 +349,6 @@ fn generated_fixture_keeps_every_turn() {
             .iter()
             .all(|c| c.chunk.text.chars().count() <= 4000)
     );
-}
-
-/// 500 turns straight from the repository's generator (`scripts/gen_transcript.py`, with the
-/// CLI's bookkeeping lines), combined and split layouts. Needs python3: fails, never skips.
-#[test]
-fn generator_500_turns_keeps_every_turn() {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/gen_transcript.py");
-    for layout in ["combined", "split"] {
-        let out = std::process::Command::new("python3")
-            .arg(&script)
-            .args(["--turns", "500", "--seed", "4242", "--layout", layout])
-            .output()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "python3 (>= 3.11) is needed to run {}: {e}",
-                    script.display()
-                )
-            });
-        assert!(
-            out.status.success(),
-            "generator failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
-        let path = dir.path().join(format!("gen-{layout}.jsonl"));
-        std::fs::write(&path, &out.stdout).unwrap_or_else(|e| panic!("write: {e}"));
-        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("read: {e}"));
-        assert_every_turn_kept(&bytes, 500, layout);
-    }
 }
 
 /// A tiny deterministic PRNG (xorshift64*), so the piece sizes are reproducible from the seed.
