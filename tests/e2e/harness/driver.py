@@ -144,16 +144,28 @@ def netns_flags() -> list[str] | None:
 
 
 def run_in_netns(flags: list[str], argv: list[str], env: dict) -> int:
-    """Run this script again inside `unshare <flags>`; the child is ended by PID on a signal."""
+    """Run this script again inside `unshare <flags>` (unshare execs it: the child's PID is the
+    inner driver's). A SIGTERM/SIGINT is passed on to that PID; the inner driver then ends its
+    own processes; a second signal, or no exit within 30 s, kills it."""
     child = subprocess.Popen(["unshare", *flags, "--", sys.executable, os.path.abspath(__file__), *argv], env=env)
+    signals: list[int] = []
 
     def forward(signum, frame):
-        procs.end_process(child)
-        sys.exit(128 + signum)
+        signals.append(signum)
+        try:
+            os.kill(child.pid, signal.SIGTERM if len(signals) == 1 else signal.SIGKILL)
+        except OSError:
+            pass
 
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGINT, forward)
-    return child.wait()
+    while True:
+        try:
+            rc = child.wait(timeout=30 if signals else None)
+            break
+        except subprocess.TimeoutExpired:
+            os.kill(child.pid, signal.SIGKILL)
+    return 128 + signals[0] if signals else rc
 
 
 # ---------------------------------------------------------------------------- a run
