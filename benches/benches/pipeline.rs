@@ -7,7 +7,7 @@
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use memctl_engine::hooks::{HookConfig, HookPayload, handle};
-use memctl_engine::restore::{RestoreConfig, RestoreKind, restore_block};
+use memctl_engine::restore::{RestoreConfig, RestoreKind};
 use memctl_engine::transcript::{ChunkerConfig, chunk_transcript};
 use memctl_engine::{Engine, EngineOptions, IngestOptions};
 use memctl_tests::transcript_gen::{GenConfig, generate};
@@ -145,14 +145,14 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("restore");
     g.bench_function("build_5000_turn_session", |b| {
         b.iter(|| {
-            let r = restore_block(
-                &e,
-                &sid,
-                project,
-                RestoreKind::Compact,
-                &RestoreConfig::default(),
-            )
-            .expect("restore");
+            let r = e
+                .restore(
+                    &sid,
+                    project,
+                    RestoreKind::Compact,
+                    &RestoreConfig::default(),
+                )
+                .expect("restore");
             assert!(!r.text.is_empty() && r.text.chars().count() <= 4000);
         })
     });

@@ -8,8 +8,8 @@
 //! and every turn is upserted by key (unchanged turns cost a hash compare, nothing is lost).
 
 use crate::chunk::Chunk;
+use crate::core::Core;
 use crate::embed::{Embedder, EmbedderId};
-use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::store::{CursorRecord, PutOutcome};
 use crate::transcript::{Chunker, ChunkerConfig, ChunkerState};
@@ -128,7 +128,7 @@ fn unix_now() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
-impl Engine {
+impl Core {
     /// Ingest one transcript incrementally (see the module doc), in passes of at most
     /// [`IngestOptions::commit_bytes`] new bytes, one commit each.
     pub fn ingest_transcript(
@@ -392,7 +392,7 @@ impl Engine {
     }
 }
 
-impl Engine {
+impl Core {
     /// The chunker state of another transcript file of the same session (found through the
     /// session record) when `file` holds the same bytes up to that state's resume offset
     /// (checked on the head and on the 4 KiB before the resume offset, in both files).

@@ -15,6 +15,7 @@
 
 pub mod autopilot;
 pub mod chunk;
+mod core;
 pub mod embed;
 mod engine;
 pub mod error;
@@ -27,15 +28,17 @@ pub mod prune;
 pub mod rank;
 pub mod redact;
 pub mod restore;
+pub mod retrieve;
 pub mod search;
 pub mod store;
 pub mod summary;
 pub mod swap;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod transcript;
 
 pub use chunk::Chunk;
-pub use engine::{
-    ActiveEmbedder, Engine, EngineOptions, SearchOutcome, SearchRequest, SearchResult,
-};
+pub use engine::{ActiveEmbedder, Engine, EngineOptions};
 pub use error::{EmbedError, EngineError, IndexError, StoreError};
 pub use ingest::{IngestOptions, IngestReport};
+pub use retrieve::{SearchOutcome, SearchRequest, SearchResult};

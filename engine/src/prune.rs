@@ -13,7 +13,7 @@
 //! chunks per run, resuming where the previous run stopped, at most once per
 //! [`AutoPruneConfig::min_interval_secs`], and skips compaction.
 
-use crate::engine::Engine;
+use crate::core::Core;
 use crate::error::{EngineError, StoreError};
 use crate::rank::{PruneInput, RankParams, decay, should_prune};
 use crate::store::{ChunkId, ChunkRecord, CompactReport};
@@ -100,8 +100,8 @@ fn delete_batch(
 
 /// Full prune (`memctl prune`): examine every chunk, delete pruned ones (unless `dry_run`),
 /// then compact the int8 blocks of every project.
-pub fn prune_all(
-    engine: &Engine,
+pub(crate) fn prune_all(
+    engine: &Core,
     p: &RankParams,
     dry_run: bool,
     now: Option<i64>,
@@ -199,8 +199,8 @@ fn meta_i64(v: Option<Vec<u8>>) -> Option<i64> {
 
 /// The bounded automatic pass (SessionEnd). Returns None when it did not run (disabled, or
 /// the last pass was less than `min_interval_secs` ago).
-pub fn auto_pass(
-    engine: &Engine,
+pub(crate) fn auto_pass(
+    engine: &Core,
     cfg: &AutoPruneConfig,
     now: Option<i64>,
 ) -> Result<Option<PruneReport>, EngineError> {
@@ -250,7 +250,7 @@ pub fn auto_pass(
 }
 
 /// Pin or unpin a chunk. Returns false when no chunk has this id.
-pub fn set_pinned(engine: &Engine, id: ChunkId, pinned: bool) -> Result<bool, EngineError> {
+pub(crate) fn set_pinned(engine: &Core, id: ChunkId, pinned: bool) -> Result<bool, EngineError> {
     Ok(engine.store().write(|w| {
         let Some(mut rec) = w.get_record(id)? else {
             return Ok(false);
@@ -264,7 +264,7 @@ pub fn set_pinned(engine: &Engine, id: ChunkId, pinned: bool) -> Result<bool, En
 }
 
 /// Hook step (SessionEnd): the bounded automatic pass; failures are logged, never returned.
-pub fn on_hook(engine: &Engine, cfg: &AutoPruneConfig, deadline: Instant) {
+pub(crate) fn on_hook(engine: &Core, cfg: &AutoPruneConfig, deadline: Instant) {
     if !cfg.enabled || Instant::now() >= deadline {
         return;
     }

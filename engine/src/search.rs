@@ -1,4 +1,5 @@
-//! Hybrid retrieval: dense (stored vectors, int8 scan + f32 re-score) fused with BM25.
+//! Fusion of the dense and BM25 lists (pure functions; the pipeline around them is
+//! [`crate::retrieve`]).
 //!
 //! Why an adaptive fusion: measured with MiniLM on turn chunks, BM25 wins on chatty questions
 //! full of names and dates (LoCoMo) while dense wins on coding questions phrased with few of the
@@ -140,7 +141,7 @@ pub fn lexical_weight(coverage: f32, dense_margin: f32, p: &FusionParams) -> f32
 /// Fuse a dense list and a lexical list into one ranking.
 ///
 /// `lexical_coverage` in [0, 1] is the share of the query's idf mass that the best BM25 document
-/// matched ([`bm25_store`]); the dense margin is read off `dense`. Pure function:
+/// matched ([`crate::index::Bm25Hits::coverage`]); the dense margin is read off `dense`. Pure function:
 /// property-tested.
 pub fn fuse(
     dense: &[Hit],
@@ -216,52 +217,6 @@ impl FusedHit {
             lexical: None,
         }
     }
-}
-
-/// BM25 over the store's postings. Returns the top `n` hits and the *lexical coverage*: the
-/// share of the query's idf mass that the best document matched (1.0 = it contains every
-/// query term), which drives the fusion weight.
-pub fn bm25_store(
-    view: &crate::store::StoreLexical<'_>,
-    query: &str,
-    n: usize,
-) -> Result<(Vec<Hit>, f32), crate::error::StoreError> {
-    let params = crate::index::lexical::Bm25Params::default();
-    let docs = view.doc_count();
-    if docs == 0 {
-        return Ok((Vec::new(), 0.0));
-    }
-    let avgdl = (view.total_len() as f32 / docs as f32).max(1.0);
-    let mut terms = crate::index::lexical::query_terms(query);
-    terms.sort();
-    terms.dedup();
-    let mut scores: HashMap<u64, (f32, f32)> = HashMap::new(); // doc -> (bm25, idf matched)
-    let mut idf_total = 0.0f32;
-    for term in &terms {
-        let postings = view.postings(term)?;
-        let df = postings.len() as f32;
-        let idf = (1.0 + (docs as f32 - df + 0.5) / (df + 0.5)).ln();
-        idf_total += idf;
-        for (doc, tf, dl) in postings {
-            let tf = tf as f32;
-            let s = idf * tf * (params.k1 + 1.0)
-                / (tf + params.k1 * (1.0 - params.b + params.b * dl as f32 / avgdl));
-            let e = scores.entry(doc).or_insert((0.0, 0.0));
-            e.0 += s;
-            e.1 += idf;
-        }
-    }
-    let mut hits: Vec<(Hit, f32)> = scores
-        .into_iter()
-        .map(|(id, (score, matched))| (Hit { id, score }, matched))
-        .collect();
-    hits.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(a.0.id.cmp(&b.0.id)));
-    let coverage = match hits.first() {
-        Some((_, matched)) if idf_total > 0.0 => matched / idf_total,
-        _ => 0.0,
-    };
-    hits.truncate(n);
-    Ok((hits.into_iter().map(|(h, _)| h).collect(), coverage))
 }
 
 #[cfg(test)]

@@ -456,7 +456,7 @@ fn doctor(opts: EngineOptions, out: &mut dyn Write) -> Result<()> {
     writeln!(
         out,
         "store:        {} ({} chunks, {} sessions, {} bytes, {} pending embeddings)",
-        engine.store().path().display(),
+        engine.store_path().display(),
         st.chunks,
         st.sessions,
         st.file_bytes,
@@ -645,7 +645,7 @@ fn search(engine: Engine, a: SearchArgs, out: &mut dyn Write) -> Result<()> {
     // Chunks archived by hooks wait for the background embedder; a dense query would miss them.
     // Embed a bounded number now when the model is at hand (the query needs it anyway).
     if req.mode != SearchMode::Lexical
-        && engine.store().read()?.pending_count()? > 0
+        && engine.status()?.pending > 0
         && engine.model().is_ok()
         && let Err(e) = engine.embed_pending(1024)
     {
@@ -785,8 +785,7 @@ fn short(id: &str) -> &str {
 }
 
 fn sessions(engine: Engine, a: SessionsArgs, out: &mut dyn Write) -> Result<()> {
-    let reader = engine.store().read()?;
-    let mut list = reader.sessions()?;
+    let mut list = engine.sessions()?;
     if let Some(p) = &a.project {
         list.retain(|(_, s)| &s.project == p);
     }
@@ -823,9 +822,8 @@ fn sessions(engine: Engine, a: SessionsArgs, out: &mut dyn Write) -> Result<()> 
 }
 
 fn show(engine: Engine, a: ShowArgs, out: &mut dyn Write) -> Result<()> {
-    let reader = engine.store().read()?;
     if let Ok(id) = a.id.parse::<u64>() {
-        let Some(rec) = reader.chunk(id)? else {
+        let Some(rec) = engine.chunk(id)? else {
             bail!("no chunk with id {id}");
         };
         if a.json {
@@ -855,17 +853,15 @@ fn show(engine: Engine, a: ShowArgs, out: &mut dyn Write) -> Result<()> {
         }
         return Ok(());
     }
-    let Some(s) = reader.session(&a.id)? else {
+    let Some(s) = engine.session(&a.id)? else {
         bail!("no chunk or session with id {:?}", a.id);
     };
-    let turns = reader.session_turns(&a.id)?;
+    let turns = engine.session_chunks(&a.id)?;
     if a.json {
-        let mut chunks = Vec::new();
-        for (_, cid) in &turns {
-            if let Some(r) = reader.chunk(*cid)? {
-                chunks.push(serde_json::json!({"id": cid, "turn_index": r.chunk.turn_index, "part": r.chunk.part, "summary": r.chunk.summary, "text": r.chunk.text}));
-            }
-        }
+        let chunks: Vec<serde_json::Value> = turns
+            .iter()
+            .map(|((_, cid), r)| serde_json::json!({"id": cid, "turn_index": r.chunk.turn_index, "part": r.chunk.part, "summary": r.chunk.summary, "text": r.chunk.text}))
+            .collect();
         serde_json::to_writer(
             &mut *out,
             &serde_json::json!({"session_id": a.id, "session": s, "chunks": chunks}),
@@ -881,22 +877,20 @@ fn show(engine: Engine, a: ShowArgs, out: &mut dyn Write) -> Result<()> {
     if let Some(sum) = &s.summary {
         writeln!(out, "{}", sum.trim_end())?;
     }
-    for ((turn, part), cid) in turns {
-        if let Some(r) = reader.chunk(cid)? {
-            let p = if r.chunk.parts > 1 {
-                format!(".{part}")
-            } else {
-                String::new()
-            };
-            writeln!(out, "  turn {turn}{p} (chunk {cid}): {}", r.chunk.summary)?;
-        }
+    for (((turn, part), cid), r) in turns {
+        let p = if r.chunk.parts > 1 {
+            format!(".{part}")
+        } else {
+            String::new()
+        };
+        writeln!(out, "  turn {turn}{p} (chunk {cid}): {}", r.chunk.summary)?;
     }
     Ok(())
 }
 
 fn status(engine: Engine, out: &mut dyn Write) -> Result<()> {
     let st = engine.status()?;
-    writeln!(out, "store:      {}", engine.store().path().display())?;
+    writeln!(out, "store:      {}", engine.store_path().display())?;
     writeln!(out, "file size:  {} bytes", st.file_bytes)?;
     writeln!(out, "projects:   {}", st.projects)?;
     writeln!(out, "sessions:   {}", st.sessions)?;

@@ -6,7 +6,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use memctl_engine::autopilot::{self, AutopilotConfig, Estimate, StatusInput, TokenSource};
 use memctl_engine::memory::{self, MemoryConfig};
-use memctl_engine::restore::{RestoreConfig, RestoreKind, restore_block};
+use memctl_engine::restore::{RestoreConfig, RestoreKind};
 use memctl_engine::summary::{self, SummaryConfig};
 use memctl_engine::{Engine, EngineOptions};
 use std::io::{Read, Write};
@@ -123,7 +123,7 @@ pub fn statusline_text(opts: &EngineOptions, a: &StatuslineArgs, raw: &[u8]) -> 
     let archived = (!input.session_id.is_empty() && opts.store_path().is_file())
         .then(|| Engine::open(opts.clone()).ok())
         .flatten()
-        .and_then(|e| e.store().read().ok()?.session(&input.session_id).ok()?)
+        .and_then(|e| e.session(&input.session_id).ok()?)
         .map(|s| u64::from(s.turns));
     autopilot::format_statusline(report.as_ref(), archived, a.color)
 }
@@ -187,8 +187,7 @@ pub fn restore(engine: Engine, a: RestoreArgs, out: &mut dyn Write) -> Result<()
     let project = match a.project {
         Some(p) => p,
         None => {
-            let r = engine.store().read()?;
-            let Some(s) = r.session(&a.session)? else {
+            let Some(s) = engine.session(&a.session)? else {
                 bail!("no session with id {:?}", a.session);
             };
             s.project
@@ -205,7 +204,7 @@ pub fn restore(engine: Engine, a: RestoreArgs, out: &mut dyn Write) -> Result<()
     }) {
         cfg.budget.max_chars = n.min(memctl_engine::restore::MAX_RESTORE_CHARS);
     }
-    let r = restore_block(&engine, &a.session, &project, RestoreKind::Compact, &cfg)?;
+    let r = engine.restore(&a.session, &project, RestoreKind::Compact, &cfg)?;
     if r.text.is_empty() {
         writeln!(out, "nothing to restore for session {}", a.session)?;
     } else {
@@ -217,8 +216,7 @@ pub fn restore(engine: Engine, a: RestoreArgs, out: &mut dyn Write) -> Result<()
 /// `memctl summarize <session>`: extractive summary, plus `MEMCTL_SUMMARIZER_CMD`'s when set.
 pub fn summarize(engine: Engine, a: SummarizeArgs, out: &mut dyn Write) -> Result<()> {
     let ext = summary::external::ExternalConfig::from_env();
-    let Some(s) =
-        summary::summarize_with_external(&engine, &a.session, &SummaryConfig::default(), &ext)?
+    let Some(s) = engine.summarize_with_external(&a.session, &SummaryConfig::default(), &ext)?
     else {
         bail!("no archived turns for session {:?}", a.session);
     };
@@ -234,7 +232,7 @@ pub fn summarize(engine: Engine, a: SummarizeArgs, out: &mut dyn Write) -> Resul
 /// Refresh the summaries of sessions just ingested (`memctl ingest`); failures are logged.
 pub fn summarize_sessions(engine: &Engine, sessions: &[String]) {
     for s in sessions {
-        if let Err(e) = summary::summarize_session(engine, s, &SummaryConfig::default()) {
+        if let Err(e) = engine.summarize(s, &SummaryConfig::default()) {
             tracing::warn!(session = s, error = %e, "session summary not made");
         }
     }
@@ -243,7 +241,7 @@ pub fn summarize_sessions(engine: &Engine, sessions: &[String]) {
 /// `memctl prune`.
 pub fn prune(engine: Engine, a: PruneArgs, out: &mut dyn Write) -> Result<()> {
     let p = memctl_engine::rank::RankParams::default();
-    let r = memctl_engine::prune::prune_all(&engine, &p, a.dry_run, None)?;
+    let r = engine.prune(&p, a.dry_run, None)?;
     if a.json {
         serde_json::to_writer(&mut *out, &r)?;
         writeln!(out)?;
@@ -273,7 +271,7 @@ pub fn prune(engine: Engine, a: PruneArgs, out: &mut dyn Write) -> Result<()> {
 
 /// `memctl pin` / `unpin`.
 pub fn pin(engine: Engine, a: PinArgs, pinned: bool, out: &mut dyn Write) -> Result<()> {
-    if !memctl_engine::prune::set_pinned(&engine, a.id, pinned)? {
+    if !engine.set_pinned(a.id, pinned)? {
         bail!("no chunk with id {}", a.id);
     }
     writeln!(

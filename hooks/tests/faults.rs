@@ -325,7 +325,7 @@ fn busy_store_hook_exits_by_its_deadline_and_spools_the_tool_output() {
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).expect("mkdir");
     let store_path = home.join("memctl.redb");
-    drop(memctl_engine::store::Store::open(&store_path).expect("create the store"));
+    memctl_engine::testing::create_store(&store_path).expect("create the store");
 
     // Another process's long commit, as a thread of this one holding the write lock.
     let holding = Arc::new(AtomicBool::new(true));
@@ -333,15 +333,17 @@ fn busy_store_hook_exits_by_its_deadline_and_spools_the_tool_output() {
     let holder = {
         let (holding, ready, store_path) = (holding.clone(), ready.clone(), store_path.clone());
         std::thread::spawn(move || {
-            let store = memctl_engine::store::Store::open(&store_path).expect("open");
-            store
-                .write(|_| {
+            memctl_engine::testing::hold_write_lock(
+                &store_path,
+                || {
                     ready.wait();
+                },
+                || {
                     std::thread::sleep(Duration::from_secs(5));
                     holding.store(false, Ordering::SeqCst);
-                    Ok(())
-                })
-                .expect("holder commit");
+                },
+            )
+            .expect("holder commit");
         })
     };
     ready.wait();

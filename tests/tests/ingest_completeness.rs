@@ -66,13 +66,10 @@ fn count_prompts(path: &Path) -> usize {
 
 /// Every prompt's first line is in some stored chunk's text (nothing silently dropped).
 fn assert_prompts_stored(e: &Engine, session: &str, path: &Path) {
-    let r = e.store().read().expect("read");
     let mut all = String::new();
-    for (_, id) in r.session_turns(session).expect("turns") {
-        if let Some(rec) = r.chunk(id).expect("chunk") {
-            all.push_str(&rec.chunk.text);
-            all.push('\n');
-        }
+    for (_, rec) in e.session_chunks(session).expect("turns") {
+        all.push_str(&rec.chunk.text);
+        all.push('\n');
     }
     let mut missing = Vec::new();
     for p in prompts(path) {
@@ -122,17 +119,12 @@ fn gen_append(base: &Path, turns: u64, seed: u64) -> Vec<u8> {
 }
 
 fn turn_ids(e: &Engine, session: &str) -> (BTreeSet<u32>, usize, HashSet<String>, HashSet<String>) {
-    let r = e.store().read().expect("read");
     let mut turns = BTreeSet::new();
     let mut tools = HashSet::new();
     let mut files = HashSet::new();
-    let list = r.session_turns(session).expect("turns");
-    for ((turn, _), id) in &list {
+    let list = e.session_chunks(session).expect("turns");
+    for (((turn, _), _), rec) in &list {
         turns.insert(*turn);
-        let rec = r
-            .chunk(*id)
-            .expect("chunk")
-            .expect("turn resolves to a stored chunk");
         tools.extend(rec.chunk.tools.iter().cloned());
         files.extend(rec.chunk.files.iter().cloned());
     }
@@ -301,11 +293,10 @@ fn ingest_in_bounded_passes_equals_one_pass() {
     );
     assert_eq!(r2.transcripts, 1);
     let texts = |e: &Engine| {
-        let r = e.store().read().expect("read");
-        r.session_turns(&session)
+        e.session_chunks(&session)
             .expect("turns")
             .into_iter()
-            .map(|(k, id)| (k, r.chunk(id).expect("chunk").expect("stored").chunk.text))
+            .map(|((k, _), rec)| (k, rec.chunk.text))
             .collect::<Vec<_>>()
     };
     assert_eq!(texts(&many), texts(&one));

@@ -86,18 +86,16 @@ fn hybrid_wins_on_the_coding_query_set() {
     }
     // Every stored chunk (all parts of long turns): a query's right answers are the turns whose
     // text contains its needle, and the fixture records how many there are.
-    let reader = e.store().read().expect("read");
     let mut chunks = Vec::new();
     let mut after = 0;
     loop {
-        let page = reader.chunks_after(after, 1000).expect("chunks");
+        let page = e.chunks_after(after, 1000).expect("chunks");
         let Some(&(last, _)) = page.last() else {
             break;
         };
         after = last;
         chunks.extend(page.into_iter().map(|(_, r)| r.chunk));
     }
-    drop(reader);
     let queries = coding_queries();
     for kind in KINDS {
         let n = queries.iter().filter(|q| q.kind == kind).count();

@@ -9,7 +9,7 @@ use super::payload::{HookEvent, HookOutput, HookPayload};
 use crate::engine::Engine;
 use crate::error::{EngineError, StoreError};
 use crate::ingest::IngestReport;
-use crate::restore::{RestoreConfig, RestoreKind, compaction_instructions, restore_block};
+use crate::restore::{RestoreConfig, RestoreKind};
 use std::path::Path;
 use std::time::Instant;
 
@@ -227,12 +227,11 @@ pub fn handle(
             ..
         } => {
             archive(engine, p, &mut fx)?;
-            crate::summary::on_hook(engine, &p.common.session_id, &cfg.summary, deadline);
+            crate::summary::on_hook(engine.core(), &p.common.session_id, &cfg.summary, deadline);
             if Instant::now() >= deadline {
                 HookOutput::None
             } else {
-                let text = compaction_instructions(
-                    engine,
+                let text = engine.compaction_instructions(
                     &p.common.session_id,
                     custom_instructions.as_deref(),
                     &cfg.restore,
@@ -266,7 +265,7 @@ pub fn handle(
                     }
                     let project = p.project();
                     let restored =
-                        restore_block(engine, &p.common.session_id, &project, kind, &cfg.restore)?;
+                        engine.restore(&p.common.session_id, &project, kind, &cfg.restore)?;
                     if !restored.chunk_ids.is_empty()
                         && let Err(e) = engine.record_access(&restored.chunk_ids)
                     {
@@ -297,8 +296,8 @@ pub fn handle(
         }
         HookEvent::SessionEnd { .. } => {
             archive(engine, p, &mut fx)?;
-            crate::summary::on_hook(engine, &p.common.session_id, &cfg.summary, deadline);
-            crate::prune::on_hook(engine, &cfg.auto_prune, deadline);
+            crate::summary::on_hook(engine.core(), &p.common.session_id, &cfg.summary, deadline);
+            crate::prune::on_hook(engine.core(), &cfg.auto_prune, deadline);
             HookOutput::None
         }
         HookEvent::PostToolUse { .. } => {

@@ -2,8 +2,10 @@
 //!
 //! Why lexical at all: on chatty conversation text with names and dates, BM25 beats the dense
 //! model (DESIGN §4: LoCoMo turn R@5 0.511 vs 0.331), and on code it finds exact identifiers the
-//! model blurs. The scorer is generic over [`Postings`] so the store can keep postings in redb
-//! and score without materializing an index; [`MemLexicalIndex`] is the in-memory reference.
+//! model blurs. The one scorer, [`bm25_search`], is generic over [`Postings`]: the store keeps
+//! postings in redb and implements it ([`crate::store::StoreLexical`]), so search and restore
+//! score without materializing an index; [`MemLexicalIndex`] is the in-memory reference
+//! implementation, and one conformance suite runs over both (`index/lexical_conformance.rs`).
 //!
 //! # Tokenizer (code + prose)
 //! - Lowercase; a *compound* is a maximal run of alphanumerics joined by `_ . / - : \`
@@ -302,52 +304,85 @@ impl Default for Bm25Params {
     }
 }
 
+/// What [`bm25_search`] found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Bm25Hits {
+    /// The best documents, best first, ties by id.
+    pub hits: Vec<Hit>,
+    /// *Lexical coverage*: the share of the query's idf mass (each term weighted by its repeats
+    /// in the query, terms absent from the corpus included) that the best-scoring document
+    /// matched. 1.0 = it holds every query term; 0.0 = nothing matched. It drives the fusion's
+    /// lexical weight ([`crate::search::lexical_weight`]).
+    pub coverage: f32,
+}
+
 /// Score `query` against `source` with BM25 and return the `k` best documents passing `filter`
-/// (best first, ties by id). Query terms are tokenized like documents; a repeated query term
-/// counts once per occurrence. Documents matching no term are not returned.
+/// (best first, ties by id) with the lexical coverage of the best one. Query terms are tokenized
+/// like documents; a repeated query term counts once per occurrence. Documents matching no term
+/// are not returned. Scores are summed in f64 in one fixed term order, so they are reproducible.
+///
+/// This is the one BM25 scorer: the store's postings ([`crate::store::StoreLexical`]) and the
+/// in-memory reference ([`MemLexicalIndex`]) both go through it.
 pub fn bm25_search<P: Postings>(
     source: &P,
     query: &str,
     k: usize,
     params: Bm25Params,
     filter: impl Fn(u64) -> bool,
-) -> Result<Vec<Hit>, P::Error> {
+) -> Result<Bm25Hits, P::Error> {
     let mut qterms: BTreeMap<String, u32> = BTreeMap::new();
     for t in query_terms(query) {
         *qterms.entry(t).or_insert(0) += 1;
     }
     if qterms.is_empty() || k == 0 {
-        return Ok(Vec::new());
+        return Ok(Bm25Hits::default());
     }
     let n = source.doc_count()? as f64;
     if n == 0.0 {
-        return Ok(Vec::new());
+        return Ok(Bm25Hits::default());
     }
     let avgdl = (source.total_len()? as f64 / n).max(1e-9);
     let (k1, b) = (f64::from(params.k1), f64::from(params.b));
-    let mut scores: HashMap<u64, f64> = HashMap::new();
+    // doc -> (BM25, idf mass matched)
+    let mut scores: HashMap<u64, (f64, f64)> = HashMap::new();
+    let mut idf_total = 0.0f64;
     // BTreeMap order: the float sums are accumulated in one fixed order → reproducible scores.
     for (term, qtf) in &qterms {
         let plist = source.postings(term)?;
-        if plist.is_empty() {
-            continue;
-        }
         let df = plist.len() as f64;
         let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln() * f64::from(*qtf);
+        idf_total += idf;
         for p in plist {
             if !filter(p.doc) {
                 continue;
             }
             let tf = f64::from(p.tf);
             let norm = k1 * (1.0 - b + b * f64::from(p.doc_len) / avgdl);
-            *scores.entry(p.doc).or_insert(0.0) += idf * tf * (k1 + 1.0) / (tf + norm);
+            let e = scores.entry(p.doc).or_insert((0.0, 0.0));
+            e.0 += idf * tf * (k1 + 1.0) / (tf + norm);
+            e.1 += idf;
         }
     }
     let mut top = TopK::new(k);
-    for (doc, s) in scores {
-        top.push(doc, s as f32);
+    let mut best: Option<(Hit, f64)> = None;
+    for (doc, (s, matched)) in scores {
+        let hit = Hit {
+            id: doc,
+            score: s as f32,
+        };
+        top.push(doc, hit.score);
+        if best.is_none_or(|(b, _)| Hit::rank_cmp(&hit, &b).is_lt()) {
+            best = Some((hit, matched));
+        }
     }
-    Ok(top.into_sorted())
+    let coverage = match best {
+        Some((_, matched)) if idf_total > 0.0 => (matched / idf_total) as f32,
+        _ => 0.0,
+    };
+    Ok(Bm25Hits {
+        hits: top.into_sorted(),
+        coverage,
+    })
 }
 
 /// In-memory lexical index: the reference [`Postings`] implementation (tests, benches, and
@@ -417,7 +452,7 @@ impl MemLexicalIndex {
     /// BM25 search with default parameters and no filter.
     pub fn search(&self, query: &str, k: usize) -> Vec<Hit> {
         match bm25_search(self, query, k, Bm25Params::default(), |_| true) {
-            Ok(h) => h,
+            Ok(h) => h.hits,
             Err(never) => match never {},
         }
     }
@@ -532,7 +567,9 @@ mod tests {
         let h = ix.search("linker error cargo", 10);
         assert_eq!(h[0].id, 1, "{h:?}");
         assert!(h.iter().all(|x| x.id != 2));
-        let f = bm25_search(&ix, "linker error", 10, Bm25Params::default(), |d| d != 1).unwrap();
+        let f = bm25_search(&ix, "linker error", 10, Bm25Params::default(), |d| d != 1)
+            .unwrap()
+            .hits;
         assert!(f.iter().all(|x| x.id != 1) && !f.is_empty());
         assert!(ix.search("", 10).is_empty());
         assert!(ix.search("the and of", 10).is_empty());
@@ -669,8 +706,9 @@ mod tests {
                             continue;
                         }
                         let question = q["question"].as_str().unwrap_or("");
-                        let hits =
-                            bm25_search(&ix, question, 10, params, |_| true).unwrap_or_default();
+                        let hits = bm25_search(&ix, question, 10, params, |_| true)
+                            .map(|h| h.hits)
+                            .unwrap_or_default();
                         let rec = |k: usize| {
                             hits.iter()
                                 .take(k)

@@ -3,31 +3,40 @@
 //! - [`VectorIndex`]: the small trait every vector index implements. Vectors carry the
 //!   [`EmbedderId`] of their space: inserting or searching with another embedder's vector is an
 //!   [`IndexError::EmbedderMismatch`], never a silently meaningless score.
-//! - [`ExactIndex`]: contiguous int8 scan + f32 re-score. It answers in ~0.4 ms at 10⁴ and
+//! - `ExactIndex` (feature `hnsw`): contiguous int8 scan + f32 re-score. It answers in ~0.4 ms at 10⁴ and
 //!   ~2–3 ms at 10⁵ vectors (384-d, one thread) with no build step, which is what short-lived
 //!   hook processes need (reloading an HNSW dump costs ~7 µs per vector, scanning ~25 ns). Its
-//!   [`ExactIndex::search_f32`] is the oracle every other index is tested against.
+//!   `ExactIndex::search_f32` is the oracle every other index is tested against.
 //! - [`quant`]: the int8 layer on its own, as *encoded blocks* the store can persist a few big
 //!   values at a time and scan without building any index.
-//! - [`HnswIndex`]: hnsw_rs graph for long-lived processes and large N; tombstones + rebuild.
-//! - [`lexical`]: BM25 over an abstract postings source (the store keeps postings in redb).
+//! - `HnswIndex` (feature `hnsw`): hnsw_rs graph for long-lived processes and large N;
+//!   tombstones + rebuild. No shipped process needs it yet (see [`crate::retrieve`]).
+//! - [`lexical`]: the one BM25 scorer over a [`Postings`] source (the store's redb postings ship;
+//!   [`MemLexicalIndex`] is the reference).
 //! - [`synth`]: a seeded text generator shared by tests and benches.
 
+#[cfg(feature = "hnsw")]
 mod exact;
+#[cfg(feature = "hnsw")]
 mod hnsw;
 pub mod lexical;
 pub mod quant;
 pub mod synth;
 
-#[cfg(test)]
+#[cfg(all(test, feature = "hnsw"))]
 mod conformance;
 #[cfg(test)]
+mod lexical_conformance;
+#[cfg(all(test, feature = "hnsw"))]
 mod recall_tests;
 
+#[cfg(feature = "hnsw")]
 pub use exact::{DEFAULT_RESCORE_N, ExactIndex};
+#[cfg(feature = "hnsw")]
 pub use hnsw::{HnswIndex, HnswParams};
 pub use lexical::{
-    Bm25Params, MemLexicalIndex, Posting, Postings, bm25_search, query_terms, term_frequencies,
+    Bm25Hits, Bm25Params, MemLexicalIndex, Posting, Postings, bm25_search, query_terms,
+    term_frequencies,
 };
 
 use crate::embed::EmbedderId;
@@ -106,6 +115,7 @@ pub trait VectorIndex: Send + Sync + std::fmt::Debug {
 ///
 /// Non-finite values are refused: one NaN would make every score it touches NaN, and hnsw_rs
 /// asserts on distances (a panic in a hook is a failed hook).
+#[cfg(feature = "hnsw")]
 pub(crate) fn checked_normalized(
     index_embedder: &EmbedderId,
     embedder: &EmbedderId,

@@ -221,7 +221,7 @@ fn restore_block_injects_memory_first_within_the_total_budget() {
     // No archived session for this project: memory only (empty while the files are templates).
     init(project_dir.path()).unwrap();
     let r = crate::restore::restore_block(
-        &engine,
+        engine.core(),
         "new",
         &project,
         crate::restore::RestoreKind::Clear,
@@ -232,7 +232,7 @@ fn restore_block_injects_memory_first_within_the_total_budget() {
     let dir = project_dir.path().join(MEMORY_DIR);
     write(&dir, "decisions.md", "# D\n- use redb MultiWriter\n");
     let r = crate::restore::restore_block(
-        &engine,
+        engine.core(),
         "new",
         &project,
         crate::restore::RestoreKind::Clear,
@@ -244,7 +244,7 @@ fn restore_block_injects_memory_first_within_the_total_budget() {
     );
     // With an archived session: memory section first, then the turns; total within budget.
     let r = crate::restore::restore_block(
-        &engine,
+        engine.core(),
         sid,
         crate::prune::tests::PROJECT,
         crate::restore::RestoreKind::Compact,
@@ -264,7 +264,7 @@ fn restore_block_injects_memory_first_within_the_total_budget() {
     write(&dir, "decisions.md", &long);
     // Point the fixture session's project at the temp dir by restoring with it as project.
     let r = crate::restore::restore_block(
-        &engine,
+        engine.core(),
         sid,
         &project,
         crate::restore::RestoreKind::Compact,

@@ -1,6 +1,7 @@
 use super::*;
 use crate::embed::Embedder;
-use crate::search::{SearchMode, bm25_store};
+use crate::engine::Engine;
+use crate::search::SearchMode;
 use crate::{EngineOptions, IngestOptions, SearchRequest};
 use std::collections::HashSet;
 
@@ -93,11 +94,11 @@ fn dry_run_changes_nothing_real_run_prunes_and_keeps_pinned() {
     let old: Vec<ChunkId> = ids.iter().copied().filter(|i| i % 2 == 0).collect();
     age(&engine, &old, now, 40);
     let pinned = old[0];
-    assert!(set_pinned(&engine, pinned, true).unwrap());
-    assert!(!set_pinned(&engine, 999_999, true).unwrap());
+    assert!(set_pinned(engine.core(), pinned, true).unwrap());
+    assert!(!set_pinned(engine.core(), 999_999, true).unwrap());
     let p = RankParams::default();
 
-    let dry = prune_all(&engine, &p, true, Some(now)).unwrap();
+    let dry = prune_all(engine.core(), &p, true, Some(now)).unwrap();
     assert!(dry.dry_run);
     assert_eq!(dry.examined, ids.len() as u64);
     assert_eq!(dry.pruned, old.len() as u64 - 1);
@@ -105,7 +106,7 @@ fn dry_run_changes_nothing_real_run_prunes_and_keeps_pinned() {
     assert_eq!(dry.vectors_dropped, 0, "no tombstones yet");
     assert_eq!(all_ids(&engine), ids, "dry run deletes nothing");
 
-    let real = prune_all(&engine, &p, false, Some(now)).unwrap();
+    let real = prune_all(engine.core(), &p, false, Some(now)).unwrap();
     assert_eq!(real.pruned, dry.pruned);
     assert_eq!(real.pinned_kept, 1);
     assert!(real.turns_unlinked >= real.pruned);
@@ -120,11 +121,11 @@ fn dry_run_changes_nothing_real_run_prunes_and_keeps_pinned() {
         assert_eq!(left.contains(id), *id == pinned);
     }
     // Unpin and prune again: now it goes.
-    assert!(set_pinned(&engine, pinned, false).unwrap());
-    let again = prune_all(&engine, &p, false, Some(now)).unwrap();
+    assert!(set_pinned(engine.core(), pinned, false).unwrap());
+    let again = prune_all(engine.core(), &p, false, Some(now)).unwrap();
     assert_eq!((again.pruned, again.pinned_kept), (1, 0));
     // Nothing left to prune: idempotent.
-    let none = prune_all(&engine, &p, false, Some(now)).unwrap();
+    let none = prune_all(engine.core(), &p, false, Some(now)).unwrap();
     assert_eq!((none.pruned, none.vectors_dropped), (0, 0));
 }
 
@@ -143,7 +144,7 @@ fn indexes_are_consistent_after_prune() {
             .collect()
     };
     age(&engine, &old, now, 40);
-    let rep = prune_all(&engine, &RankParams::default(), false, Some(now)).unwrap();
+    let rep = prune_all(engine.core(), &RankParams::default(), false, Some(now)).unwrap();
     assert_eq!(rep.pruned, old.len() as u64);
     let dead: HashSet<ChunkId> = old.iter().copied().collect();
     let alive: HashSet<ChunkId> = all_ids(&engine).into_iter().collect();
@@ -162,7 +163,7 @@ fn indexes_are_consistent_after_prune() {
         assert!(alive.contains(&id), "session link to deleted chunk {id}");
     }
     // Int8 blocks were compacted: exactly the live ids remain, and the count is exact.
-    let emb = engine.hash_embedder().id().clone();
+    let emb = engine.core().hash_embedder().id().clone();
     let block_ids: HashSet<ChunkId> = r.block_ids(pid, &emb).unwrap().into_iter().collect();
     assert_eq!(block_ids, alive);
     assert_eq!(r.vector_count(pid, &emb).unwrap(), alive.len() as u64);
@@ -170,6 +171,7 @@ fn indexes_are_consistent_after_prune() {
     // The vector scan and BM25 postings never return a deleted chunk.
     for q in &queries {
         let qv = engine
+            .core()
             .hash_embedder()
             .embed_batch(&[q.as_str()])
             .unwrap()
@@ -181,7 +183,10 @@ fn indexes_are_consistent_after_prune() {
                 h.id
             );
         }
-        let (lex, _) = bm25_store(&r.lexical(&[pid]).unwrap(), q, 100).unwrap();
+        let lex = crate::retrieve::Retriever::new(&r)
+            .lexical(&[pid], q, 100)
+            .unwrap()
+            .hits;
         for h in lex {
             assert!(alive.contains(&h.id), "BM25 returned deleted {}", h.id);
         }
@@ -218,7 +223,7 @@ fn auto_pass_is_bounded_rate_limited_and_off_by_default() {
     let now = unix_now();
     age(&engine, &ids, now, 40);
     assert_eq!(
-        auto_pass(&engine, &AutoPruneConfig::default(), Some(now)).unwrap(),
+        auto_pass(engine.core(), &AutoPruneConfig::default(), Some(now)).unwrap(),
         None
     );
     let cfg = AutoPruneConfig {
@@ -227,13 +232,18 @@ fn auto_pass_is_bounded_rate_limited_and_off_by_default() {
         max_time: Duration::from_secs(5),
         ..AutoPruneConfig::default()
     };
-    let first = auto_pass(&engine, &cfg, Some(now)).unwrap().unwrap();
+    let first = auto_pass(engine.core(), &cfg, Some(now)).unwrap().unwrap();
     assert_eq!((first.examined, first.pruned), (10, 10));
     assert_eq!(all_ids(&engine).len(), ids.len() - 10);
     // Within the hour: does not run.
-    assert_eq!(auto_pass(&engine, &cfg, Some(now + 60)).unwrap(), None);
+    assert_eq!(
+        auto_pass(engine.core(), &cfg, Some(now + 60)).unwrap(),
+        None
+    );
     // An hour later: resumes after the cursor.
-    let second = auto_pass(&engine, &cfg, Some(now + 3600)).unwrap().unwrap();
+    let second = auto_pass(engine.core(), &cfg, Some(now + 3600))
+        .unwrap()
+        .unwrap();
     assert_eq!(second.pruned, 10);
     let left = all_ids(&engine);
     assert_eq!(left.len(), ids.len() - 20);

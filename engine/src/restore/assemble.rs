@@ -8,12 +8,12 @@
 use super::{RestoreBudget, RestoreLine, build};
 // The wrapper keeps PreCompact output out of the archive too: Claude Code echoes it into the
 // `/compact` line's command output, and the parser strips `<memctl-context ...>` blocks.
+use crate::core::Core;
 use crate::embed::{Embedder, EmbedderId, l2_normalize};
-use crate::engine::Engine;
 use crate::error::EngineError;
-use crate::index::Hit;
 use crate::rank::{RankParams, importance};
-use crate::search::{FusionParams, bm25_store, fuse};
+use crate::retrieve::{Retrieval, Retriever};
+use crate::search::{FusionParams, SearchMode};
 use crate::store::{ChunkId, ChunkRecord, SessionRecord, StoreReader};
 use std::collections::HashSet;
 use std::sync::LazyLock;
@@ -308,7 +308,7 @@ fn informative_words(
     lex: &crate::store::StoreLexical<'_>,
     text: &str,
 ) -> Result<String, EngineError> {
-    let cap = (lex.doc_count() / 16).max(64);
+    let cap = (lex.docs() / 16).max(64);
     let mut kept = Vec::new();
     let mut seen = HashSet::new();
     for word in text.split_whitespace() {
@@ -334,8 +334,8 @@ fn informative_words(
 }
 
 /// Build the SessionStart restore block for `session_id` in `project`.
-pub fn restore_block(
-    engine: &Engine,
+pub(crate) fn restore_block(
+    engine: &Core,
     session_id: &str,
     project: &str,
     kind: RestoreKind,
@@ -401,21 +401,20 @@ pub fn restore_block(
         })
         .collect::<Vec<_>>()
         .join(" ");
-    let dense: Vec<Hit> = match seed_vector(&r, &recent)? {
-        Some((emb, q)) => r.scan_vectors(&[pid], &emb, &q, cfg.candidates)?,
-        None => Vec::new(),
-    };
+    let seed = seed_vector(&r, &recent)?;
     let lexical = r.lexical(&[pid])?;
     let query_text = informative_words(&lexical, &query_text)?;
-    let (lex, cov) = if query_text.trim().is_empty() {
-        (Vec::new(), 0.0)
-    } else {
-        bm25_store(&lexical, &query_text, cfg.candidates)?
-    };
-    let fused = fuse(&dense, &lex, cov, &FusionParams::default());
+    let ranked = Retriever::new(&r).rank(&Retrieval {
+        text: &query_text,
+        vector: seed.as_ref().map(|(e, v)| (e, v.as_slice())),
+        project_ids: &[pid],
+        candidates: cfg.candidates,
+        mode: SearchMode::Hybrid,
+        fusion: FusionParams::default(),
+    })?;
     let mut key_n = 0;
     let mut related_n = 0;
-    for h in fused {
+    for h in ranked.hits {
         if shown.contains(&h.id) {
             continue;
         }
@@ -558,8 +557,8 @@ static DECISION_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
 
 /// Plain-text instructions for Claude's summariser (PreCompact stdout): the open task, decisions,
 /// exact identifiers, within `cfg.precompact_chars`. Empty when the session has no turns.
-pub fn compaction_instructions(
-    engine: &Engine,
+pub(crate) fn compaction_instructions(
+    engine: &Core,
     session_id: &str,
     custom: Option<&str>,
     cfg: &RestoreConfig,

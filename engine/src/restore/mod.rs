@@ -9,7 +9,8 @@
 
 mod assemble;
 
-pub use assemble::{RestoreConfig, RestoreKind, compaction_instructions, restore_block};
+pub use assemble::{RestoreConfig, RestoreKind, Restored};
+pub(crate) use assemble::{compaction_instructions, restore_block};
 
 /// Opening tag of every block we emit. The transcript parser strips anything inside
 /// `<memctl-context ...>` ([`crate::transcript::strip_restored_context`]), so our own output is

@@ -71,7 +71,7 @@ impl Handle {
 
 /// Handle on the store file.
 #[derive(Debug)]
-pub struct Store {
+pub(crate) struct Store {
     db: Handle,
     path: PathBuf,
     write_timeout: Duration,
@@ -246,7 +246,7 @@ impl Store {
 }
 
 /// Writes inside one transaction. Created by [`Store::write`].
-pub struct StoreWriter {
+pub(crate) struct StoreWriter {
     tx: WriteTransaction,
     /// Int8 block appends, grouped at commit: appending vectors one at a time would rewrite
     /// the tail block (up to [`BLOCK_VECTORS`] vectors) once per vector.
@@ -297,7 +297,13 @@ impl StoreWriter {
         self.tx.open_table(PENDING)?;
         self.tx.open_multimap_table(POSTINGS)?;
         self.tx.open_multimap_table(SESSION_CHUNKS)?;
-        crate::swap::create_tables(&self.tx)?;
+        // The swap module's tables (its rows are written through `raw_tx`).
+        self.tx.open_table(SWAP_BLOBS)?;
+        self.tx.open_table(SWAP_ENTRIES)?;
+        self.tx.open_table(SWAP_REFS)?;
+        self.tx.open_table(SWAP_ORDER)?;
+        self.tx.open_table(SWAP_VECTORS)?;
+        self.tx.open_table(SWAP_STATS)?;
         Ok(())
     }
 
@@ -701,7 +707,7 @@ impl StoreWriter {
 
 /// Reads from one consistent snapshot. Created by [`Store::read`].
 #[derive(Debug)]
-pub struct StoreReader {
+pub(crate) struct StoreReader {
     tx: ReadTransaction,
 }
 
@@ -755,6 +761,7 @@ impl StoreReader {
     }
 
     /// Chunk ids of a session (including duplicates it shares with other sessions).
+    #[cfg(test)]
     pub fn session_chunk_ids(&self, session: &str) -> Result<Vec<ChunkId>, StoreError> {
         let t = self.tx.open_multimap_table(SESSION_CHUNKS)?;
         let mut out = Vec::new();
@@ -917,9 +924,12 @@ impl StoreReader {
     }
 }
 
-/// BM25 postings of some projects, read from the store.
+/// BM25 postings of some projects, read from the store: the [`Postings`] source that ships
+/// (search, restore and recall all score through [`crate::index::bm25_search`] over it).
+///
+/// [`Postings`]: crate::index::Postings
 #[derive(Debug)]
-pub struct StoreLexical<'a> {
+pub(crate) struct StoreLexical<'a> {
     reader: &'a StoreReader,
     project_ids: Vec<u32>,
     docs: u64,
@@ -928,13 +938,8 @@ pub struct StoreLexical<'a> {
 
 impl StoreLexical<'_> {
     /// Number of documents.
-    pub fn doc_count(&self) -> u64 {
+    pub fn docs(&self) -> u64 {
         self.docs
-    }
-
-    /// Total document length (terms).
-    pub fn total_len(&self) -> u64 {
-        self.total
     }
 
     /// Document frequency of a term over the selected projects (no postings are read).
@@ -946,14 +951,26 @@ impl StoreLexical<'_> {
         }
         Ok(n)
     }
+}
 
-    /// Postings (doc, tf, doc_len) of a term over the selected projects.
-    pub fn postings(&self, term: &str) -> Result<Vec<(u64, u32, u32)>, StoreError> {
+impl crate::index::Postings for StoreLexical<'_> {
+    type Error = StoreError;
+
+    fn doc_count(&self) -> Result<u64, StoreError> {
+        Ok(self.docs)
+    }
+
+    fn total_len(&self) -> Result<u64, StoreError> {
+        Ok(self.total)
+    }
+
+    fn postings(&self, term: &str) -> Result<Vec<crate::index::Posting>, StoreError> {
         let t = self.reader.tx.open_multimap_table(POSTINGS)?;
         let mut out = Vec::new();
         for &p in &self.project_ids {
             for v in t.get((p, term))? {
-                out.push(v?.value());
+                let (doc, tf, doc_len) = v?.value();
+                out.push(crate::index::Posting { doc, tf, doc_len });
             }
         }
         Ok(out)
@@ -1117,11 +1134,6 @@ impl StoreWriter {
         Ok(rep)
     }
 
-    /// A value of the meta table (maintenance bookkeeping such as the last prune).
-    pub fn meta_value(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        meta_get(&self.tx.open_table(META)?, key)
-    }
-
     /// Set a value of the meta table. Keys of the store itself are refused.
     pub fn set_meta_value(&mut self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         if key == META_SCHEMA || key == META_NEXT_CHUNK {
@@ -1176,6 +1188,7 @@ impl StoreReader {
     }
 
     /// Every id in a project's int8 blocks of one space, in block order (tests, audits).
+    #[cfg(test)]
     pub fn block_ids(&self, project_id: u32, emb: &EmbedderId) -> Result<Vec<ChunkId>, StoreError> {
         let key = emb.key();
         let t = self.tx.open_table(VEC_BLOCKS)?;

@@ -12,7 +12,7 @@ mod extract;
 
 pub use extract::{Block, blocks};
 
-use crate::engine::Engine;
+use crate::core::Core;
 use crate::error::{EngineError, StoreError};
 use crate::store::{ChunkId, ChunkRecord, StoreReader, StoreWriter};
 use redb::TableDefinition;
@@ -199,7 +199,7 @@ fn latest_turn_records(
 }
 
 /// Build the extractive summary of a session from the store (None when it has no turns).
-pub fn build(
+pub(crate) fn build(
     r: &StoreReader,
     session: &str,
     cfg: &SummaryConfig,
@@ -223,7 +223,7 @@ pub fn build(
 }
 
 /// The stored structured summary of a session.
-pub fn stored(r: &StoreReader, session: &str) -> Result<Option<SessionSummary>, StoreError> {
+pub(crate) fn stored(r: &StoreReader, session: &str) -> Result<Option<SessionSummary>, StoreError> {
     let t = match r.raw_tx().open_table(SUMMARIES) {
         Ok(t) => t,
         Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
@@ -239,7 +239,7 @@ pub fn stored(r: &StoreReader, session: &str) -> Result<Option<SessionSummary>, 
 }
 
 /// Write a summary: the structured form and the rendered text in the session record.
-pub fn put(w: &mut StoreWriter, s: &SessionSummary) -> Result<(), StoreError> {
+pub(crate) fn put(w: &mut StoreWriter, s: &SessionSummary) -> Result<(), StoreError> {
     let json = serde_json::to_vec(s).map_err(|e| StoreError::Encode(e.to_string()))?;
     w.raw_tx()
         .open_table(SUMMARIES)
@@ -251,8 +251,8 @@ pub fn put(w: &mut StoreWriter, s: &SessionSummary) -> Result<(), StoreError> {
 }
 
 /// Build and store the summary of a session (hooks: PreCompact, SessionEnd). Returns it.
-pub fn summarize_session(
-    engine: &Engine,
+pub(crate) fn summarize_session(
+    engine: &Core,
     session: &str,
     cfg: &SummaryConfig,
 ) -> Result<Option<SessionSummary>, EngineError> {
@@ -268,8 +268,8 @@ pub fn summarize_session(
 
 /// `memctl summarize`: the extractive summary, plus an abstract from the external summariser
 /// when `ext` has a command. Stores and returns the result. Never called from hooks.
-pub fn summarize_with_external(
-    engine: &Engine,
+pub(crate) fn summarize_with_external(
+    engine: &Core,
     session: &str,
     cfg: &SummaryConfig,
     ext: &external::ExternalConfig,
@@ -302,7 +302,12 @@ pub fn summarize_with_external(
 /// Hook step (PreCompact, SessionEnd, after the archive step): refresh the session's summary
 /// unless the deadline has passed. Failures are logged, never returned: a summary is not worth
 /// failing a hook for.
-pub fn on_hook(engine: &Engine, session: &str, cfg: &SummaryConfig, deadline: std::time::Instant) {
+pub(crate) fn on_hook(
+    engine: &Core,
+    session: &str,
+    cfg: &SummaryConfig,
+    deadline: std::time::Instant,
+) {
     if session.is_empty() || std::time::Instant::now() >= deadline {
         return;
     }

@@ -155,11 +155,11 @@ fn fixture_session_summary_is_stored_and_bounded() {
     let (_d, engine) = crate::prune::tests::engine_with_fixture();
     let sid = crate::prune::tests::SID;
     assert!(
-        summarize_session(&engine, "no-such-session", &SummaryConfig::default())
+        summarize_session(engine.core(), "no-such-session", &SummaryConfig::default())
             .unwrap()
             .is_none()
     );
-    let s = summarize_session(&engine, sid, &SummaryConfig::default())
+    let s = summarize_session(engine.core(), sid, &SummaryConfig::default())
         .unwrap()
         .unwrap();
     assert_eq!(s.turns, 41);
@@ -190,7 +190,7 @@ fn external_summariser_output_is_kept_and_survives_extractive_updates() {
     let sid = crate::prune::tests::SID;
     let cfg = SummaryConfig::default();
     let off = external::ExternalConfig::default();
-    let s = summarize_with_external(&engine, sid, &cfg, &off)
+    let s = summarize_with_external(engine.core(), sid, &cfg, &off)
         .unwrap()
         .unwrap();
     assert_eq!(s.abstractive, None);
@@ -198,12 +198,14 @@ fn external_summariser_output_is_kept_and_survives_extractive_updates() {
         command: Some("head -c 200 >/dev/null; echo 'The session sped up CI.'".into()),
         timeout: std::time::Duration::from_secs(20),
     };
-    let s = summarize_with_external(&engine, sid, &cfg, &ext)
+    let s = summarize_with_external(engine.core(), sid, &cfg, &ext)
         .unwrap()
         .unwrap();
     assert_eq!(s.abstractive.as_deref(), Some("The session sped up CI."));
     // A later extractive update (hooks) keeps the abstract.
-    let again = summarize_session(&engine, sid, &cfg).unwrap().unwrap();
+    let again = summarize_session(engine.core(), sid, &cfg)
+        .unwrap()
+        .unwrap();
     assert_eq!(
         again.abstractive.as_deref(),
         Some("The session sped up CI.")
@@ -218,7 +220,7 @@ fn external_summariser_output_is_kept_and_survives_extractive_updates() {
         command: Some("echo oops >&2; exit 3".into()),
         ..ext.clone()
     };
-    assert!(summarize_with_external(&engine, sid, &cfg, &failing).is_err());
+    assert!(summarize_with_external(engine.core(), sid, &cfg, &failing).is_err());
     let slow = external::ExternalConfig {
         command: Some("sleep 5".into()),
         timeout: std::time::Duration::from_millis(200),

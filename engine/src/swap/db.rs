@@ -22,17 +22,6 @@ const STAT_BLOBS: &str = "blobs";
 /// Upper bound for ranges over the second &str of a key (ids are lowercase hex).
 const HEX_END: &str = "~";
 
-/// Create the swap tables (part of `StoreWriter::create_tables`).
-pub(crate) fn create_tables(tx: &WriteTransaction) -> Result<(), StoreError> {
-    tx.open_table(SWAP_BLOBS)?;
-    tx.open_table(SWAP_ENTRIES)?;
-    tx.open_table(SWAP_REFS)?;
-    tx.open_table(SWAP_ORDER)?;
-    tx.open_table(SWAP_VECTORS)?;
-    tx.open_table(SWAP_STATS)?;
-    Ok(())
-}
-
 /// Encode content for storage: LZ4 when it saves at least 10 %, else raw.
 pub(crate) fn encode_blob(content: &[u8]) -> Vec<u8> {
     let packed = lz4_flex::compress_prepend_size(content);

@@ -48,10 +48,8 @@ pub use config::SwapConfig;
 pub use digest::{Digest, definitions, digest};
 pub use extract::{input_summary, output_text};
 
-pub(crate) use db::create_tables;
-
+use crate::core::Core;
 use crate::embed::{Embedder, HashEmbedder};
-use crate::engine::Engine;
 use crate::error::{EngineError, StoreError};
 use crate::store::{SWAP_BLOBS, SWAP_ENTRIES, SWAP_REFS, SWAP_STATS, SWAP_VECTORS, StoreReader};
 use serde::{Deserialize, Serialize};
@@ -346,7 +344,7 @@ pub fn unix_now() -> i64 {
 }
 
 /// Swapped outputs of `session`, newest first (for the restore inventory).
-pub fn inventory(r: &StoreReader, session: &str) -> Result<Vec<SwapEntry>, StoreError> {
+pub(crate) fn inventory(r: &StoreReader, session: &str) -> Result<Vec<SwapEntry>, StoreError> {
     let Some(t) = db::open_ro(r.raw_tx(), SWAP_ENTRIES)? else {
         return Ok(Vec::new());
     };
@@ -394,7 +392,7 @@ fn word_set(s: &str) -> Vec<String> {
     v
 }
 
-impl Engine {
+impl Core {
     /// PostToolUse: swap the output when it qualifies (one write transaction when it does,
     /// none when it does not). Evictions and expiries are logged.
     pub fn swap_tool_output(

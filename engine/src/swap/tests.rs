@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::embed::OnnxConfig;
+use crate::engine::Engine;
 use crate::engine::EngineOptions;
 
 const H: i64 = 3600;
@@ -285,11 +286,11 @@ fn ids_are_stable_content_addresses_and_shared_content_is_stored_once() {
     assert_eq!(e.swap_list(None).unwrap().len(), 2);
     // Short ids resolve; bad ids are clear errors.
     let short = &ra.id[..SHORT_ID_LEN];
-    assert_eq!(e.swap_resolve(short).unwrap(), ra.id);
-    assert_eq!(e.swap_resolve(&short.to_uppercase()).unwrap(), ra.id);
-    assert!(e.swap_resolve("zz").is_err());
-    assert!(e.swap_resolve("../../etc").is_err());
-    assert!(e.swap_resolve("0000000000").is_err());
+    assert_eq!(e.core().swap_resolve(short).unwrap(), ra.id);
+    assert_eq!(e.core().swap_resolve(&short.to_uppercase()).unwrap(), ra.id);
+    assert!(e.core().swap_resolve("zz").is_err());
+    assert!(e.core().swap_resolve("../../etc").is_err());
+    assert!(e.core().swap_resolve("0000000000").is_err());
 }
 
 #[test]
@@ -301,7 +302,7 @@ fn exact_round_trip_compressed_and_raw() {
     for (i, content) in [code, rand].iter().enumerate() {
         let c = Call::read("s", &format!("/w/f{i}.rs"), content);
         let r = stored(e.swap_tool_output(&c.as_call(), &cfg, T0).unwrap());
-        let (entries, text) = e.swap_content(&r.id[..SHORT_ID_LEN]).unwrap();
+        let (entries, text) = e.core().swap_content(&r.id[..SHORT_ID_LEN]).unwrap();
         assert_eq!(&text, content, "exact bytes back");
         assert_eq!(entries.len(), 1);
         assert_eq!(entries[0].access_count, 0, "swap_content is not an access");
@@ -336,7 +337,7 @@ fn secrets_are_redacted_before_storing() {
     c.input = format!(r#"{{"command":"curl -H 'Authorization: Bearer {secret}' x"}}"#);
     c.response = serde_json::json!({"stdout": content, "stderr": ""}).to_string();
     let r = stored(e.swap_tool_output(&c.as_call(), &cfg, T0).unwrap());
-    let (entries, text) = e.swap_content(&r.id).unwrap();
+    let (entries, text) = e.core().swap_content(&r.id).unwrap();
     assert!(!text.contains(secret), "secret stored");
     assert!(text.contains("[REDACTED:"));
     assert_eq!(r.id, content_id(&text), "id is the hash of what is stored");
@@ -402,7 +403,10 @@ fn session_limit_evicts_oldest_never_accessed_first() {
         1,
         "other sessions untouched"
     );
-    assert!(e.swap_content(&ids[1]).is_err(), "evicted blob is gone");
+    assert!(
+        e.core().swap_content(&ids[1]).is_err(),
+        "evicted blob is gone"
+    );
     // When every other entry was accessed, the least recently accessed goes.
     e.swap_show(&ids[2], T0 + 30).unwrap();
     e.swap_show(&r.id, T0 + 31).unwrap();
@@ -441,12 +445,12 @@ fn total_bytes_limit_evicts_globally_and_keeps_the_new_entry() {
     );
     let st = e.swap_stats().unwrap();
     assert_eq!((st.blobs, st.bytes), (2, 25_000));
-    assert!(e.swap_content(&r.id).is_ok());
+    assert!(e.core().swap_content(&r.id).is_ok());
     // A single output larger than the whole budget is kept alone rather than dropped.
     let c = Call::read("s9", "/w/z.txt", &noise(30, 40_000));
     let r = stored(e.swap_tool_output(&c.as_call(), &cfg, T0 + 20).unwrap());
     assert_eq!(e.swap_list(None).unwrap().len(), 1);
-    assert!(e.swap_content(&r.id).is_ok());
+    assert!(e.core().swap_content(&r.id).is_ok());
 }
 
 #[test]
@@ -465,7 +469,7 @@ fn shared_blob_survives_until_its_last_entry_goes() {
     let a2 = Call::read("a", "/w/y", &noise(41, 9000));
     let r = stored(e.swap_tool_output(&a2.as_call(), &cfg, T0 + 2).unwrap());
     assert_eq!(r.evicted[0].id, id);
-    let (entries, text) = e.swap_content(&id).unwrap();
+    let (entries, text) = e.core().swap_content(&id).unwrap();
     assert_eq!(text, content);
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0].session_id, "b");

@@ -1,0 +1,283 @@
+//! The engine's internals (crate-private): the store, the embedders and the access log that
+//! every operation module works with. The public surface is [`crate::Engine`].
+
+use crate::embed::{Embedder, EmbedderId, HashEmbedder, OnnxConfig, OnnxEmbedder};
+use crate::error::{EmbedError, EngineError, StoreError};
+use crate::store::{ChunkId, Store, StoreReader};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+/// How the engine is opened.
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    /// Data directory (store file, logs, spool).
+    pub data_dir: PathBuf,
+    /// Where the model and runtime are.
+    pub onnx: OnnxConfig,
+    /// Never load the model (hook critical path, tests of the fallback).
+    pub model_disabled: bool,
+}
+
+impl EngineOptions {
+    /// Defaults from the environment (see [`crate::paths::data_dir`], [`OnnxConfig::discover`]).
+    /// `MEMCTL_EMBEDDER=hash` disables the model.
+    pub fn from_env() -> Self {
+        let data_dir = crate::paths::data_dir();
+        let onnx = OnnxConfig::discover(Some(&data_dir));
+        let model_disabled = std::env::var("MEMCTL_EMBEDDER").is_ok_and(|v| v == "hash");
+        Self {
+            data_dir,
+            onnx,
+            model_disabled,
+        }
+    }
+
+    /// The store file inside the data dir.
+    pub fn store_path(&self) -> PathBuf {
+        self.data_dir.join("memctl.redb")
+    }
+}
+
+/// Which embedder answers queries, and why.
+#[derive(Debug, Clone)]
+pub enum ActiveEmbedder {
+    /// The ONNX model loaded.
+    Model(EmbedderId),
+    /// The hash fallback, with the reason the model is not in use.
+    Hash { id: EmbedderId, reason: String },
+}
+
+impl ActiveEmbedder {
+    /// The id of the active embedding space.
+    pub fn id(&self) -> &EmbedderId {
+        match self {
+            Self::Model(id) | Self::Hash { id, .. } => id,
+        }
+    }
+}
+
+/// The engine's internals: one store, the hash embedder, one lazily loaded model, the access
+/// log. Crate-private: the modules that implement operations (ingest, swap, restore, summary,
+/// prune) receive a `&Core`, and the public surface is the [`crate::Engine`] facade, so
+/// dependencies point one way: `engine` (facade) → operation modules → `core` → store/embed.
+#[derive(Debug)]
+pub(crate) struct Core {
+    opts: EngineOptions,
+    store: Store,
+    hash: HashEmbedder,
+    model: OnceLock<Result<Arc<OnnxEmbedder>, String>>,
+}
+
+impl Core {
+    /// Open the store (creating the data dir 0700 and the file 0600).
+    pub(crate) fn open(opts: EngineOptions) -> Result<Self, EngineError> {
+        crate::paths::ensure_private_dir(&opts.data_dir)?;
+        let store = Store::open(opts.store_path())?;
+        Ok(Self {
+            opts,
+            store,
+            hash: HashEmbedder::new(),
+            model: OnceLock::new(),
+        })
+    }
+
+    /// The options the engine was opened with.
+    pub(crate) fn options(&self) -> &EngineOptions {
+        &self.opts
+    }
+
+    /// How long one write waits for another process's write transaction (default 2 s).
+    pub(crate) fn set_write_timeout(&mut self, t: std::time::Duration) {
+        self.store.set_write_timeout(t);
+    }
+
+    /// Bound every wait on the store by `deadline` (hooks pass their own deadline).
+    pub(crate) fn set_deadline(&mut self, deadline: std::time::Instant) {
+        self.store.set_deadline(deadline);
+    }
+
+    /// The store.
+    pub(crate) fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The data directory.
+    pub(crate) fn data_dir(&self) -> &Path {
+        &self.opts.data_dir
+    }
+
+    /// The hash embedder (always available).
+    pub(crate) fn hash_embedder(&self) -> &HashEmbedder {
+        &self.hash
+    }
+
+    /// The ONNX model, loading it on first use; `Err` holds why it is unavailable.
+    pub(crate) fn model(&self) -> Result<Arc<OnnxEmbedder>, String> {
+        self.model
+            .get_or_init(|| {
+                if self.opts.model_disabled {
+                    return Err("model disabled (MEMCTL_EMBEDDER=hash)".to_string());
+                }
+                match OnnxEmbedder::load(&self.opts.onnx) {
+                    Ok(m) => Ok(Arc::new(m)),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "ONNX embedder unavailable; falling back to hash embeddings");
+                        Err(e.to_string())
+                    }
+                }
+            })
+            .clone()
+    }
+
+    /// Which embedder answers queries (loads the model when possible).
+    pub(crate) fn active_embedder(&self) -> ActiveEmbedder {
+        match self.model() {
+            Ok(m) => ActiveEmbedder::Model(m.id().clone()),
+            Err(reason) => ActiveEmbedder::Hash {
+                id: self.hash.id().clone(),
+                reason,
+            },
+        }
+    }
+
+    /// Embed texts with the active embedder; returns the space and vectors.
+    pub(crate) fn embed_active(
+        &self,
+        texts: &[&str],
+    ) -> Result<(EmbedderId, Vec<Vec<f32>>), EmbedError> {
+        match self.model() {
+            Ok(m) => Ok((m.id().clone(), m.embed_batch(texts)?)),
+            Err(_) => Ok((self.hash.id().clone(), self.hash.embed_batch(texts)?)),
+        }
+    }
+
+    /// Project ids for a request (empty list = every project).
+    pub(crate) fn project_ids(
+        &self,
+        r: &StoreReader,
+        projects: &[String],
+    ) -> Result<Vec<u32>, EngineError> {
+        if projects.is_empty() {
+            return Ok(r.projects()?.into_iter().map(|(_, id)| id).collect());
+        }
+        let mut out = Vec::new();
+        for p in projects {
+            if let Some(id) = r.project_id(p)? {
+                out.push(id);
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Core {
+    fn access_log_path(&self) -> PathBuf {
+        self.opts.data_dir.join("access.log")
+    }
+
+    /// Record that chunks were used (restored, or opened from search) without a write
+    /// transaction: one appended line per chunk in `access.log`, folded into the store by the
+    /// next write (`ingest_transcript` or `flush_access_log`). Why: a durable
+    /// redb commit costs two fsyncs in multi-process mode, too much for SessionStart's budget.
+    pub(crate) fn record_access(&self, ids: &[ChunkId]) -> Result<(), EngineError> {
+        use std::io::Write as _;
+        let now = unix_now();
+        let path = self.access_log_path();
+        let mut text = String::new();
+        for id in ids {
+            text.push_str(&format!("{id} {now}\n"));
+        }
+        let mut f = crate::paths::append_private(&path).map_err(|source| StoreError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        // One write call: O_APPEND keeps concurrent appenders' lines whole.
+        f.write_all(text.as_bytes())
+            .map_err(|source| StoreError::Io { path, source })?;
+        Ok(())
+    }
+
+    /// Take the pending access log (renamed aside so concurrent appenders start a new one).
+    /// Claims left by processes that died while applying are taken over too
+    /// ([`crate::paths::claim_orphans`]).
+    pub(crate) fn claim_access_log(&self) -> (Vec<PathBuf>, Vec<(ChunkId, i64)>) {
+        let path = self.access_log_path();
+        let mut claims = crate::paths::claim_orphans(&path, "applying");
+        let own = path.with_extension(format!("applying-{}", std::process::id()));
+        if path.exists() && std::fs::rename(&path, &own).is_ok() {
+            claims.push(own);
+        }
+        let mut entries = Vec::new();
+        for c in &claims {
+            let text = crate::paths::read_regular_string(c, crate::paths::SPOOL_MAX_BYTES)
+                .unwrap_or_else(|e| {
+                    tracing::warn!(file = %c.display(), error = %e, "access log unreadable; dropped");
+                    String::new()
+                });
+            entries.extend(text.lines().filter_map(|l| {
+                let (a, b) = l.split_once(' ')?;
+                Some((a.parse().ok()?, b.parse().ok()?))
+            }));
+        }
+        (claims, entries)
+    }
+
+    /// After the write transaction: delete the claimed log when applied, else put it back.
+    pub(crate) fn release_access_log(&self, claimed: Vec<PathBuf>, applied: bool) {
+        for c in claimed {
+            let res = if applied {
+                std::fs::remove_file(&c)
+            } else {
+                crate::paths::read_regular(&c, crate::paths::SPOOL_MAX_BYTES).and_then(|b| {
+                    use std::io::Write as _;
+                    crate::paths::append_private(&self.access_log_path())?.write_all(&b)?;
+                    std::fs::remove_file(&c)
+                })
+            };
+            if let Err(e) = res {
+                tracing::warn!(error = %e, path = %c.display(), "access log cleanup failed");
+            }
+        }
+    }
+
+    /// Apply access entries inside a write transaction: count, last access, decayed+boosted
+    /// confidence.
+    pub(crate) fn apply_accesses(
+        &self,
+        w: &mut crate::store::StoreWriter,
+        entries: &[(ChunkId, i64)],
+        _now: i64,
+    ) -> Result<(), StoreError> {
+        let p = crate::rank::RankParams::default();
+        for &(id, at) in entries {
+            if let Some(mut rec) = w.get_record(id)? {
+                let since = rec.last_access.unwrap_or(rec.ingested_at);
+                let hours = (at - since).max(0) as f32 / 3600.0;
+                rec.confidence =
+                    crate::rank::boost(crate::rank::decay(rec.confidence, hours, &p), &p);
+                rec.access_count = rec.access_count.saturating_add(1);
+                rec.last_access = Some(at);
+                w.update_record(id, &rec)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Fold the access log into the store now (CLI, tests).
+    pub(crate) fn flush_access_log(&self) -> Result<usize, EngineError> {
+        let (claimed, entries) = self.claim_access_log();
+        let n = entries.len();
+        let res = self
+            .store
+            .write(|w| self.apply_accesses(w, &entries, unix_now()));
+        self.release_access_log(claimed, res.is_ok());
+        res?;
+        Ok(n)
+    }
+}
+
+pub(crate) fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}

@@ -1,0 +1,265 @@
+//! The one retrieval pipeline: every caller that looks for chunks (`memctl search`, every
+//! restore, prompt-time recall, the agent's own tools) goes through [`Retriever`], so what the
+//! tests measure is what ships.
+//!
+//! ```text
+//! query vector ─► int8 block scan (candidates) ─► f32 re-score ─┐
+//!                                                                ├─► fusion ─► load + filter
+//! query text ──► BM25 over the store's postings (+ coverage) ───┘   (search::fuse)   (one part per turn)
+//! ```
+//!
+//! Why a block scan and not HNSW here: the callers are short-lived processes (hooks, one-shot
+//! CLI). Reloading an HNSW graph costs 8–17 µs per vector, scanning int8 blocks ~25 ns
+//! (DESIGN §3), so there is no crossover up to 200k vectors for a fresh process. HNSW
+//! (`index::HnswIndex`, cargo feature `hnsw`) is for a long-lived process that keeps it warm.
+//!
+//! The query vector is the caller's: the facade embeds the query text with the active embedder
+//! ([`crate::Engine::search`]); a restore uses the mean of stored vectors of the latest turns
+//! (no model on the hook path). Vectors carry their embedder id and are only compared within one
+//! space.
+
+use crate::embed::EmbedderId;
+use crate::error::StoreError;
+use crate::index::{Bm25Params, Hit, bm25_search};
+use crate::search::{FusedHit, FusionParams, SearchMode, fuse};
+use crate::store::{ChunkId, ChunkRecord, StoreReader};
+use std::collections::HashSet;
+
+/// The int8 scan keeps at least this many candidates for the f32 re-score: int8 recall@10 is
+/// 0.96–0.99 before re-scoring and 1.0 after re-scoring the top 50 (index tests).
+const MIN_RESCORE: usize = 50;
+
+/// One retrieval: what to look for, where, and how to fuse.
+#[derive(Debug, Clone)]
+pub(crate) struct Retrieval<'a> {
+    /// Text for the lexical side (BM25). Empty = no lexical list.
+    pub text: &'a str,
+    /// Query vector and its space for the dense side. `None` = no dense list.
+    pub vector: Option<(&'a EmbedderId, &'a [f32])>,
+    /// Projects searched.
+    pub project_ids: &'a [u32],
+    /// Candidates taken from each retriever before fusion.
+    pub candidates: usize,
+    /// Which retrievers the fusion uses.
+    pub mode: SearchMode,
+    /// Fusion weights.
+    pub fusion: FusionParams,
+}
+
+/// The fused ranking and the evidence behind it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Ranked {
+    /// Best first.
+    pub hits: Vec<FusedHit>,
+}
+
+/// Retrieval over one read transaction of the store.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Retriever<'r> {
+    reader: &'r StoreReader,
+}
+
+impl<'r> Retriever<'r> {
+    /// A retriever reading through `reader` (one consistent snapshot).
+    pub(crate) fn new(reader: &'r StoreReader) -> Self {
+        Self { reader }
+    }
+
+    /// Dense candidates: int8 scan of the projects' vector blocks, then the best are re-scored
+    /// with their f32 vectors (exact cosine). Best first, at most `n`.
+    pub(crate) fn dense(
+        &self,
+        project_ids: &[u32],
+        space: &EmbedderId,
+        query: &[f32],
+        n: usize,
+    ) -> Result<Vec<Hit>, StoreError> {
+        let cand = self
+            .reader
+            .scan_vectors(project_ids, space, query, n.max(MIN_RESCORE))?;
+        let mut out = Vec::with_capacity(cand.len());
+        for h in cand {
+            if let Some(v) = self.reader.vector(h.id, space)? {
+                out.push(Hit {
+                    id: h.id,
+                    score: crate::embed::dot(query, &v),
+                });
+            }
+        }
+        out.sort_by(Hit::rank_cmp);
+        out.truncate(n);
+        Ok(out)
+    }
+
+    /// BM25 over the projects' postings with its coverage.
+    pub(crate) fn lexical(
+        &self,
+        project_ids: &[u32],
+        text: &str,
+        n: usize,
+    ) -> Result<crate::index::Bm25Hits, StoreError> {
+        let view = self.reader.lexical(project_ids)?;
+        bm25_search(&view, text, n, Bm25Params::default(), |_| true)
+    }
+
+    /// Both retrievers, fused.
+    pub(crate) fn rank(&self, q: &Retrieval<'_>) -> Result<Ranked, StoreError> {
+        if q.project_ids.is_empty() {
+            return Ok(Ranked::default());
+        }
+        let dense = match (q.mode, q.vector) {
+            (SearchMode::Lexical, _) | (_, None) => Vec::new(),
+            (_, Some((space, v))) => self.dense(q.project_ids, space, v, q.candidates)?,
+        };
+        let lex = if q.mode == SearchMode::Dense || q.text.trim().is_empty() {
+            crate::index::Bm25Hits::default()
+        } else {
+            self.lexical(q.project_ids, q.text, q.candidates)?
+        };
+        let hits = match q.mode {
+            SearchMode::Hybrid => fuse(&dense, &lex.hits, lex.coverage, &q.fusion),
+            SearchMode::Dense => fuse(&dense, &[], 0.0, &q.fusion),
+            SearchMode::Lexical => fuse(&[], &lex.hits, 1.0, &q.fusion),
+        };
+        Ok(Ranked { hits })
+    }
+
+    /// Load ranked hits in order, keep those `accept` takes, one part per long turn, until `k`.
+    /// Hits whose chunk is gone (pruned since the scan) are skipped.
+    pub(crate) fn load(
+        &self,
+        hits: &[FusedHit],
+        k: usize,
+        mut accept: impl FnMut(ChunkId, &ChunkRecord) -> bool,
+    ) -> Result<Vec<SearchResult>, StoreError> {
+        let mut out = Vec::with_capacity(k.min(hits.len()));
+        let mut turns: HashSet<(String, u32)> = HashSet::new();
+        for h in hits {
+            if out.len() >= k {
+                break;
+            }
+            let Some(rec) = self.reader.chunk(h.id)? else {
+                continue;
+            };
+            if !accept(h.id, &rec) {
+                continue;
+            }
+            let turn = (rec.chunk.session_id.clone(), rec.chunk.turn_index);
+            if !turns.insert(turn) && rec.chunk.parts > 1 {
+                continue; // the best part of a long turn only
+            }
+            out.push(SearchResult {
+                id: h.id,
+                scores: *h,
+                record: rec,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// A search request (the CLI's and the agent's).
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    /// Query text.
+    pub query: String,
+    /// Results wanted.
+    pub k: usize,
+    /// Projects to search; empty = all projects.
+    pub projects: Vec<String>,
+    /// Only this session.
+    pub session: Option<String>,
+    /// Only chunks that used this tool.
+    pub tool: Option<String>,
+    /// Only chunks that touched a path containing this string.
+    pub file: Option<String>,
+    /// Only chunks that started at or after this RFC 3339 timestamp (string compare).
+    pub since: Option<String>,
+    /// Only chunks that started before this RFC 3339 timestamp.
+    pub until: Option<String>,
+    /// Retrievers to use.
+    pub mode: SearchMode,
+    /// Fusion weights.
+    pub fusion: FusionParams,
+}
+
+impl SearchRequest {
+    /// A hybrid query over all projects with default parameters.
+    pub fn new(query: impl Into<String>, k: usize) -> Self {
+        Self {
+            query: query.into(),
+            k,
+            projects: Vec::new(),
+            session: None,
+            tool: None,
+            file: None,
+            since: None,
+            until: None,
+            mode: SearchMode::Hybrid,
+            fusion: FusionParams::default(),
+        }
+    }
+
+    /// Candidates per retriever: over-fetch so that filters and tombstones still leave `k`.
+    pub(crate) fn candidates(&self) -> usize {
+        let k = self.k.max(1);
+        if self.has_filters() {
+            (k * 20).max(200)
+        } else {
+            (k * 4).max(50)
+        }
+    }
+
+    fn has_filters(&self) -> bool {
+        self.session.is_some()
+            || self.tool.is_some()
+            || self.file.is_some()
+            || self.since.is_some()
+            || self.until.is_some()
+    }
+
+    /// Whether a chunk passes the request's filters.
+    pub(crate) fn accepts(&self, r: &ChunkRecord) -> bool {
+        let c = &r.chunk;
+        self.session.as_ref().is_none_or(|s| &c.session_id == s)
+            && self
+                .tool
+                .as_ref()
+                .is_none_or(|t| c.tools.iter().any(|x| x == t))
+            && self
+                .file
+                .as_ref()
+                .is_none_or(|f| c.files.iter().any(|x| x.contains(f.as_str())))
+            && self
+                .since
+                .as_ref()
+                .is_none_or(|s| c.started_at.as_deref().is_some_and(|t| t >= s.as_str()))
+            && self
+                .until
+                .as_ref()
+                .is_none_or(|u| c.started_at.as_deref().is_some_and(|t| t < u.as_str()))
+    }
+}
+
+/// One search result with provenance.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SearchResult {
+    /// Chunk id.
+    pub id: ChunkId,
+    /// Fused score and the raw scores behind it.
+    #[serde(flatten)]
+    pub scores: FusedHit,
+    /// The stored chunk.
+    pub record: ChunkRecord,
+}
+
+/// Results plus how they were obtained.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SearchOutcome {
+    /// Best first.
+    pub results: Vec<SearchResult>,
+    /// Embedding space used for the dense part (None when dense was not used).
+    pub embedder: Option<String>,
+    /// Set when search ran degraded (no model): the reason.
+    pub degraded: Option<String>,
+}

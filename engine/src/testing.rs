@@ -1,0 +1,27 @@
+//! Helpers for other crates' tests (cargo feature `testing`): what a test needs from the store
+//! without making the store public.
+
+use crate::error::StoreError;
+use std::path::Path;
+
+/// Create the store file at `path` when it does not exist (the same create-aside-then-link
+/// path the engine uses).
+pub fn create_store(path: &Path) -> Result<(), StoreError> {
+    crate::store::Store::open(path).map(drop)
+}
+
+/// Hold the store's write lock the way another process's long commit would: open `path`,
+/// begin a write transaction, call `held` (e.g. to release a barrier), then `work` while
+/// holding it, and commit. Used to test hooks against a busy store.
+pub fn hold_write_lock(
+    path: &Path,
+    held: impl FnOnce(),
+    work: impl FnOnce(),
+) -> Result<(), StoreError> {
+    let store = crate::store::Store::open(path)?;
+    store.write(|_| {
+        held();
+        work();
+        Ok(())
+    })
+}
