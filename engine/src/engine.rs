@@ -1,5 +1,6 @@
 //! The `Engine` facade: one store, one lazily loaded model, the operations binaries call.
 
+use crate::clock::unix_now;
 use crate::embed::{Embedder, EmbedderId, HashEmbedder, OnnxConfig, OnnxEmbedder};
 use crate::error::{EmbedError, EngineError, StoreError};
 use crate::index::Hit;
@@ -538,10 +539,4 @@ impl Engine {
         res?;
         Ok(n)
     }
-}
-
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
 }

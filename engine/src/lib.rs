@@ -15,6 +15,7 @@
 
 pub mod autopilot;
 pub mod chunk;
+pub mod clock;
 pub mod embed;
 mod engine;
 pub mod error;

@@ -931,7 +931,8 @@ fn status(engine: Engine, out: &mut dyn Write) -> Result<()> {
 }
 
 fn swap(engine: Engine, c: SwapCommand, out: &mut dyn Write) -> Result<()> {
-    use memctl_engine::swap::{SwapConfig, human_bytes, unix_now};
+    use memctl_engine::clock::unix_now;
+    use memctl_engine::swap::{SwapConfig, human_bytes};
     match c {
         SwapCommand::List { session, json } => {
             let list = engine.swap_list(session.as_deref())?;

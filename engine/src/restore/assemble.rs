@@ -6,6 +6,7 @@
 //! loaded: the query vector is the mean of stored vectors of the latest chunks.
 
 use super::{RestoreBudget, RestoreLine, build};
+use crate::clock::unix_now;
 // The wrapper keeps PreCompact output out of the archive too: Claude Code echoes it into the
 // `/compact` line's command output, and the parser strips `<memctl-context ...>` blocks.
 use crate::embed::{Embedder, EmbedderId, l2_normalize};
@@ -76,12 +77,6 @@ pub struct Restored {
     pub chunk_ids: Vec<ChunkId>,
     /// Session the "this session" sections came from.
     pub focus_session: Option<String>,
-}
-
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
 }
 
 /// The most recently updated session of `project` other than `except` that has turns.

@@ -44,6 +44,9 @@ mod extract;
 #[cfg(test)]
 mod tests;
 
+/// Unix seconds now: re-exported from [`crate::clock`], the one clock (kept for callers of
+/// `swap::unix_now`).
+pub use crate::clock::unix_now;
 pub use config::SwapConfig;
 pub use digest::{Digest, definitions, digest};
 pub use extract::{input_summary, output_text};
@@ -336,13 +339,6 @@ pub fn prepare(call: &ToolCall<'_>, cfg: &SwapConfig, now: i64) -> Result<Prepar
         blob,
         vector,
     })
-}
-
-/// Unix seconds now.
-pub fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
 }
 
 /// Swapped outputs of `session`, newest first (for the restore inventory).
