@@ -16,6 +16,7 @@
 pub mod autopilot;
 pub mod chunk;
 pub mod clock;
+pub(crate) mod codec;
 pub mod embed;
 mod engine;
 pub mod error;
@@ -38,5 +39,5 @@ pub use chunk::Chunk;
 pub use engine::{
     ActiveEmbedder, Engine, EngineOptions, SearchOutcome, SearchRequest, SearchResult,
 };
-pub use error::{EmbedError, EngineError, IndexError, StoreError};
+pub use error::{CodecError, EmbedError, EngineError, IndexError, StoreError};
 pub use ingest::{IngestOptions, IngestReport};

@@ -129,13 +129,13 @@ struct SessionRecordBeforeCompactions {
 /// Decode a stored session record of either v1 layout. Records of the older layout read with
 /// `compactions` 0 (compactions are counted again from the next archived summary on) and are
 /// rewritten in the current layout by the next update of the session.
-pub(super) fn decode_session(b: &[u8]) -> Result<SessionRecord, bincode::error::DecodeError> {
-    let cfg = bincode::config::standard();
-    match bincode::serde::decode_from_slice::<SessionRecord, _>(b, cfg) {
+pub(super) fn decode_session(b: &[u8]) -> Result<SessionRecord, crate::error::CodecError> {
+    use crate::codec::decode_prefix;
+    match decode_prefix::<SessionRecord>(b, "session record") {
         Ok((rec, used)) if used == b.len() => Ok(rec),
         current => {
             let Ok((old, used)) =
-                bincode::serde::decode_from_slice::<SessionRecordBeforeCompactions, _>(b, cfg)
+                decode_prefix::<SessionRecordBeforeCompactions>(b, "session record (v1)")
             else {
                 return current.map(|(rec, _)| rec);
             };
