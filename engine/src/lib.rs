@@ -15,6 +15,7 @@
 
 pub mod autopilot;
 pub mod chunk;
+pub mod claim;
 pub mod clock;
 pub(crate) mod codec;
 pub mod embed;
