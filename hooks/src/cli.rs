@@ -1008,7 +1008,7 @@ fn swap(engine: Engine, c: SwapCommand, out: &mut dyn Write) -> Result<()> {
                 writeln!(
                     out,
                     "{verb} {}  {}  session {}  {}",
-                    &e.id[..e.id.len().min(memctl_engine::swap::SHORT_ID_LEN)],
+                    memctl_engine::swap::short_id(&e.id),
                     e.tool,
                     short(&e.session_id),
                     human_bytes(e.bytes)

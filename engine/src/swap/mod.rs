@@ -42,6 +42,8 @@ mod db;
 mod digest;
 mod extract;
 #[cfg(test)]
+mod id_tests;
+#[cfg(test)]
 mod tests;
 
 /// Unix seconds now: re-exported from [`crate::clock`], the one clock (kept for callers of
@@ -109,7 +111,7 @@ pub struct SwapEntry {
 impl SwapEntry {
     /// The id users type (first [`SHORT_ID_LEN`] hex characters).
     pub fn short_id(&self) -> &str {
-        self.id.get(..SHORT_ID_LEN).unwrap_or(&self.id)
+        short_id(&self.id)
     }
 
     /// The inventory line restored after compaction:
@@ -136,6 +138,13 @@ impl SwapEntry {
             extract::clip_line(summary, INVENTORY_SUMMARY_CHARS)
         )
     }
+}
+
+/// The first [`SHORT_ID_LEN`] bytes of a content id, or all of it when shorter or when the cut
+/// would split a character. Why not `&id[..n]`: ids come from the store and from users, and a
+/// short or non-ASCII one (a damaged store, a typo) made that slice panic.
+pub fn short_id(id: &str) -> &str {
+    id.get(..SHORT_ID_LEN).unwrap_or(id)
 }
 
 /// `12.3 kB` style size.
@@ -408,7 +417,7 @@ impl Engine {
             .write(|w| db::put(w, cfg, &p.entry, &p.blob, &p.vector, now))?;
         for r in report.evicted.iter().chain(&report.expired) {
             tracing::info!(
-                session = %r.session_id, id = %&r.id[..SHORT_ID_LEN.min(r.id.len())],
+                session = %r.session_id, id = %short_id(&r.id),
                 tool = %r.tool, bytes = r.bytes, reason = ?r.reason,
                 "swap entry removed"
             );
@@ -462,7 +471,7 @@ impl Engine {
             db::Resolve::Ambiguous(ids) => Err(EngineError::Invalid(format!(
                 "swap id {p} is ambiguous: {}",
                 ids.iter()
-                    .map(|i| &i[..SHORT_ID_LEN])
+                    .map(|i| short_id(i))
                     .collect::<Vec<_>>()
                     .join(", ")
             ))),
