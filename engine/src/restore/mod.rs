@@ -9,6 +9,7 @@
 
 mod assemble;
 
+use crate::transcript::clip_line as clip;
 pub use assemble::{RestoreConfig, RestoreKind, compaction_instructions, restore_block};
 
 /// Opening tag of every block we emit. The transcript parser strips anything inside
@@ -57,14 +58,6 @@ pub const MAX_RESTORE_CHARS: usize = 10_000;
 
 fn chars(s: &str) -> usize {
     s.chars().count()
-}
-
-fn clip(s: &str, max: usize) -> String {
-    let flat: String = s
-        .chars()
-        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
-        .collect();
-    crate::transcript::ellipsize(&flat, max)
 }
 
 /// The wrapper around a block: opening tag, label line, closing tag.

@@ -135,7 +135,7 @@ impl SwapEntry {
             self.tool,
             self.input_summary,
             human_bytes(self.bytes),
-            extract::clip_line(summary, INVENTORY_SUMMARY_CHARS)
+            crate::transcript::clip_line(summary, INVENTORY_SUMMARY_CHARS)
         )
     }
 }
