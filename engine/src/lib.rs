@@ -26,6 +26,7 @@ pub mod index;
 mod ingest;
 pub mod memory;
 pub mod paths;
+pub(crate) mod patterns;
 pub mod prune;
 pub mod rank;
 pub mod redact;

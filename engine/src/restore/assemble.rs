@@ -13,11 +13,11 @@ use crate::embed::{Embedder, EmbedderId, l2_normalize};
 use crate::engine::Engine;
 use crate::error::EngineError;
 use crate::index::Hit;
+use crate::patterns::{COMMAND_RE, DECISION_RE};
 use crate::rank::{RankParams, importance};
 use crate::search::{FusionParams, bm25_store, fuse};
 use crate::store::{ChunkId, ChunkRecord, SessionRecord, StoreReader};
 use std::collections::HashSet;
-use std::sync::LazyLock;
 
 /// Restore settings (all configurable; defaults are the product's).
 #[derive(Debug, Clone)]
@@ -109,10 +109,6 @@ fn latest_chunks(
     }
     Ok(out)
 }
-
-static COMMAND_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
-    regex::Regex::new(r#""command":"((?:[^"\\]|\\.){1,200})"#).unwrap_or_else(|_| unreachable!())
-});
 
 /// The most telling error line of a chunk's text: tool-output lines only (not the prompt or the
 /// assistant's prose), with the `[error: Tool]` / `[result: Tool]` label and Claude Code's
@@ -543,13 +539,6 @@ fn memory_only(project: &str, cfg: &RestoreConfig) -> Restored {
         ..Restored::default()
     }
 }
-
-static DECISION_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
-    regex::Regex::new(
-        r"(?i)\b(decided|decision|we('ll| will) (use|go with|keep)|chose|instead of|root cause|the fix (is|was)|going with|agreed|must not|never |always )",
-    )
-    .unwrap_or_else(|_| unreachable!())
-});
 
 /// Plain-text instructions for Claude's summariser (PreCompact stdout): the open task, decisions,
 /// exact identifiers, within `cfg.precompact_chars`. Empty when the session has no turns.
