@@ -209,8 +209,7 @@ mod tests {
             summary: None,
             compact_summary: Some("the summary"),
         };
-        let bytes = bincode::serde::encode_to_vec(&old, bincode::config::standard())
-            .unwrap_or_else(|e| panic!("encode: {e}"));
+        let bytes = crate::codec::encode(&old).unwrap_or_else(|e| panic!("encode: {e}"));
         let rec = decode_session(&bytes).unwrap_or_else(|e| panic!("legacy decode: {e}"));
         assert_eq!(rec.project, old.project);
         assert_eq!(rec.turns, 41);
@@ -221,8 +220,7 @@ mod tests {
             compactions: 2,
             ..rec
         };
-        let bytes = bincode::serde::encode_to_vec(&now, bincode::config::standard())
-            .unwrap_or_else(|e| panic!("encode: {e}"));
+        let bytes = crate::codec::encode(&now).unwrap_or_else(|e| panic!("encode: {e}"));
         assert_eq!(decode_session(&bytes).ok(), Some(now));
         assert!(decode_session(&[0xff; 3]).is_err(), "garbage is an error");
     }
