@@ -1,6 +1,7 @@
 //! The engine's internals (crate-private): the store, the embedders and the access log that
 //! every operation module works with. The public surface is [`crate::Engine`].
 
+use crate::clock::unix_now;
 use crate::embed::{Embedder, EmbedderId, HashEmbedder, OnnxConfig, OnnxEmbedder};
 use crate::error::{EmbedError, EngineError, StoreError};
 use crate::store::{ChunkId, Store, StoreReader};
@@ -199,26 +200,26 @@ impl Core {
 
     /// Take the pending access log (renamed aside so concurrent appenders start a new one).
     /// Claims left by processes that died while applying are taken over too
-    /// ([`crate::paths::claim_orphans`]).
+    /// ([`crate::claim`]). A claim that cannot be read is kept aside as `<claim>.bad` and left
+    /// out of the returned claims: it once read as empty and was then deleted.
     pub(crate) fn claim_access_log(&self) -> (Vec<PathBuf>, Vec<(ChunkId, i64)>) {
-        let path = self.access_log_path();
-        let mut claims = crate::paths::claim_orphans(&path, "applying");
-        let own = path.with_extension(format!("applying-{}", std::process::id()));
-        if path.exists() && std::fs::rename(&path, &own).is_ok() {
-            claims.push(own);
-        }
+        let mut claims = crate::claim::claim_all(&self.access_log_path(), "applying");
         let mut entries = Vec::new();
-        for c in &claims {
-            let text = crate::paths::read_regular_string(c, crate::paths::SPOOL_MAX_BYTES)
-                .unwrap_or_else(|e| {
-                    tracing::warn!(file = %c.display(), error = %e, "access log unreadable; dropped");
-                    String::new()
-                });
-            entries.extend(text.lines().filter_map(|l| {
-                let (a, b) = l.split_once(' ')?;
-                Some((a.parse().ok()?, b.parse().ok()?))
-            }));
-        }
+        claims.retain(|c| {
+            match crate::paths::read_regular_string(c, crate::paths::SPOOL_MAX_BYTES) {
+                Ok(text) => {
+                    entries.extend(text.lines().filter_map(|l| {
+                        let (a, b) = l.split_once(' ')?;
+                        Some((a.parse().ok()?, b.parse().ok()?))
+                    }));
+                    true
+                }
+                Err(e) => {
+                    crate::claim::set_aside(c, &e);
+                    false
+                }
+            }
+        });
         (claims, entries)
     }
 
@@ -276,8 +277,39 @@ impl Core {
     }
 }
 
-pub(crate) fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
+#[cfg(test)]
+mod tests {
+    /// `claim_access_log` read a failed read as an empty log, and the claim was then deleted
+    /// with every access it recorded.
+    #[test]
+    fn unreadable_access_log_claim_is_kept_not_deleted() {
+        use crate::claim::test_util::{names, unreadable_at};
+        for as_dir in [true, false] {
+            let (_dir, e) = crate::prune::tests::engine_with_fixture();
+            let log = e.core().access_log_path();
+            unreadable_at(&log, as_dir);
+
+            let applied = e
+                .flush_access_log()
+                .unwrap_or_else(|e| panic!("flush: {e}"));
+            assert_eq!(applied, 0, "nothing was readable");
+
+            let kept = format!("access.applying-{}.bad", std::process::id());
+            let left = names(e.data_dir());
+            assert!(left.contains(&kept), "as_dir {as_dir}: {left:?}");
+            assert!(!left.iter().any(|n| n == "access.log"), "{left:?}");
+            let kept = e.data_dir().join(kept);
+            let size_or_marker = if as_dir {
+                std::fs::read_to_string(kept.join("marker")).ok()
+            } else {
+                std::fs::metadata(&kept).ok().map(|m| m.len().to_string())
+            };
+            let want = if as_dir {
+                "kept".to_string()
+            } else {
+                (crate::paths::SPOOL_MAX_BYTES + 1).to_string()
+            };
+            assert_eq!(size_or_marker, Some(want));
+        }
+    }
 }

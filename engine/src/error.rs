@@ -76,6 +76,18 @@ pub enum StoreError {
     /// A record could not be decoded (corruption or version skew).
     #[error("decode: {0}")]
     Decode(String),
+    /// A stored record or vector could not be encoded or decoded ([`crate::codec`]).
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+    /// A stored bookkeeping value has an impossible shape: the store is damaged. Why an error
+    /// and not a default: a next-chunk-id read as 0 would restart the ids and write new chunks
+    /// over existing ones.
+    #[error("store is corrupt: {what}: {source}")]
+    Corrupt {
+        what: &'static str,
+        #[source]
+        source: CodecError,
+    },
     /// A vector block was unreadable.
     #[error(transparent)]
     Index(#[from] IndexError),
@@ -85,6 +97,25 @@ pub enum StoreError {
         path: PathBuf,
         #[source]
         source: std::io::Error,
+    },
+}
+
+/// Errors from the one codec of stored values ([`crate::codec`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CodecError {
+    /// A record could not be encoded.
+    #[error("encode: {0}")]
+    Encode(String),
+    /// A record could not be decoded (corruption or version skew).
+    #[error("decode: {0}")]
+    Decode(String),
+    /// A fixed-width value (a little-endian integer, an f32 vector) has the wrong byte length.
+    #[error("{what}: {got} bytes, expected {expected}")]
+    Length {
+        what: &'static str,
+        expected: String,
+        got: usize,
     },
 }
 

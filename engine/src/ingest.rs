@@ -8,6 +8,7 @@
 //! and every turn is upserted by key (unchanged turns cost a hash compare, nothing is lost).
 
 use crate::chunk::Chunk;
+use crate::clock::unix_now;
 use crate::core::Core;
 use crate::embed::{Embedder, EmbedderId};
 use crate::error::EngineError;
@@ -120,12 +121,6 @@ fn head_sha(file: &mut std::fs::File, len: u64) -> std::io::Result<String> {
     file.seek(SeekFrom::Start(0))?;
     file.read_exact(&mut buf)?;
     Ok(Chunk::hash_text(&String::from_utf8_lossy(&buf)))
-}
-
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
 }
 
 impl Core {

@@ -15,6 +15,9 @@
 
 pub mod autopilot;
 pub mod chunk;
+pub mod claim;
+pub mod clock;
+pub(crate) mod codec;
 mod core;
 pub mod embed;
 mod engine;
@@ -24,6 +27,7 @@ pub mod index;
 mod ingest;
 pub mod memory;
 pub mod paths;
+pub(crate) mod patterns;
 pub mod prune;
 pub mod rank;
 pub mod redact;
@@ -39,6 +43,6 @@ pub mod transcript;
 
 pub use chunk::Chunk;
 pub use engine::{ActiveEmbedder, Engine, EngineOptions};
-pub use error::{EmbedError, EngineError, IndexError, StoreError};
+pub use error::{CodecError, EmbedError, EngineError, IndexError, StoreError};
 pub use ingest::{IngestOptions, IngestReport};
 pub use retrieve::{SearchOutcome, SearchRequest, SearchResult};

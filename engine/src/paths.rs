@@ -89,19 +89,6 @@ pub fn sanitize_component(id: &str) -> String {
     s
 }
 
-/// A claimed work file (`<stem>.<tag>-<pid>`, see [`claim_orphans`]) whose process is alive is
-/// still left alone after this long only if it is younger: hooks live seconds, not minutes.
-const ORPHAN_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
-
-/// Is the process `pid` alive? (`/proc` on Linux; elsewhere assume yes and rely on the age.)
-fn pid_alive(pid: u32) -> bool {
-    if Path::new("/proc/self").exists() {
-        Path::new("/proc").join(pid.to_string()).exists()
-    } else {
-        true
-    }
-}
-
 /// Was the file behind `entry` last modified more than `age` ago? (False when unknown.)
 pub fn modified_longer_ago(entry: &std::fs::DirEntry, age: std::time::Duration) -> bool {
     entry
@@ -110,45 +97,6 @@ pub fn modified_longer_ago(entry: &std::fs::DirEntry, age: std::time::Duration) 
         .ok()
         .and_then(|t| t.elapsed().ok())
         .is_some_and(|a| a > age)
-}
-
-/// Take over work files that other processes claimed and never finished.
-///
-/// Why: a spool (`spool/transcripts.txt`) or the access log is claimed by renaming it to
-/// `<stem>.<tag>-<pid>` so that two hooks never process the same entries; a hook killed after
-/// the rename (SIGTERM at its timeout, kill -9) used to leave its claim behind for ever, and the
-/// sessions it named were never archived. Claims of dead processes (or older than ten minutes)
-/// are renamed to this process's own claim names (`rename` is atomic: of two hooks racing for
-/// one orphan, exactly one gets it) and returned for processing.
-pub fn claim_orphans(path: &Path, tag: &str) -> Vec<PathBuf> {
-    let (Some(dir), Some(stem)) = (path.parent(), path.file_stem()) else {
-        return Vec::new();
-    };
-    let prefix = format!("{}.{tag}-", stem.to_string_lossy());
-    let me = std::process::id();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for (n, entry) in entries.flatten().enumerate() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix(&prefix) else {
-            continue;
-        };
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
-            continue;
-        };
-        let old = modified_longer_ago(&entry, ORPHAN_AFTER);
-        if pid == me || (pid_alive(pid) && !old) {
-            continue;
-        }
-        let mine = dir.join(format!("{prefix}{me}-orphan{n}"));
-        if std::fs::rename(entry.path(), &mine).is_ok() {
-            tracing::info!(from = %name, "took over work claimed by a process that died");
-            out.push(mine);
-        }
-    }
-    out
 }
 
 /// Open `path` for appending, creating it with mode 0600: spools and access logs name the

@@ -13,6 +13,7 @@
 //! chunks per run, resuming where the previous run stopped, at most once per
 //! [`AutoPruneConfig::min_interval_secs`], and skips compaction.
 
+use crate::clock::unix_now;
 use crate::core::Core;
 use crate::error::{EngineError, StoreError};
 use crate::rank::{PruneInput, RankParams, decay, should_prune};
@@ -59,12 +60,6 @@ pub fn verdict(rec: &ChunkRecord, now: i64, p: &RankParams) -> (bool, PruneInput
         pinned: rec.pinned,
     };
     (should_prune(&input, p), input)
-}
-
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
 }
 
 /// Delete `ids` (re-checked inside the transaction) with their turn entries and session links.

@@ -925,7 +925,8 @@ fn status(engine: Engine, out: &mut dyn Write) -> Result<()> {
 }
 
 fn swap(engine: Engine, c: SwapCommand, out: &mut dyn Write) -> Result<()> {
-    use memctl_engine::swap::{SwapConfig, human_bytes, unix_now};
+    use memctl_engine::clock::unix_now;
+    use memctl_engine::swap::{SwapConfig, human_bytes};
     match c {
         SwapCommand::List { session, json } => {
             let list = engine.swap_list(session.as_deref())?;
@@ -1001,7 +1002,7 @@ fn swap(engine: Engine, c: SwapCommand, out: &mut dyn Write) -> Result<()> {
                 writeln!(
                     out,
                     "{verb} {}  {}  session {}  {}",
-                    &e.id[..e.id.len().min(memctl_engine::swap::SHORT_ID_LEN)],
+                    memctl_engine::swap::short_id(&e.id),
                     e.tool,
                     short(&e.session_id),
                     human_bytes(e.bytes)

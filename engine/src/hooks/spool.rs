@@ -10,7 +10,8 @@
 //!
 //! Claims: a drainer renames what it takes (`transcripts.draining-<pid>`,
 //! `<name>.claimed-<pid>`), so two hooks never process the same entry; claims of processes
-//! that died are taken over ([`crate::paths::claim_orphans`]).
+//! that died are taken over, and a claim that cannot be read is kept aside as `<claim>.bad`,
+//! never deleted ([`crate::claim`]).
 
 use super::payload::HookPayload;
 use crate::engine::Engine;
@@ -152,15 +153,22 @@ pub(crate) fn drain(engine: &Engine, deadline: Instant) {
 fn drain_transcripts(engine: &Engine, deadline: Instant) {
     let data_dir = engine.data_dir();
     let path = transcripts_path(data_dir);
-    let mut claims = crate::paths::claim_orphans(&path, "draining");
-    let own = path.with_extension(format!("draining-{}", std::process::id()));
-    if path.exists() && std::fs::rename(&path, &own).is_ok() {
-        claims.push(own);
-    }
+    let mut claims = crate::claim::claim_all(&path, "draining");
     if claims.is_empty() {
         return;
     }
-    let text: String = claims.iter().map(|c| read_claimed(c)).collect();
+    let mut text = String::new();
+    // Only claims that were read are deleted below; an unreadable one is kept aside.
+    claims.retain(|c| match read_claimed(c) {
+        Ok(t) => {
+            text.push_str(&t);
+            true
+        }
+        Err(e) => {
+            crate::claim::set_aside(c, &e);
+            false
+        }
+    });
     let mut paths: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     paths.sort_unstable();
     paths.dedup();
@@ -189,20 +197,14 @@ fn drain_transcripts(engine: &Engine, deadline: Instant) {
     }
 }
 
-/// The text of a claimed spool file, newline-terminated (a bounded, regular-file read).
-fn read_claimed(path: &Path) -> String {
-    match crate::paths::read_regular_string(path, crate::paths::SPOOL_MAX_BYTES) {
-        Ok(mut t) => {
-            if !t.is_empty() && !t.ends_with('\n') {
-                t.push('\n');
-            }
-            t
-        }
-        Err(e) => {
-            tracing::error!(file = %path.display(), error = %e, "spool unreadable; its entries are lost");
-            String::new()
-        }
+/// The text of a claimed spool file, newline-terminated (a bounded, regular-file read). Why a
+/// `Result`: an unreadable spool once read as empty and was then deleted with its entries.
+fn read_claimed(path: &Path) -> std::io::Result<String> {
+    let mut t = crate::paths::read_regular_string(path, crate::paths::SPOOL_MAX_BYTES)?;
+    if !t.is_empty() && !t.ends_with('\n') {
+        t.push('\n');
     }
+    Ok(t)
 }
 
 fn drain_tools(engine: &Engine, deadline: Instant) {
@@ -210,7 +212,6 @@ fn drain_tools(engine: &Engine, deadline: Instant) {
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return;
     };
-    let me = std::process::id();
     let mut names: Vec<String> = entries
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -221,14 +222,13 @@ fn drain_tools(engine: &Engine, deadline: Instant) {
             return;
         }
         let path = dir.join(&name);
-        let claimed = if let Some(stem) = name.strip_suffix(".json") {
-            let c = dir.join(format!("{stem}.claimed-{me}"));
-            if std::fs::rename(&path, &c).is_err() {
-                continue; // another hook took it
+        let claimed = if name.ends_with(".json") {
+            match crate::claim::claim_own(&path, "claimed") {
+                Some(c) => c,
+                None => continue, // another hook took it
             }
-            c
         } else if name.contains(".claimed-") {
-            match crate::paths::claim_orphans(&path, "claimed").pop() {
+            match crate::claim::claim_orphans(&path, "claimed").pop() {
                 Some(c) => c,
                 None => continue,
             }
@@ -246,8 +246,7 @@ fn store_claimed_tool(engine: &Engine, claimed: &Path) {
     let rec = match rec {
         Ok(r) => r,
         Err(e) => {
-            tracing::error!(file = %claimed.display(), error = %e, "spooled tool call unreadable; kept aside");
-            let _ = std::fs::rename(claimed, claimed.with_extension("bad"));
+            crate::claim::set_aside(claimed, &e);
             return;
         }
     };
@@ -279,3 +278,7 @@ fn store_claimed_tool(engine: &Engine, claimed: &Path) {
         tracing::warn!(file = %claimed.display(), error = %e, "removing a drained tool call failed");
     }
 }
+
+#[cfg(test)]
+#[path = "spool_tests.rs"]
+mod tests;

@@ -246,16 +246,12 @@ pub fn markdown_lines(text: &str) -> Vec<String> {
     out
 }
 
-fn clip(s: &str, max: usize) -> String {
-    crate::transcript::ellipsize(s, max)
-}
-
 /// Keep the last lines of `lines` whose rendered size fits `cap` (order preserved).
 fn newest_within(lines: &[String], label: &str, cap: usize, line_chars: usize) -> Vec<String> {
     let mut kept = Vec::new();
     let mut used = 0;
     for l in lines.iter().rev() {
-        let l = clip(l, line_chars);
+        let l = crate::transcript::ellipsize(l, line_chars).into_owned();
         let cost = rendered_len(label, &l);
         if used + cost > cap {
             break;
@@ -277,7 +273,7 @@ fn first_within(lines: &[String], label: &str, cap: usize, line_chars: usize) ->
     let mut kept = Vec::new();
     let mut used = 0;
     for l in lines {
-        let l = clip(l, line_chars);
+        let l = crate::transcript::ellipsize(l, line_chars).into_owned();
         let cost = rendered_len(label, &l);
         if used + cost > cap {
             continue;

@@ -6,17 +6,18 @@
 //! loaded: the query vector is the mean of stored vectors of the latest chunks.
 
 use super::{RestoreBudget, RestoreLine, build};
+use crate::clock::unix_now;
 // The wrapper keeps PreCompact output out of the archive too: Claude Code echoes it into the
 // `/compact` line's command output, and the parser strips `<memctl-context ...>` blocks.
 use crate::core::Core;
 use crate::embed::{Embedder, EmbedderId, l2_normalize};
 use crate::error::EngineError;
+use crate::patterns::{COMMAND_RE, DECISION_RE};
 use crate::rank::{RankParams, importance};
 use crate::retrieve::{Retrieval, Retriever};
 use crate::search::{FusionParams, SearchMode};
 use crate::store::{ChunkId, ChunkRecord, SessionRecord, StoreReader};
 use std::collections::HashSet;
-use std::sync::LazyLock;
 
 /// Restore settings (all configurable; defaults are the product's).
 #[derive(Debug, Clone)]
@@ -78,12 +79,6 @@ pub struct Restored {
     pub focus_session: Option<String>,
 }
 
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
-}
-
 /// The most recently updated session of `project` other than `except` that has turns.
 fn previous_session(
     r: &StoreReader,
@@ -114,10 +109,6 @@ fn latest_chunks(
     }
     Ok(out)
 }
-
-static COMMAND_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
-    regex::Regex::new(r#""command":"((?:[^"\\]|\\.){1,200})"#).unwrap_or_else(|_| unreachable!())
-});
 
 /// The most telling error line of a chunk's text: tool-output lines only (not the prompt or the
 /// assistant's prose), with the `[error: Tool]` / `[result: Tool]` label and Claude Code's
@@ -547,13 +538,6 @@ fn memory_only(project: &str, cfg: &RestoreConfig) -> Restored {
         ..Restored::default()
     }
 }
-
-static DECISION_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
-    regex::Regex::new(
-        r"(?i)\b(decided|decision|we('ll| will) (use|go with|keep)|chose|instead of|root cause|the fix (is|was)|going with|agreed|must not|never |always )",
-    )
-    .unwrap_or_else(|_| unreachable!())
-});
 
 /// Plain-text instructions for Claude's summariser (PreCompact stdout): the open task, decisions,
 /// exact identifiers, within `cfg.precompact_chars`. Empty when the session has no turns.

@@ -9,6 +9,7 @@
 
 mod assemble;
 
+use crate::transcript::clip_line as clip;
 pub use assemble::{RestoreConfig, RestoreKind, Restored};
 pub(crate) use assemble::{compaction_instructions, restore_block};
 
@@ -58,14 +59,6 @@ pub const MAX_RESTORE_CHARS: usize = 10_000;
 
 fn chars(s: &str) -> usize {
     s.chars().count()
-}
-
-fn clip(s: &str, max: usize) -> String {
-    let flat: String = s
-        .chars()
-        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
-        .collect();
-    crate::transcript::ellipsize(&flat, max)
 }
 
 /// The wrapper around a block: opening tag, label line, closing tag.

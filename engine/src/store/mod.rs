@@ -13,6 +13,8 @@
 //! bounded loop ([`Store::write`]) and report [`StoreError::Busy`] past the deadline; callers
 //! (hooks) then spool the event and ingest it later.
 
+#[cfg(test)]
+mod corrupt_tests;
 mod create;
 mod schema;
 
@@ -22,6 +24,7 @@ pub(crate) use schema::{
 };
 
 use crate::chunk::Chunk;
+use crate::codec::{self, encode};
 use crate::embed::EmbedderId;
 use crate::error::StoreError;
 use crate::index::lexical;
@@ -169,10 +172,14 @@ impl Store {
                 match meta.get(META_SCHEMA)? {
                     Some(v) if v.value() == SCHEMA_VERSION.to_le_bytes() => return Ok(()),
                     Some(v) => {
-                        let got = v.value();
-                        let got = u32::from_le_bytes(got.try_into().unwrap_or([0; 4]));
+                        let got = codec::le_bytes::<4>(v.value(), "schema version").map_err(
+                            |source| StoreError::Corrupt {
+                                what: "meta table",
+                                source,
+                            },
+                        )?;
                         return Err(StoreError::SchemaVersion {
-                            found: got,
+                            found: u32::from_le_bytes(got),
                             supported: SCHEMA_VERSION,
                         });
                     }
@@ -329,10 +336,19 @@ impl StoreWriter {
         Ok(next)
     }
 
+    /// The next chunk id. A stored value of the wrong length is [`StoreError::Corrupt`]: read
+    /// as 0 (as it once was), ids would restart and new chunks overwrite existing ones.
     fn next_chunk_id(&mut self) -> Result<ChunkId, StoreError> {
         let mut meta = self.tx.open_table(META)?;
         let cur = match meta.get(META_NEXT_CHUNK)? {
-            Some(v) => u64::from_le_bytes(v.value().try_into().unwrap_or([0; 8])),
+            Some(v) => {
+                u64::from_le_bytes(codec::le_bytes::<8>(v.value(), "next chunk id").map_err(
+                    |source| StoreError::Corrupt {
+                        what: "meta table",
+                        source,
+                    },
+                )?)
+            }
             None => 1,
         };
         meta.insert(META_NEXT_CHUNK, (cur + 1).to_le_bytes().as_slice())?;
@@ -446,7 +462,7 @@ impl StoreWriter {
         v: &[f32],
     ) -> Result<(), StoreError> {
         let key = emb.key();
-        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let bytes = codec::f32s_to_bytes(v);
         self.tx
             .open_table(VECTORS)?
             .insert((id, key.as_str()), bytes.as_slice())?;
@@ -823,13 +839,8 @@ impl StoreReader {
     pub fn vector(&self, id: ChunkId, emb: &EmbedderId) -> Result<Option<Vec<f32>>, StoreError> {
         let key = emb.key();
         let t = self.tx.open_table(VECTORS)?;
-        let out = t.get((id, key.as_str()))?.map(|v| {
-            v.value()
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect()
-        });
-        Ok(out)
+        let out = t.get((id, key.as_str()))?;
+        Ok(out.map(|v| codec::bytes_to_f32s(v.value())).transpose()?)
     }
 
     /// Scan the int8 blocks of a project (or all projects) in one embedding space; returns the
@@ -898,7 +909,7 @@ impl StoreReader {
         let t = self.tx.open_table(CHUNKS)?;
         for row in t.iter()? {
             let (k, v) = row?;
-            f(k.value(), decode(v.value())?)?;
+            f(k.value(), codec::decode(v.value(), "chunk record")?)?;
         }
         Ok(())
     }
@@ -1158,7 +1169,7 @@ impl StoreReader {
         }
         for row in t.range(after + 1..)?.take(limit) {
             let (k, v) = row?;
-            out.push((k.value(), decode(v.value())?));
+            out.push((k.value(), codec::decode(v.value(), "chunk record")?));
         }
         Ok(out)
     }
@@ -1203,11 +1214,6 @@ impl StoreReader {
     }
 }
 
-fn encode<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, StoreError> {
-    bincode::serde::encode_to_vec(v, bincode::config::standard())
-        .map_err(|e| StoreError::Encode(e.to_string()))
-}
-
 /// A value of the meta table, from a read or a write transaction's view of it.
 fn meta_get(
     t: &impl ReadableTable<&'static str, &'static [u8]>,
@@ -1220,16 +1226,11 @@ fn meta_get(
 fn decode_opt<T: serde::de::DeserializeOwned>(
     v: Option<redb::AccessGuard<'_, &[u8]>>,
 ) -> Result<Option<T>, StoreError> {
-    v.map(|g| decode(g.value())).transpose()
+    Ok(v.map(|g| codec::decode(g.value(), "stored record"))
+        .transpose()?)
 }
 
 /// A stored session record, of the current or the older v1 layout ([`schema::decode_session`]).
 fn session_from(b: &[u8]) -> Result<SessionRecord, StoreError> {
-    schema::decode_session(b).map_err(|e| StoreError::Decode(e.to_string()))
-}
-
-fn decode<T: serde::de::DeserializeOwned>(b: &[u8]) -> Result<T, StoreError> {
-    bincode::serde::decode_from_slice(b, bincode::config::standard())
-        .map(|(v, _)| v)
-        .map_err(|e| StoreError::Decode(e.to_string()))
+    Ok(schema::decode_session(b)?)
 }

@@ -129,13 +129,13 @@ struct SessionRecordBeforeCompactions {
 /// Decode a stored session record of either v1 layout. Records of the older layout read with
 /// `compactions` 0 (compactions are counted again from the next archived summary on) and are
 /// rewritten in the current layout by the next update of the session.
-pub(super) fn decode_session(b: &[u8]) -> Result<SessionRecord, bincode::error::DecodeError> {
-    let cfg = bincode::config::standard();
-    match bincode::serde::decode_from_slice::<SessionRecord, _>(b, cfg) {
+pub(super) fn decode_session(b: &[u8]) -> Result<SessionRecord, crate::error::CodecError> {
+    use crate::codec::decode_prefix;
+    match decode_prefix::<SessionRecord>(b, "session record") {
         Ok((rec, used)) if used == b.len() => Ok(rec),
         current => {
             let Ok((old, used)) =
-                bincode::serde::decode_from_slice::<SessionRecordBeforeCompactions, _>(b, cfg)
+                decode_prefix::<SessionRecordBeforeCompactions>(b, "session record (v1)")
             else {
                 return current.map(|(rec, _)| rec);
             };
@@ -209,8 +209,7 @@ mod tests {
             summary: None,
             compact_summary: Some("the summary"),
         };
-        let bytes = bincode::serde::encode_to_vec(&old, bincode::config::standard())
-            .unwrap_or_else(|e| panic!("encode: {e}"));
+        let bytes = crate::codec::encode(&old).unwrap_or_else(|e| panic!("encode: {e}"));
         let rec = decode_session(&bytes).unwrap_or_else(|e| panic!("legacy decode: {e}"));
         assert_eq!(rec.project, old.project);
         assert_eq!(rec.turns, 41);
@@ -221,8 +220,7 @@ mod tests {
             compactions: 2,
             ..rec
         };
-        let bytes = bincode::serde::encode_to_vec(&now, bincode::config::standard())
-            .unwrap_or_else(|e| panic!("encode: {e}"));
+        let bytes = crate::codec::encode(&now).unwrap_or_else(|e| panic!("encode: {e}"));
         assert_eq!(decode_session(&bytes).ok(), Some(now));
         assert!(decode_session(&[0xff; 3]).is_err(), "garbage is an error");
     }

@@ -1,6 +1,7 @@
 //! Pure extraction over chunk texts (see the labelled-line format of `transcript::chunker`).
 
 use super::{SessionSummary, SummaryConfig, clip};
+use crate::patterns::{COMMAND_RE, DECISION_RE};
 use crate::store::ChunkRecord;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::LazyLock;
@@ -66,18 +67,6 @@ pub fn blocks(text: &str) -> Vec<Block<'_>> {
 static FILE_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
     regex::Regex::new(r#""(?:file_path|notebook_path)"\s*:\s*"((?:[^"\\]|\\.){1,400})""#)
         .unwrap_or_else(|_| unreachable!())
-});
-
-static COMMAND_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
-    regex::Regex::new(r#""command"\s*:\s*"((?:[^"\\]|\\.){1,300})"#)
-        .unwrap_or_else(|_| unreachable!())
-});
-
-static DECISION_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
-    regex::Regex::new(
-        r"(?i)\b(decided|decision|we('ll| will) (use|go with|keep)|i('ll| will) (use|go with|keep)|chose|choosing|instead of|rather than|root cause|the fix (is|was)|going with|agreed|opted|switched to)\b",
-    )
-    .unwrap_or_else(|_| unreachable!())
 });
 
 static OPEN_RE: LazyLock<regex::Regex> = LazyLock::new(|| {

@@ -15,6 +15,7 @@ pub use extract::{Block, blocks};
 use crate::core::Core;
 use crate::error::{EngineError, StoreError};
 use crate::store::{ChunkId, ChunkRecord, StoreReader, StoreWriter};
+use crate::transcript::clip_line as clip;
 use redb::TableDefinition;
 use serde::{Deserialize, Serialize};
 
@@ -84,16 +85,6 @@ pub struct SessionSummary {
     /// Summary written by `MEMCTL_SUMMARIZER_CMD` (`memctl summarize`), when one was made.
     #[serde(default)]
     pub abstractive: Option<String>,
-}
-
-fn clip(s: &str, max: usize) -> String {
-    let flat: String = s
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .chars()
-        .collect();
-    crate::transcript::ellipsize(&flat, max)
 }
 
 impl SessionSummary {

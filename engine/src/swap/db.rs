@@ -49,25 +49,8 @@ pub(crate) fn decode_blob(blob: &[u8]) -> Result<Vec<u8>, StoreError> {
     }
 }
 
-fn enc(e: &SwapEntry) -> Result<Vec<u8>, StoreError> {
-    bincode::serde::encode_to_vec(e, bincode::config::standard())
-        .map_err(|e| StoreError::Encode(e.to_string()))
-}
-
 fn dec(b: &[u8]) -> Result<SwapEntry, StoreError> {
-    bincode::serde::decode_from_slice(b, bincode::config::standard())
-        .map(|(v, _)| v)
-        .map_err(|e| StoreError::Decode(format!("swap entry: {e}")))
-}
-
-pub(crate) fn vec_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-pub(crate) fn bytes_vec(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
+    Ok(crate::codec::decode(b, "swap entry")?)
 }
 
 /// (tier, time): never-accessed entries (tier 0, by creation) go before accessed ones
@@ -213,7 +196,7 @@ fn write_entry(
         order.insert((tier, t, s, id), ())?;
     }
     tx.open_table(SWAP_ENTRIES)?
-        .insert((s, id), enc(e)?.as_slice())?;
+        .insert((s, id), crate::codec::encode(e)?.as_slice())?;
     Ok(())
 }
 
@@ -308,7 +291,7 @@ pub(crate) fn put(
         }
     }
     tx.open_table(SWAP_VECTORS)?
-        .insert((s, id), vec_bytes(vector).as_slice())?;
+        .insert((s, id), crate::codec::f32s_to_bytes(vector).as_slice())?;
 
     // Entries per session: oldest never-accessed first, then least recently accessed.
     let mine = session_entries(&tx.open_table(SWAP_ENTRIES)?, s)?;
@@ -488,7 +471,8 @@ pub(crate) fn vectors(
     for row in iter {
         let (k, v) = row?;
         let (s, i) = k.value();
-        out.push(((s.to_string(), i.to_string()), bytes_vec(v.value())));
+        let v = crate::codec::bytes_to_f32s(v.value())?;
+        out.push(((s.to_string(), i.to_string()), v));
     }
     Ok(out)
 }

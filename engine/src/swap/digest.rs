@@ -1,7 +1,7 @@
 //! Extractive digest of a swapped output: a one-line summary and key patterns (definitions,
 //! files, match counts, line count, first error line), by cheap regexes, no model.
 
-use super::extract::clip_line;
+use crate::transcript::clip_line;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 

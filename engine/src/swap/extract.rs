@@ -174,21 +174,5 @@ pub fn input_summary(tool: &str, input: &str) -> String {
         _ => None,
     };
     let s = s.unwrap_or_else(|| input.to_string());
-    clip_line(&s, MAX_INPUT_SUMMARY)
-}
-
-/// Flatten newlines and cut to `max` characters (with an ellipsis).
-pub fn clip_line(s: &str, max: usize) -> String {
-    let flat: String = s
-        .trim()
-        .chars()
-        .map(|c| {
-            if c == '\n' || c == '\r' || c == '\t' {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect();
-    crate::transcript::ellipsize(&flat, max)
+    crate::transcript::clip_line(&s, MAX_INPUT_SUMMARY)
 }

@@ -42,8 +42,13 @@ mod db;
 mod digest;
 mod extract;
 #[cfg(test)]
+mod id_tests;
+#[cfg(test)]
 mod tests;
 
+/// Unix seconds now: re-exported from [`crate::clock`], the one clock (kept for callers of
+/// `swap::unix_now`).
+pub use crate::clock::unix_now;
 pub use config::SwapConfig;
 pub use digest::{Digest, definitions, digest};
 pub use extract::{input_summary, output_text};
@@ -104,7 +109,7 @@ pub struct SwapEntry {
 impl SwapEntry {
     /// The id users type (first [`SHORT_ID_LEN`] hex characters).
     pub fn short_id(&self) -> &str {
-        self.id.get(..SHORT_ID_LEN).unwrap_or(&self.id)
+        short_id(&self.id)
     }
 
     /// The inventory line restored after compaction:
@@ -128,9 +133,16 @@ impl SwapEntry {
             self.tool,
             self.input_summary,
             human_bytes(self.bytes),
-            extract::clip_line(summary, INVENTORY_SUMMARY_CHARS)
+            crate::transcript::clip_line(summary, INVENTORY_SUMMARY_CHARS)
         )
     }
+}
+
+/// The first [`SHORT_ID_LEN`] bytes of a content id, or all of it when shorter or when the cut
+/// would split a character. Why not `&id[..n]`: ids come from the store and from users, and a
+/// short or non-ASCII one (a damaged store, a typo) made that slice panic.
+pub fn short_id(id: &str) -> &str {
+    id.get(..SHORT_ID_LEN).unwrap_or(id)
 }
 
 /// `12.3 kB` style size.
@@ -336,13 +348,6 @@ pub fn prepare(call: &ToolCall<'_>, cfg: &SwapConfig, now: i64) -> Result<Prepar
     })
 }
 
-/// Unix seconds now.
-pub fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
-}
-
 /// Swapped outputs of `session`, newest first (for the restore inventory).
 pub(crate) fn inventory(r: &StoreReader, session: &str) -> Result<Vec<SwapEntry>, StoreError> {
     let Some(t) = db::open_ro(r.raw_tx(), SWAP_ENTRIES)? else {
@@ -410,7 +415,7 @@ impl Core {
             .write(|w| db::put(w, cfg, &p.entry, &p.blob, &p.vector, now))?;
         for r in report.evicted.iter().chain(&report.expired) {
             tracing::info!(
-                session = %r.session_id, id = %&r.id[..SHORT_ID_LEN.min(r.id.len())],
+                session = %r.session_id, id = %short_id(&r.id),
                 tool = %r.tool, bytes = r.bytes, reason = ?r.reason,
                 "swap entry removed"
             );
@@ -464,7 +469,7 @@ impl Core {
             db::Resolve::Ambiguous(ids) => Err(EngineError::Invalid(format!(
                 "swap id {p} is ambiguous: {}",
                 ids.iter()
-                    .map(|i| &i[..SHORT_ID_LEN])
+                    .map(|i| short_id(i))
                     .collect::<Vec<_>>()
                     .join(", ")
             ))),

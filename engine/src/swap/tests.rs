@@ -9,7 +9,7 @@ use crate::engine::EngineOptions;
 const H: i64 = 3600;
 const T0: i64 = 1_800_000_000;
 
-fn engine() -> (tempfile::TempDir, Engine) {
+pub(super) fn engine() -> (tempfile::TempDir, Engine) {
     let dir = tempfile::tempdir().expect("tempdir");
     let e = Engine::open(EngineOptions {
         data_dir: dir.path().join("data"),

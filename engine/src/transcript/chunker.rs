@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::line::{ParseStats, ParsedLine, parse_line};
-use super::text::{bound_head, bound_head_tail, first_line, first_sentence, truncate_chars};
+use super::text::{bound_head, bound_head_tail, ellipsize, first_line, first_sentence};
 use super::turns::{Turn, TurnAssembler, TurnEvent, TurnKind, TurnStatus};
 use crate::chunk::Chunk;
 use crate::redact::{RedactionCounts, redact_counted};
@@ -355,7 +355,7 @@ fn continuation_header(turn: &Turn, max_chars: usize) -> String {
         TurnKind::Prompt | TurnKind::Command => {
             format!(
                 "User: {} (continued)",
-                truncate_chars(first_line(&turn.prompt), max_chars)
+                ellipsize(first_line(&turn.prompt), max_chars)
             )
         }
         TurnKind::CompactSummary => "Compaction summary (continued)".to_owned(),
@@ -413,7 +413,7 @@ impl Part {
 /// longer than a part is cut at a character boundary.
 fn split_parts(segments: &[Segment], header: &str, max: usize) -> Vec<Part> {
     let max = max.max(MIN_CHUNK_CHARS);
-    let header = truncate_chars(header, max / 4);
+    let header = ellipsize(header, max / 4);
     let header_uuid = segments.first().and_then(|s| s.uuid.as_deref());
     let mut parts = Vec::new();
     let mut cur = Part::default();

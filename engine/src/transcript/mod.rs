@@ -66,5 +66,5 @@ pub use line::{
     AttachmentHead, AttachmentLine, Block, Content, LineError, LineKind, Message, MessageLine,
     ParseStats, ParsedLine, SystemLine, parse_line,
 };
-pub use text::{CONTEXT_CLOSE, CONTEXT_OPEN, ellipsize, strip_restored_context};
+pub use text::{CONTEXT_CLOSE, CONTEXT_OPEN, clip_line, ellipsize, strip_restored_context};
 pub use turns::{ToolCall, ToolResult, Turn, TurnAssembler, TurnEvent, TurnKind, TurnStatus};

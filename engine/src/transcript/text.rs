@@ -102,21 +102,11 @@ pub fn bound_head_tail(s: &str, max: usize) -> Cow<'_, str> {
     ))
 }
 
-/// At most `max` characters: cut to `max − 1` plus `…` when longer (nothing trimmed). The one
-/// cutting rule behind every display clip (restore lines, swap and summary lines, memory).
-pub fn ellipsize(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        None => s.to_string(),
-        Some(_) => {
-            let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
-            out.push('…');
-            out
-        }
-    }
-}
-
-/// At most `max` characters, with `…` when cut.
-pub fn truncate_chars(s: &str, max: usize) -> Cow<'_, str> {
+/// The one clipping rule: at most `max` characters (`max` ≥ 1); a longer `s` keeps its first
+/// `max − 1` characters, loses the whitespace they end with, and gains `…`. Behind every clip:
+/// chunk headers (stored text: this rule must not change, or re-ingest would see every chunk
+/// as changed), restore, swap, summary and memory lines ([`clip_line`]).
+pub fn ellipsize(s: &str, max: usize) -> Cow<'_, str> {
     match s.char_indices().nth(max) {
         None => Cow::Borrowed(s),
         Some((cut, _)) => {
@@ -127,6 +117,23 @@ pub fn truncate_chars(s: &str, max: usize) -> Cow<'_, str> {
             Cow::Owned(format!("{}…", s[..keep].trim_end()))
         }
     }
+}
+
+/// [`ellipsize`] for one display line: trimmed, and each line break or tab becomes a space.
+/// Other spacing is kept: a clipped command (`echo "a  b"`) stays the exact command.
+pub fn clip_line(s: &str, max: usize) -> String {
+    let flat: String = s
+        .trim()
+        .chars()
+        .map(|c| {
+            if matches!(c, '\n' | '\r' | '\t') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    ellipsize(&flat, max).into_owned()
 }
 
 /// The first sentence of `s` (up to `. `, `? `, `! ` or a line break), at most `max` chars.
@@ -145,7 +152,7 @@ pub fn first_sentence(s: &str, max: usize) -> String {
         }
         prev_terminal = matches!(c, '.' | '?' | '!');
     }
-    truncate_chars(s[..end].trim_end(), max).into_owned()
+    ellipsize(s[..end].trim_end(), max).into_owned()
 }
 
 /// The first line of `s` that has any non-space character, trimmed.
@@ -212,9 +219,33 @@ mod tests {
         assert_eq!(first_sentence("v1.2 is out? yes", 160), "v1.2 is out?");
         assert_eq!(first_sentence("line one\nline two", 160), "line one");
         assert_eq!(first_sentence(&"word ".repeat(100), 10), "word word…");
-        assert_eq!(truncate_chars("abc", 3), "abc");
-        assert_eq!(truncate_chars("abcd", 3), "ab…");
+        assert_eq!(ellipsize("abc", 3), "abc");
+        assert_eq!(ellipsize("abcd", 3), "ab…");
+        assert_eq!(ellipsize("a cd", 3), "a…", "no space before the ellipsis");
+        assert_eq!(clip_line("  a\nb\t c  ", 10), "a b  c");
         assert_eq!(first_sentence("", 5), "");
+    }
+
+    proptest::proptest! {
+        /// The clip rule: never over `max` characters, unchanged when it fits, else a prefix
+        /// (up to trailing whitespace) plus `…`; lines are single lines.
+        #[test]
+        fn clip_rule(s in "\\PC{0,80}|[ a-z\n\t]{0,80}", max in 1usize..60) {
+            let e = ellipsize(&s, max);
+            let n = e.chars().count();
+            proptest::prop_assert!(n <= max);
+            if s.chars().count() <= max {
+                proptest::prop_assert_eq!(&*e, s.as_str());
+            } else {
+                let body = e.strip_suffix('…').unwrap_or_else(|| panic!("{e:?} ends with …"));
+                proptest::prop_assert!(s.starts_with(body));
+                proptest::prop_assert!(body.is_empty() || !body.ends_with(char::is_whitespace));
+            }
+            let l = clip_line(&s, max);
+            proptest::prop_assert!(l.chars().count() <= max);
+            proptest::prop_assert!(!l.contains(['\n', '\r', '\t']));
+            proptest::prop_assert!(!l.starts_with(char::is_whitespace));
+        }
     }
 
     #[test]

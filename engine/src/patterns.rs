@@ -1,0 +1,52 @@
+//! The one set of text patterns that summaries and restore blocks both look for.
+//!
+//! Why one: summary extraction and compaction instructions each had their own command and
+//! decision regexes, with different patterns, so the same turn could count as a decision for one
+//! and not the other.
+
+use std::sync::LazyLock;
+
+/// The `command` of a Bash tool input as JSON text (pretty or compact); group 1 is the escaped
+/// command, at most 300 characters.
+pub(crate) static COMMAND_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r#""command"\s*:\s*"((?:[^"\\]|\\.){1,300})"#)
+        .unwrap_or_else(|_| unreachable!())
+});
+
+/// A sentence that records a decision or a standing constraint ("we'll use", "rather than",
+/// "the fix is", "must not", ...).
+pub(crate) static DECISION_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(
+        r"(?i)\b(decided|decision|we('ll| will) (use|go with|keep)|i('ll| will) (use|go with|keep)|chose|choosing|instead of|rather than|root cause|the fix (is|was)|going with|agreed|opted|switched to|must not)\b",
+    )
+    .unwrap_or_else(|_| unreachable!())
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_in_compact_and_pretty_json() {
+        for s in [
+            r#"[tool: Bash] {"command":"cargo test -p x","description":"t"}"#,
+            r#"{"command": "cargo test -p x"}"#,
+        ] {
+            let c = COMMAND_RE.captures(s).and_then(|c| c.get(1));
+            assert_eq!(c.map(|m| m.as_str()), Some("cargo test -p x"), "{s}");
+        }
+    }
+
+    #[test]
+    fn decisions_of_both_former_patterns() {
+        for s in [
+            "We decided to pin the runtime.",
+            "I'll use redb rather than sqlite.",
+            "The fix was a missing flush.",
+            "Hooks must not block on the store.",
+        ] {
+            assert!(DECISION_RE.is_match(s), "{s}");
+        }
+        assert!(!DECISION_RE.is_match("Looking at the file now."));
+    }
+}
