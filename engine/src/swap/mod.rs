@@ -44,7 +44,7 @@ mod extract;
 #[cfg(test)]
 mod tests;
 
-pub use config::SwapConfig;
+pub use config::{SWAPPED_TOOLS, SwapConfig};
 pub use digest::{Digest, definitions, digest};
 pub use extract::{input_summary, output_text};
 
