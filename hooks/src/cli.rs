@@ -225,7 +225,6 @@ pub fn main() -> ExitCode {
     // Started by a hook (`embed-pending --background`) or by Claude Code (`statusline`):
     // these behave like hooks, a bad setting is logged and keeps its default.
     let background = std::env::args().any(|a| a == "--background");
-    let lenient = background || std::env::args().nth(1).is_some_and(|a| a == "statusline");
     if background {
         crate::logging::init_file(&loaded.settings.data_dir, loaded.settings.log.as_deref());
     } else {
@@ -239,9 +238,11 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    let lenient = background || matches!(cli.command, Command::Statusline(_));
     for v in &loaded.unknown {
-        tracing::warn!(variable = v, "unknown MEMCTL_ variable ignored");
-        if !background {
+        if background {
+            tracing::warn!(variable = v, "unknown MEMCTL_ variable ignored");
+        } else {
             eprintln!("memctl: warning: unknown variable {v} ignored");
         }
     }

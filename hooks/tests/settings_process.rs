@@ -91,3 +91,17 @@ fn switches_accept_every_spelling_of_the_one_boolean_rule() {
         assert!(out.status.success(), "MEMCTL_SWAP={v}: {out:?}");
     }
 }
+
+#[test]
+fn the_status_line_behaves_like_a_hook() {
+    // Claude Code runs `memctl statusline` on every turn: a bad value must not blank it.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = common::memctl(
+        tmp.path(),
+        &["statusline"],
+        b"{}",
+        &[("MEMCTL_CONTEXT_WINDOW", "big")],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(!out.stdout.is_empty(), "{out:?}");
+}
