@@ -38,7 +38,7 @@ fn transcript(turns: u64) -> PathBuf {
 }
 
 fn engine(home: &Path, model: bool) -> Engine {
-    let mut o = EngineOptions::from_env();
+    let mut o = EngineOptions::from_settings(&memctl_engine::Settings::default());
     o.data_dir = home.to_path_buf();
     o.model_disabled = !model;
     o.onnx = memctl_engine::embed::OnnxConfig::new(

@@ -20,16 +20,13 @@ pub struct EngineOptions {
 }
 
 impl EngineOptions {
-    /// Defaults from the environment (see [`crate::paths::data_dir`], [`OnnxConfig::discover`]).
-    /// `MEMCTL_EMBEDDER=hash` disables the model.
-    pub fn from_env() -> Self {
-        let data_dir = crate::paths::data_dir();
-        let onnx = OnnxConfig::discover(Some(&data_dir));
-        let model_disabled = std::env::var("MEMCTL_EMBEDDER").is_ok_and(|v| v == "hash");
+    /// The engine's part of the settings: data dir, runtime and model
+    /// ([`OnnxConfig::from_settings`]); `MEMCTL_EMBEDDER=hash` disables the model.
+    pub fn from_settings(s: &crate::Settings) -> Self {
         Self {
-            data_dir,
-            onnx,
-            model_disabled,
+            data_dir: s.data_dir.clone(),
+            onnx: OnnxConfig::from_settings(s),
+            model_disabled: s.embed.embedder == crate::settings::EmbedderChoice::Hash,
         }
     }
 

@@ -4,13 +4,14 @@
 //! budgeted restore text. See `ARCHITECTURE.md` at the repository root for the folder map.
 //!
 //! ```no_run
-//! use memctl_engine::{Engine, EngineOptions, SearchRequest};
-//! let engine = Engine::open(EngineOptions::from_env())?;
+//! use memctl_engine::{Engine, EngineOptions, SearchRequest, Settings};
+//! let settings = Settings::from_vars(std::env::vars_os())?;
+//! let engine = Engine::open(EngineOptions::from_settings(&settings))?;
 //! let found = engine.search(&SearchRequest::new("linker error in cargo test", 5))?;
 //! for r in &found.results {
 //!     println!("{:.3} {}", r.scores.score, r.record.chunk.summary);
 //! }
-//! # Ok::<(), memctl_engine::EngineError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 pub mod autopilot;
@@ -34,6 +35,7 @@ pub mod redact;
 pub mod restore;
 pub mod retrieve;
 pub mod search;
+pub mod settings;
 pub mod store;
 pub mod summary;
 pub mod swap;
@@ -46,3 +48,4 @@ pub use engine::{ActiveEmbedder, Engine, EngineOptions};
 pub use error::{CodecError, EmbedError, EngineError, IndexError, StoreError};
 pub use ingest::{IngestOptions, IngestReport};
 pub use retrieve::{SearchOutcome, SearchRequest, SearchResult};
+pub use settings::{Loaded, Settings, SettingsError};

@@ -1,23 +1,12 @@
 //! Where memctl keeps its data, and safe handling of paths built from input.
 //!
-//! Data dir: `$MEMCTL_HOME`, else `$XDG_DATA_HOME/memctl`, else `~/.local/share/memctl`.
+//! Data dir: `$MEMCTL_HOME`, else `$XDG_DATA_HOME/memctl`, else `~/.local/share/memctl`
+//! (resolved by [`crate::Settings`]).
 //! Directories are created 0700 and files 0600: transcripts hold source code and (before
 //! redaction) secrets, so nothing we write is readable by other users.
 
 use crate::error::StoreError;
-use std::path::{Path, PathBuf};
-
-/// The data directory (not created).
-pub fn data_dir() -> PathBuf {
-    if let Some(h) = std::env::var_os("MEMCTL_HOME").filter(|s| !s.is_empty()) {
-        return PathBuf::from(h);
-    }
-    if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|s| !s.is_empty()) {
-        return PathBuf::from(x).join("memctl");
-    }
-    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
-    home.join(".local/share/memctl")
-}
+use std::path::Path;
 
 /// Create `dir` (and parents) with mode 0700 when missing; tighten it to 0700 when it is ours.
 pub fn ensure_private_dir(dir: &Path) -> Result<(), StoreError> {

@@ -178,16 +178,6 @@ impl Default for AutoPruneConfig {
     }
 }
 
-impl AutoPruneConfig {
-    /// Defaults overridden by `MEMCTL_AUTO_PRUNE=1`.
-    pub fn from_env() -> Self {
-        Self {
-            enabled: std::env::var("MEMCTL_AUTO_PRUNE").is_ok_and(|v| v == "1"),
-            ..Self::default()
-        }
-    }
-}
-
 fn meta_i64(v: Option<Vec<u8>>) -> Option<i64> {
     v.and_then(|b| b.try_into().ok()).map(i64::from_le_bytes)
 }

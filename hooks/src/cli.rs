@@ -6,7 +6,7 @@
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use memctl_engine::search::SearchMode;
-use memctl_engine::{ActiveEmbedder, Engine, EngineOptions, SearchRequest};
+use memctl_engine::{ActiveEmbedder, Engine, EngineOptions, SearchRequest, Settings};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -16,7 +16,7 @@ use std::process::ExitCode;
 #[command(name = "memctl", version, about = "memctl: memory for coding agents that survives context compaction", long_about = None)]
 pub struct Cli {
     /// Data directory (default: $MEMCTL_HOME, else $XDG_DATA_HOME/memctl).
-    #[arg(long, global = true, env = "MEMCTL_HOME")]
+    #[arg(long, global = true)]
     pub data_dir: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
@@ -221,10 +221,14 @@ pub struct EmbedPendingArgs {
 
 /// Entry point of the `memctl` binary.
 pub fn main() -> ExitCode {
-    if std::env::args().any(|a| a == "--background") {
-        crate::logging::init_file(&memctl_engine::paths::data_dir());
+    let loaded = Settings::load(std::env::vars_os());
+    // Started by a hook (`embed-pending --background`) or by Claude Code (`statusline`):
+    // these behave like hooks, a bad setting is logged and keeps its default.
+    let background = std::env::args().any(|a| a == "--background");
+    if background {
+        crate::logging::init_file(&loaded.settings.data_dir, loaded.settings.log.as_deref());
     } else {
-        crate::logging::init_cli();
+        crate::logging::init_cli(loaded.settings.log.as_deref());
     }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -234,7 +238,25 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    match run(cli, &mut std::io::stdout().lock()) {
+    let lenient = background || matches!(cli.command, Command::Statusline(_));
+    for v in &loaded.unknown {
+        if background {
+            tracing::warn!(variable = v, "unknown MEMCTL_ variable ignored");
+        } else {
+            eprintln!("memctl: warning: unknown variable {v} ignored");
+        }
+    }
+    if lenient {
+        for e in &loaded.errors {
+            tracing::warn!(error = %e, "bad setting ignored; using its default");
+        }
+    } else if !loaded.errors.is_empty() {
+        for e in &loaded.errors {
+            eprintln!("memctl: error: {e}");
+        }
+        return ExitCode::from(1);
+    }
+    match run(cli, &loaded.settings, &mut std::io::stdout().lock()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             if is_broken_pipe(&e) {
@@ -253,39 +275,40 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// Run a parsed command, writing to `out`.
-pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
-    let mut opts = EngineOptions::from_env();
+/// Run a parsed command with `settings`, writing to `out`.
+pub fn run(cli: Cli, settings: &Settings, out: &mut dyn Write) -> Result<()> {
+    let mut opts = EngineOptions::from_settings(settings);
     if let Some(d) = cli.data_dir {
         opts.data_dir = d;
     }
+    let s = settings;
     match cli.command {
-        Command::Doctor => doctor(opts, out),
-        Command::Install(a) => install(a, true, out),
-        Command::Uninstall(a) => install(a, false, out),
+        Command::Doctor => doctor(opts, s.home_dir.as_deref(), out),
+        Command::Install(a) => install(a, true, s, out),
+        Command::Uninstall(a) => install(a, false, s, out),
         Command::Ingest(a) => ingest(open(opts)?, a, out),
         Command::Search(a) => search(open(opts)?, a, out),
         Command::Sessions(a) => sessions(open(opts)?, a, out),
         Command::Show(a) => show(open(opts)?, a, out),
         Command::Status => status(open(opts)?, out),
         Command::EmbedPending(a) => embed_pending(opts, a, out),
-        Command::Swap(c) => swap(open(opts)?, c, out),
-        Command::Statusline(a) => crate::lifecycle::statusline(opts, &a, out),
-        Command::Memory(c) => crate::lifecycle::memory_cmd(c, out),
-        Command::Restore(a) => crate::lifecycle::restore(open(opts)?, a, out),
-        Command::Summarize(a) => crate::lifecycle::summarize(open(opts)?, a, out),
+        Command::Swap(c) => swap(open(opts)?, c, &s.swap, out),
+        Command::Statusline(a) => crate::lifecycle::statusline(opts, &s.autopilot, &a, out),
+        Command::Memory(c) => crate::lifecycle::memory_cmd(c, &s.restore.memory, out),
+        Command::Restore(a) => crate::lifecycle::restore(open(opts)?, a, &s.restore, out),
+        Command::Summarize(a) => crate::lifecycle::summarize(open(opts)?, a, &s.summarizer, out),
         Command::Prune(a) => crate::lifecycle::prune(open(opts)?, a, out),
         Command::Pin(a) => crate::lifecycle::pin(open(opts)?, a, true, out),
         Command::Unpin(a) => crate::lifecycle::pin(open(opts)?, a, false, out),
     }
 }
 
-fn install(a: InstallArgs, add: bool, out: &mut dyn Write) -> Result<()> {
+fn install(a: InstallArgs, add: bool, s: &Settings, out: &mut dyn Write) -> Result<()> {
     use crate::install;
     if a.claude_md {
         crate::lifecycle::claude_md(add, a.dry_run, out)?;
     }
-    let path = install::settings_path(a.user)?;
+    let path = install::settings_path(a.user, s.home_dir.as_deref())?;
     let (text, changed) = if add {
         let bin = install::hook_binary()?;
         if !bin.is_file() {
@@ -321,10 +344,8 @@ fn install(a: InstallArgs, add: bool, out: &mut dyn Write) -> Result<()> {
             "removed hooks from"
         },
         path.display(),
-        install::EVENTS
-            .iter()
-            .map(|e| e.0)
-            .collect::<Vec<_>>()
+        memctl_engine::hooks::HookEventName::ALL
+            .map(|e| e.as_str())
             .join(", ")
     )?;
     Ok(())
@@ -372,7 +393,7 @@ fn open(opts: EngineOptions) -> Result<Engine> {
     Ok(engine)
 }
 
-fn doctor(opts: EngineOptions, out: &mut dyn Write) -> Result<()> {
+fn doctor(opts: EngineOptions, home: Option<&Path>, out: &mut dyn Write) -> Result<()> {
     writeln!(out, "memctl {}", env!("CARGO_PKG_VERSION"))?;
     writeln!(out, "data dir:     {}", opts.data_dir.display())?;
     let dylib = &opts.onnx.dylib_path;
@@ -414,7 +435,7 @@ fn doctor(opts: EngineOptions, out: &mut dyn Write) -> Result<()> {
     }
     for user in [false, true] {
         let scope = if user { "user" } else { "project" };
-        let Ok(path) = crate::install::settings_path(user) else {
+        let Ok(path) = crate::install::settings_path(user, home) else {
             continue;
         };
         match crate::install::installed(&path) {
@@ -924,9 +945,14 @@ fn status(engine: Engine, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-fn swap(engine: Engine, c: SwapCommand, out: &mut dyn Write) -> Result<()> {
+fn swap(
+    engine: Engine,
+    c: SwapCommand,
+    cfg: &memctl_engine::swap::SwapConfig,
+    out: &mut dyn Write,
+) -> Result<()> {
     use memctl_engine::clock::unix_now;
-    use memctl_engine::swap::{SwapConfig, human_bytes};
+    use memctl_engine::swap::human_bytes;
     match c {
         SwapCommand::List { session, json } => {
             let list = engine.swap_list(session.as_deref())?;
@@ -996,7 +1022,7 @@ fn swap(engine: Engine, c: SwapCommand, out: &mut dyn Write) -> Result<()> {
             }
         }
         SwapCommand::Prune { dry_run } => {
-            let r = engine.swap_prune(&SwapConfig::from_env(), unix_now(), dry_run)?;
+            let r = engine.swap_prune(cfg, unix_now(), dry_run)?;
             let verb = if dry_run { "would remove" } else { "removed" };
             for e in &r.removed {
                 writeln!(

@@ -9,8 +9,8 @@
 //! PostToolUse take `{"hookSpecificOutput":{"hookEventName":..,"additionalContext":..}}`;
 //! PreCompact / PostCompact / SessionEnd take plain text (JSON fails validation there).
 
-use memctl_engine::hooks::{HookConfig, HookEffects, HookEvent, HookOutput, HookPayload};
-use memctl_engine::{Engine, EngineOptions};
+use memctl_engine::hooks::{HookConfig, HookEffects, HookOutput, HookPayload, policy};
+use memctl_engine::{Engine, EngineOptions, Settings};
 use std::io::{Read, Write};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -39,20 +39,30 @@ type Outcome = std::thread::Result<anyhow::Result<(HookOutput, HookEffects)>>;
 /// ends the worker wherever it is, which redb survives like a kill (tested).
 pub fn main() -> ExitCode {
     let started = Instant::now();
-    let opts = EngineOptions::from_env();
-    let logging = crate::logging::init_file(&opts.data_dir);
+    let loaded = Settings::load(std::env::vars_os());
+    let settings = loaded.settings;
+    let logging = crate::logging::init_file(&settings.data_dir, settings.log.as_deref());
     if !logging {
         // No writable log file (read-only data dir): stderr reaches Claude Code's debug log,
         // never the model.
         crate::logging::init_stderr_warn();
     }
+    // A hook never fails because of its configuration: a bad value keeps its default.
+    for e in &loaded.errors {
+        tracing::warn!(error = %e, "bad setting ignored; using its default");
+    }
+    for v in &loaded.unknown {
+        tracing::warn!(variable = v, "unknown MEMCTL_ variable ignored");
+    }
+    let opts = EngineOptions::from_settings(&settings);
+    let cfg = HookConfig::from_settings(&settings);
     let event_arg = std::env::args().nth(1);
     let mut raw = Vec::new();
     if let Err(e) = std::io::stdin().take(MAX_PAYLOAD).read_to_end(&mut raw) {
         tracing::error!(error = %e, "reading the hook payload from stdin failed");
         return ExitCode::SUCCESS;
     }
-    let payload = match HookPayload::parse(&raw, event_arg.as_deref()) {
+    let mut payload = match HookPayload::parse(&raw, event_arg.as_deref()) {
         Ok(p) => p,
         Err(e) => {
             tracing::error!(event = ?event_arg, error = %e, "hook failed; printing nothing");
@@ -60,15 +70,18 @@ pub fn main() -> ExitCode {
         }
     };
     drop(raw);
-    let deadline = started + deadline_for(&payload.event);
+    payload.fill_project_dir(settings.project_dir.as_deref());
+    let deadline = started + policy::deadline(payload.event.kind(), settings.hook.deadline_ms);
     let data_dir = opts.data_dir.clone();
     let (tx, rx) = std::sync::mpsc::channel::<Outcome>();
     let worker_payload = payload.clone();
+    let worker_opts = opts.clone();
+    let worker_cfg = cfg.clone();
     let spawned = std::thread::Builder::new()
         .name("memctl-hook".into())
         .spawn(move || {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                run(&worker_payload, opts, deadline)
+                run(&worker_payload, worker_opts, &worker_cfg, deadline)
             }));
             // The watchdog may have given up already; nobody to tell then.
             let _ = tx.send(r);
@@ -83,7 +96,7 @@ pub fn main() -> ExitCode {
         Err(e) => {
             tracing::warn!(error = %e, "no worker thread; running without a watchdog");
             Ok(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
-                || run(&payload, EngineOptions::from_env(), deadline),
+                || run(&payload, opts, &cfg, deadline),
             )))
         }
     };
@@ -93,8 +106,8 @@ pub fn main() -> ExitCode {
             for t in &fx.background_ingest {
                 spawn_background(&["ingest", "--no-embed", "--quiet"], Some(t));
             }
-            if fx.pending_embeds > 0 {
-                spawn_background_embedder();
+            if fx.pending_embeds > 0 && settings.embed.background {
+                spawn_background(&["embed-pending", "--background"], None);
             }
             out
         }
@@ -145,26 +158,19 @@ pub fn main() -> ExitCode {
 pub fn run(
     payload: &HookPayload,
     opts: EngineOptions,
+    cfg: &HookConfig,
     deadline: Instant,
 ) -> anyhow::Result<(HookOutput, HookEffects)> {
     let mut engine = Engine::open(opts)?;
     engine.set_deadline(deadline.checked_sub(STORE_RESERVE).unwrap_or(deadline));
-    let cfg = HookConfig::from_env();
     Ok(memctl_engine::hooks::handle(
-        &engine, payload, deadline, &cfg,
+        &engine, payload, deadline, cfg,
     )?)
 }
 
-/// Start `memctl embed-pending` detached (its own process group, no stdio), unless disabled
-/// with `MEMCTL_BACKGROUND_EMBED=0` or another embedder holds the lock. The hook never waits.
-fn spawn_background_embedder() {
-    if std::env::var("MEMCTL_BACKGROUND_EMBED").is_ok_and(|v| v == "0") {
-        return;
-    }
-    spawn_background(&["embed-pending", "--background"], None);
-}
-
 /// Start `memctl <args> [path]` detached: own process group, no stdio; the hook never waits.
+/// (`embed-pending --background` exits at once when another embedder holds the lock; hooks
+/// start it only when `MEMCTL_BACKGROUND_EMBED` is on.)
 fn spawn_background(args: &[&str], path: Option<&std::path::Path>) {
     let Some(memctl) = std::env::current_exe()
         .ok()
@@ -190,20 +196,4 @@ fn spawn_background(args: &[&str], path: Option<&std::path::Path>) {
     if let Err(e) = cmd.spawn() {
         tracing::warn!(error = %e, ?args, "could not start a background memctl");
     }
-}
-
-/// Internal deadline per event, well below the timeouts `memctl install` writes.
-fn deadline_for(e: &HookEvent) -> Duration {
-    let ms = match e {
-        HookEvent::SessionEnd { .. } => 900,
-        HookEvent::PreCompact { .. } => 8_000,
-        HookEvent::SessionStart { .. } => 3_000,
-        _ => 2_000,
-    };
-    Duration::from_millis(
-        std::env::var("MEMCTL_HOOK_DEADLINE_MS")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(ms),
-    )
 }

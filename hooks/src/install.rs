@@ -6,24 +6,14 @@
 //! (temp file + rename) so a crash never leaves half a settings file.
 
 use anyhow::{Context, Result};
+use memctl_engine::hooks::HookEventName;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
-/// Our events, their matcher (tool events only) and timeout in seconds.
-pub const EVENTS: &[(&str, Option<&str>, u32)] = &[
-    ("UserPromptSubmit", None, 10),
-    ("PreCompact", None, 30),
-    ("SessionStart", None, 15),
-    ("PostCompact", None, 10),
-    ("PostToolUse", Some("Read|Grep|Glob|Bash|WebFetch"), 10),
-    (
-        "PostToolUseFailure",
-        Some("Read|Grep|Glob|Bash|WebFetch"),
-        10,
-    ),
-    ("SessionEnd", None, 5),
-];
+/// Our events ([`HookEventName::ALL`]), their matcher ([`HookEventName::tool_matcher`]) and
+/// timeout ([`HookEventName::install_timeout_secs`]) come from the engine's hook policy.
+pub const EVENTS: [HookEventName; 7] = HookEventName::ALL;
 
 /// Marker that identifies our hook commands.
 pub const HOOK_BIN: &str = "memctl-hook";
@@ -62,11 +52,11 @@ fn is_ours(e: &HookEntry) -> bool {
     e.command.contains(HOOK_BIN)
 }
 
-/// The settings file for a scope.
-pub fn settings_path(user: bool) -> Result<PathBuf> {
+/// The settings file for a scope (`home`: the user's home directory, `HOME`).
+pub fn settings_path(user: bool, home: Option<&Path>) -> Result<PathBuf> {
     if user {
-        let home = std::env::var_os("HOME").context("HOME is not set")?;
-        Ok(PathBuf::from(home).join(".claude/settings.json"))
+        let home = home.context("HOME is not set")?;
+        Ok(home.join(".claude/settings.json"))
     } else {
         Ok(std::env::current_dir()?.join(".claude/settings.json"))
     }
@@ -116,7 +106,8 @@ fn groups(s: &Settings, event: &str) -> Result<Vec<MatcherGroup>> {
 pub fn merged(path: &Path, hook_bin: &Path) -> Result<(String, bool)> {
     let mut s = load(path)?;
     let before = serde_json::to_string(&s)?;
-    for (event, matcher, timeout) in EVENTS {
+    for ev in EVENTS {
+        let (event, timeout) = (ev.as_str(), ev.install_timeout_secs());
         let mut gs = groups(&s, event)?;
         let command = format!("{} {event}", shell_quote(hook_bin));
         let mut found = false;
@@ -124,23 +115,22 @@ pub fn merged(path: &Path, hook_bin: &Path) -> Result<(String, bool)> {
             for e in g.hooks.iter_mut().filter(|e| is_ours(e)) {
                 found = true;
                 e.command.clone_from(&command);
-                e.timeout = Some(*timeout);
+                e.timeout = Some(timeout);
             }
         }
         if !found {
             gs.push(MatcherGroup {
-                matcher: matcher.map(str::to_string),
+                matcher: ev.tool_matcher(),
                 hooks: vec![HookEntry {
                     kind: "command".into(),
                     command,
-                    timeout: Some(*timeout),
+                    timeout: Some(timeout),
                     rest: Map::new(),
                 }],
                 rest: Map::new(),
             });
         }
-        s.hooks
-            .insert((*event).to_string(), serde_json::to_value(gs)?);
+        s.hooks.insert(event.to_string(), serde_json::to_value(gs)?);
     }
     let after = serde_json::to_string(&s)?;
     Ok((serde_json::to_string_pretty(&s)? + "\n", before != after))
@@ -181,10 +171,10 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
 pub fn installed(path: &Path) -> Result<Vec<(String, String)>> {
     let s = load(path)?;
     let mut out = Vec::new();
-    for (event, _, _) in EVENTS {
+    for event in EVENTS.map(HookEventName::as_str) {
         for g in groups(&s, event)? {
             for e in g.hooks.iter().filter(|e| is_ours(e)) {
-                out.push(((*event).to_string(), e.command.clone()));
+                out.push((event.to_string(), e.command.clone()));
             }
         }
     }

@@ -84,20 +84,29 @@ pub struct PinArgs {
 
 /// `memctl statusline`: Claude Code's status line JSON on stdin → one line on stdout. Never
 /// fails: unreadable input or store give a shorter line.
-pub fn statusline(opts: EngineOptions, a: &StatuslineArgs, out: &mut dyn Write) -> Result<()> {
+pub fn statusline(
+    opts: EngineOptions,
+    cfg: &AutopilotConfig,
+    a: &StatuslineArgs,
+    out: &mut dyn Write,
+) -> Result<()> {
     let mut raw = Vec::new();
     if let Err(e) = std::io::stdin().take(1 << 20).read_to_end(&mut raw) {
         tracing::debug!(error = %e, "statusline: stdin unreadable");
     }
-    let line = statusline_text(&opts, a, &raw);
+    let line = statusline_text(&opts, cfg, a, &raw);
     writeln!(out, "{line}")?;
     Ok(())
 }
 
 /// The status line for a given input (testable without stdin).
-pub fn statusline_text(opts: &EngineOptions, a: &StatuslineArgs, raw: &[u8]) -> String {
+pub fn statusline_text(
+    opts: &EngineOptions,
+    cfg: &AutopilotConfig,
+    a: &StatuslineArgs,
+    raw: &[u8],
+) -> String {
     let input: StatusInput = serde_json::from_slice(raw).unwrap_or_default();
-    let cfg = AutopilotConfig::from_env();
     let window = a
         .window
         .or_else(|| input.window())
@@ -110,7 +119,7 @@ pub fn statusline_text(opts: &EngineOptions, a: &StatuslineArgs, raw: &[u8]) -> 
         })
         .or_else(|| {
             let t = input.transcript_path.as_deref().filter(|t| !t.is_empty())?;
-            autopilot::estimate_transcript(Path::new(t), &cfg)
+            autopilot::estimate_transcript(Path::new(t), cfg)
                 .ok()
                 .flatten()
         });
@@ -119,7 +128,7 @@ pub fn statusline_text(opts: &EngineOptions, a: &StatuslineArgs, raw: &[u8]) -> 
     } else {
         autopilot::load_state(&opts.data_dir, &input.session_id).samples
     };
-    let report = est.map(|e| autopilot::report(&e, window, &samples, &cfg));
+    let report = est.map(|e| autopilot::report(&e, window, &samples, cfg));
     let archived = (!input.session_id.is_empty() && opts.store_path().is_file())
         .then(|| Engine::open(opts.clone()).ok())
         .flatten()
@@ -136,7 +145,7 @@ fn dir_or_cwd(dir: Option<PathBuf>) -> Result<PathBuf> {
 }
 
 /// `memctl memory ...`.
-pub fn memory_cmd(c: MemoryCommand, out: &mut dyn Write) -> Result<()> {
+pub fn memory_cmd(c: MemoryCommand, cfg: &MemoryConfig, out: &mut dyn Write) -> Result<()> {
     match c {
         MemoryCommand::Init { dir } => {
             let dir = dir_or_cwd(dir)?;
@@ -157,7 +166,7 @@ pub fn memory_cmd(c: MemoryCommand, out: &mut dyn Write) -> Result<()> {
         }
         MemoryCommand::Show { dir } => {
             let dir = dir_or_cwd(dir)?;
-            let Some(mdir) = memory::find_dir(&dir.display().to_string()) else {
+            let Some(mdir) = memory::find_dir(&dir.display().to_string(), cfg) else {
                 writeln!(
                     out,
                     "no {} here (run `memctl memory init`)",
@@ -165,7 +174,7 @@ pub fn memory_cmd(c: MemoryCommand, out: &mut dyn Write) -> Result<()> {
                 )?;
                 return Ok(());
             };
-            let lines = memory::collect(&mdir, &MemoryConfig::from_env());
+            let lines = memory::collect(&mdir, cfg);
             if lines.is_empty() {
                 writeln!(
                     out,
@@ -183,7 +192,12 @@ pub fn memory_cmd(c: MemoryCommand, out: &mut dyn Write) -> Result<()> {
 
 /// `memctl restore <session>`: the restore block Claude would get after this session's
 /// compaction (memory files of the project included).
-pub fn restore(engine: Engine, a: RestoreArgs, out: &mut dyn Write) -> Result<()> {
+pub fn restore(
+    engine: Engine,
+    a: RestoreArgs,
+    cfg: &RestoreConfig,
+    out: &mut dyn Write,
+) -> Result<()> {
     let project = match a.project {
         Some(p) => p,
         None => {
@@ -193,15 +207,8 @@ pub fn restore(engine: Engine, a: RestoreArgs, out: &mut dyn Write) -> Result<()
             s.project
         }
     };
-    let mut cfg = RestoreConfig {
-        memory: MemoryConfig::from_env(),
-        ..RestoreConfig::default()
-    };
-    if let Some(n) = a.chars.or_else(|| {
-        std::env::var("MEMCTL_RESTORE_CHARS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-    }) {
+    let mut cfg = cfg.clone();
+    if let Some(n) = a.chars {
         cfg.budget.max_chars = n.min(memctl_engine::restore::MAX_RESTORE_CHARS);
     }
     let r = engine.restore(&a.session, &project, RestoreKind::Compact, &cfg)?;
@@ -214,9 +221,13 @@ pub fn restore(engine: Engine, a: RestoreArgs, out: &mut dyn Write) -> Result<()
 }
 
 /// `memctl summarize <session>`: extractive summary, plus `MEMCTL_SUMMARIZER_CMD`'s when set.
-pub fn summarize(engine: Engine, a: SummarizeArgs, out: &mut dyn Write) -> Result<()> {
-    let ext = summary::external::ExternalConfig::from_env();
-    let Some(s) = engine.summarize_with_external(&a.session, &SummaryConfig::default(), &ext)?
+pub fn summarize(
+    engine: Engine,
+    a: SummarizeArgs,
+    ext: &summary::external::ExternalConfig,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let Some(s) = engine.summarize_with_external(&a.session, &SummaryConfig::default(), ext)?
     else {
         bail!("no archived turns for session {:?}", a.session);
     };

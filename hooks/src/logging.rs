@@ -6,9 +6,17 @@
 use std::path::Path;
 use tracing_subscriber::EnvFilter;
 
+/// `filter` (`MEMCTL_LOG`, from [`memctl_engine::Settings::log`]) when it is a valid
+/// directive, else `default`.
+fn env_filter(filter: Option<&str>, default: &str) -> EnvFilter {
+    filter
+        .and_then(|f| EnvFilter::try_new(f).ok())
+        .unwrap_or_else(|| EnvFilter::new(default))
+}
+
 /// CLI logging to stderr; `MEMCTL_LOG` sets the filter (default `warn`).
-pub fn init_cli() {
-    let filter = EnvFilter::try_from_env("MEMCTL_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+pub fn init_cli(filter: Option<&str>) {
+    let filter = env_filter(filter, "warn");
     // A second init (tests) is harmless: try_init reports it and we ignore that report.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -18,7 +26,7 @@ pub fn init_cli() {
 
 /// Hook logging to an append-only file in the data dir. Returns false when no log file could
 /// be opened (the hook still runs).
-pub fn init_file(data_dir: &Path) -> bool {
+pub fn init_file(data_dir: &Path, filter: Option<&str>) -> bool {
     let dir = data_dir.join("logs");
     // Logs can quote transcript paths and errors: private like the rest of the data dir.
     if memctl_engine::paths::ensure_private_dir(&dir).is_err() {
@@ -36,7 +44,7 @@ pub fn init_file(data_dir: &Path) -> bool {
         Ok(f) => f,
         Err(_) => return false,
     };
-    let filter = EnvFilter::try_from_env("MEMCTL_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter = env_filter(filter, "info");
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false)

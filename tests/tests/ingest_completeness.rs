@@ -10,7 +10,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
 
 fn engine(home: &Path) -> Engine {
-    let mut opts = EngineOptions::from_env();
+    let mut opts = EngineOptions::from_settings(&memctl_engine::Settings::default());
     opts.data_dir = home.to_path_buf();
     opts.model_disabled = true; // completeness, not semantics: hash vectors keep this fast
     Engine::open(opts).expect("open engine")

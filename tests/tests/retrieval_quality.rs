@@ -65,7 +65,7 @@ fn coding_queries() -> Vec<CodingQuery> {
 #[test]
 fn hybrid_wins_on_the_coding_query_set() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut opts = EngineOptions::from_env();
+    let mut opts = EngineOptions::from_settings(&memctl_engine::Settings::default());
     opts.data_dir = dir.path().to_path_buf();
     opts.onnx = onnx_config();
     opts.model_disabled = false;

@@ -24,7 +24,7 @@ use crate::error::StoreError;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// Autopilot settings (defaults are the product's; see [`AutopilotConfig::from_env`]).
+/// Autopilot settings (defaults are the product's; variables in [`crate::Settings::autopilot`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AutopilotConfig {
     /// Context window in tokens (default 200 000).
@@ -54,33 +54,6 @@ impl Default for AutopilotConfig {
             chars_per_token: 3.5,
             note: false,
         }
-    }
-}
-
-impl AutopilotConfig {
-    /// Defaults overridden by `MEMCTL_CONTEXT_WINDOW`, `MEMCTL_AUTOPILOT_WARN`,
-    /// `MEMCTL_AUTOPILOT_CRITICAL` (percentages) and `MEMCTL_AUTOPILOT_NOTE=1`.
-    pub fn from_env() -> Self {
-        let mut c = Self::default();
-        // An unset or non-UTF-8 variable means "use the default": nothing to report.
-        let var = |k: &str| -> Option<String> { std::env::var(k).ok() };
-        if let Some(n) = var("MEMCTL_CONTEXT_WINDOW").and_then(|v| v.parse::<u64>().ok())
-            && n > 0
-        {
-            c.window_tokens = n;
-        }
-        if let Some(p) = var("MEMCTL_AUTOPILOT_WARN").and_then(|v| v.parse::<f32>().ok())
-            && (0.0..=100.0).contains(&p)
-        {
-            c.warn_pct = p;
-        }
-        if let Some(p) = var("MEMCTL_AUTOPILOT_CRITICAL").and_then(|v| v.parse::<f32>().ok())
-            && (0.0..=100.0).contains(&p)
-        {
-            c.critical_pct = p;
-        }
-        c.note = var("MEMCTL_AUTOPILOT_NOTE").is_some_and(|v| v == "1");
-        c
     }
 }
 

@@ -58,36 +58,39 @@ impl OnnxConfig {
         }
     }
 
-    /// Find the runtime and model without any configuration.
-    ///
-    /// Runtime: `$ORT_DYLIB_PATH`, else `<root>/.cache/onnxruntime/libonnxruntime.so.1.31.1`.
-    /// Model: `$MEMCTL_MODEL_DIR`, else `<root>/models/all-MiniLM-L6-v2`. `<root>` is, in order,
-    /// `$MEMCTL_HOME` and the data dir given, then every ancestor of the running executable
-    /// (so a binary built in a checkout finds that checkout's setup). Returns the best guess
-    /// even when files are missing; [`OnnxEmbedder::load`] reports what is missing.
+    /// Find the runtime and model without any configuration (see [`Self::from_settings`]).
     pub fn discover(data_dir: Option<&Path>) -> Self {
-        let roots = search_roots(data_dir);
-        let dylib = std::env::var_os("ORT_DYLIB_PATH")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| {
-                first_existing(&roots, &[".cache/onnxruntime", "runtime"], ORT_LIB_FILE)
-                    .unwrap_or_else(|| PathBuf::from(ORT_LIB_FILE))
-            });
-        let model_dir = std::env::var_os("MEMCTL_MODEL_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| {
-                first_existing(&roots, &["models/all-MiniLM-L6-v2"], "model.onnx")
-                    .and_then(|p| p.parent().map(Path::to_path_buf))
-                    .unwrap_or_else(|| PathBuf::from("models/all-MiniLM-L6-v2"))
-            });
+        Self::discover_with(&crate::settings::EmbedSettings::default(), None, data_dir)
+    }
+
+    /// The runtime and model the settings name, else found.
+    ///
+    /// Runtime: `ORT_DYLIB_PATH`, else `<root>/.cache/onnxruntime/libonnxruntime.so.1.31.1`.
+    /// Model: `MEMCTL_MODEL_DIR`, else `<root>/models/all-MiniLM-L6-v2`. `<root>` is, in order,
+    /// `MEMCTL_HOME` and the data dir, then every ancestor of the running executable (so a
+    /// binary built in a checkout finds that checkout's setup). Returns the best guess even
+    /// when files are missing; [`OnnxEmbedder::load`] reports what is missing.
+    pub fn from_settings(s: &crate::Settings) -> Self {
+        Self::discover_with(&s.embed, s.home.as_deref(), Some(&s.data_dir))
+    }
+
+    fn discover_with(
+        s: &crate::settings::EmbedSettings,
+        home: Option<&Path>,
+        data_dir: Option<&Path>,
+    ) -> Self {
+        let roots = search_roots(home, data_dir);
+        let dylib = s.ort_dylib.clone().unwrap_or_else(|| {
+            first_existing(&roots, &[".cache/onnxruntime", "runtime"], ORT_LIB_FILE)
+                .unwrap_or_else(|| PathBuf::from(ORT_LIB_FILE))
+        });
+        let model_dir = s.model_dir.clone().unwrap_or_else(|| {
+            first_existing(&roots, &["models/all-MiniLM-L6-v2"], "model.onnx")
+                .and_then(|p| p.parent().map(Path::to_path_buf))
+                .unwrap_or_else(|| PathBuf::from("models/all-MiniLM-L6-v2"))
+        });
         let mut cfg = Self::new(dylib, model_dir);
-        if let Some(t) = std::env::var("MEMCTL_ORT_THREADS")
-            .ok()
-            .and_then(|s| s.parse::<usize>().ok())
-            .filter(|t| *t > 0)
-        {
-            cfg.intra_threads = t;
-        }
+        cfg.intra_threads = s.ort_threads;
         cfg
     }
 
@@ -102,10 +105,10 @@ impl OnnxConfig {
     }
 }
 
-fn search_roots(data_dir: Option<&Path>) -> Vec<PathBuf> {
+fn search_roots(home: Option<&Path>, data_dir: Option<&Path>) -> Vec<PathBuf> {
     let mut roots = Vec::new();
-    if let Some(h) = std::env::var_os("MEMCTL_HOME") {
-        roots.push(PathBuf::from(h));
+    if let Some(h) = home {
+        roots.push(h.to_path_buf());
     }
     if let Some(d) = data_dir {
         roots.push(d.to_path_buf());

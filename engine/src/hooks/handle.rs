@@ -5,7 +5,8 @@
 //! deadline checked between steps. When the store is busy the transcript path is spooled and
 //! archived by the next hook call that gets the store.
 
-use super::payload::{HookEvent, HookOutput, HookPayload};
+use super::payload::{HookEvent, HookOutput, HookPayload, SessionSource};
+use super::policy::{HookEventName, backlog, claim_background};
 use crate::engine::Engine;
 use crate::error::{EngineError, StoreError};
 use crate::ingest::IngestReport;
@@ -13,8 +14,8 @@ use crate::restore::{RestoreConfig, RestoreKind};
 use std::path::Path;
 use std::time::Instant;
 
-/// Hook settings (from the environment; defaults are the product's).
-#[derive(Debug, Clone, Default)]
+/// Hook settings (built from [`crate::Settings`]; defaults are the product's).
+#[derive(Debug, Clone)]
 pub struct HookConfig {
     /// Restore settings.
     pub restore: RestoreConfig,
@@ -24,30 +25,33 @@ pub struct HookConfig {
     pub autopilot: crate::autopilot::AutopilotConfig,
     /// Session summaries (PreCompact, SessionEnd).
     pub summary: crate::summary::SummaryConfig,
-    /// Automatic bounded prune pass (SessionEnd; off unless `MEMCTL_AUTO_PRUNE=1`).
+    /// Automatic bounded prune pass (SessionEnd; off unless `MEMCTL_AUTO_PRUNE` is on).
     pub auto_prune: crate::prune::AutoPruneConfig,
-    /// Tool-output swap settings (PostToolUse).
+    /// Tool-output swap settings (PostToolUse, spooled tool calls).
     pub swap: crate::swap::SwapConfig,
+    /// Unarchived bytes above which UserPromptSubmit archives in the background
+    /// ([`crate::settings::HookSettings::inline_bytes`]).
+    pub inline_bytes: u64,
+}
+
+impl Default for HookConfig {
+    fn default() -> Self {
+        Self::from_settings(&crate::Settings::default())
+    }
 }
 
 impl HookConfig {
-    /// Defaults overridden by `MEMCTL_RESTORE_CHARS`, `MEMCTL_PRECOMPACT_CHARS`,
-    /// `MEMCTL_RESTORE_ON_STARTUP=1`.
-    pub fn from_env() -> Self {
-        let mut c = Self::default();
-        let num = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<usize>().ok());
-        if let Some(n) = num("MEMCTL_RESTORE_CHARS") {
-            c.restore.budget.max_chars = n.min(crate::restore::MAX_RESTORE_CHARS);
+    /// The hook's part of the settings.
+    pub fn from_settings(s: &crate::Settings) -> Self {
+        Self {
+            restore: s.restore.clone(),
+            restore_on_startup: s.restore_on_startup,
+            autopilot: s.autopilot.clone(),
+            summary: crate::summary::SummaryConfig::default(),
+            auto_prune: s.auto_prune.clone(),
+            swap: s.swap.clone(),
+            inline_bytes: s.hook.inline_bytes,
         }
-        if let Some(n) = num("MEMCTL_PRECOMPACT_CHARS") {
-            c.restore.precompact_chars = n.min(crate::restore::MAX_RESTORE_CHARS);
-        }
-        c.restore_on_startup = std::env::var("MEMCTL_RESTORE_ON_STARTUP").is_ok_and(|v| v == "1");
-        c.autopilot = crate::autopilot::AutopilotConfig::from_env();
-        c.restore.memory = crate::memory::MemoryConfig::from_env();
-        c.auto_prune = crate::prune::AutoPruneConfig::from_env();
-        c.swap = crate::swap::SwapConfig::from_env();
-        c
     }
 }
 
@@ -61,46 +65,6 @@ pub struct HookEffects {
     /// Transcripts whose unarchived backlog is too big for the hook's budget: the binary
     /// archives them in a detached `memctl ingest` process.
     pub background_ingest: Vec<std::path::PathBuf>,
-}
-
-/// Unarchived bytes above which UserPromptSubmit hands the work to a background process
-/// (`MEMCTL_HOOK_INLINE_BYTES`, default 4 MiB ≈ 250 turns): a first prompt after installing
-/// memctl into a long session must not stall the agent. PreCompact always archives inline.
-fn inline_limit() -> u64 {
-    std::env::var("MEMCTL_HOOK_INLINE_BYTES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(4 << 20)
-}
-
-/// Bytes of `path` not yet archived (whole file when it has no cursor).
-fn backlog(engine: &Engine, path: &Path) -> Result<u64, EngineError> {
-    let len = std::fs::metadata(path).map_or(0, |m| m.len());
-    let key = std::fs::canonicalize(path).map_or_else(
-        |_| path.display().to_string(),
-        |p| p.to_string_lossy().into_owned(),
-    );
-    let done = engine.store().read()?.cursor(&key)?.map_or(0, |c| c.offset);
-    Ok(len.saturating_sub(done))
-}
-
-/// A recent marker says a background ingest of this transcript is already running.
-fn claim_background(engine: &Engine, path: &Path) -> bool {
-    let name = crate::paths::sanitize_component(&path.display().to_string());
-    let dir = engine.data_dir().join("backlog");
-    if crate::paths::ensure_private_dir(&dir).is_err() {
-        return false;
-    }
-    let marker = dir.join(name);
-    let fresh = std::fs::metadata(&marker)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_some_and(|age| age.as_secs() < 300);
-    if fresh {
-        return false;
-    }
-    std::fs::write(&marker, std::process::id().to_string()).is_ok()
 }
 
 /// Archive the payload's transcript incrementally; spool it when the store is busy.
@@ -198,7 +162,7 @@ pub fn handle(
                 .filter(|t| t.is_file())
                 .map(|t| backlog(engine, t).map(|b| (t, b)))
                 .transpose()?
-                .filter(|(_, b)| *b > inline_limit());
+                .filter(|(_, b)| *b > cfg.inline_bytes);
             match big {
                 Some((t, bytes)) => {
                     if claim_background(engine, t) {
@@ -208,7 +172,7 @@ pub fn handle(
                 }
                 None => archive(engine, p, &mut fx)?,
             }
-            super::spool::drain(engine, deadline);
+            super::spool::drain(engine, deadline, &cfg.swap);
             match crate::autopilot::on_prompt_hook(
                 engine.data_dir(),
                 &p.common.session_id,
@@ -216,7 +180,7 @@ pub fn handle(
                 &cfg.autopilot,
             ) {
                 Some(text) => HookOutput::Context {
-                    event: "UserPromptSubmit".into(),
+                    event: HookEventName::UserPromptSubmit.as_str().into(),
                     text,
                 },
                 None => HookOutput::None,
@@ -244,12 +208,12 @@ pub fn handle(
             }
         }
         HookEvent::SessionStart { source } => {
-            let kind = match source.as_str() {
-                "compact" => Some(RestoreKind::Compact),
-                "resume" => Some(RestoreKind::Resume),
-                "clear" => Some(RestoreKind::Clear),
-                "startup" if cfg.restore_on_startup => Some(RestoreKind::Startup),
-                _ => None,
+            let kind = match source {
+                SessionSource::Compact => Some(RestoreKind::Compact),
+                SessionSource::Resume => Some(RestoreKind::Resume),
+                SessionSource::Clear => Some(RestoreKind::Clear),
+                SessionSource::Startup if cfg.restore_on_startup => Some(RestoreKind::Startup),
+                SessionSource::Startup | SessionSource::Fork | SessionSource::Other(_) => None,
             };
             match kind {
                 None => HookOutput::None,
@@ -275,7 +239,7 @@ pub fn handle(
                         HookOutput::None
                     } else {
                         HookOutput::Context {
-                            event: "SessionStart".into(),
+                            event: HookEventName::SessionStart.as_str().into(),
                             text: restored.text,
                         }
                     }

@@ -1,9 +1,12 @@
-//! Claude Code hook handling, in-process: typed payloads, one handler per event.
+//! Claude Code hook handling, in-process: typed payloads, one handler per event, and the
+//! adapter's policy (event names, deadlines, swapped tools, backlog hand-off) in [`policy`].
 
 mod handle;
 mod payload;
+pub mod policy;
 mod spool;
 
 pub use handle::{HookConfig, HookEffects, handle};
-pub use payload::{CommonFields, HookEvent, HookOutput, HookPayload, PayloadError};
+pub use payload::{CommonFields, HookEvent, HookOutput, HookPayload, PayloadError, SessionSource};
+pub use policy::HookEventName;
 pub use spool::rescue;

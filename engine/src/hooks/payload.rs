@@ -1,6 +1,54 @@
 //! Typed Claude Code hook payloads and outputs (DESIGN §2, observed with CLI 2.1.197/2.1.330).
 
+use super::policy::HookEventName;
 use serde::{Deserialize, Serialize};
+
+/// Why a session started (SessionStart `source`). Unknown sources decode as [`Self::Other`]:
+/// a new Claude Code value never fails the hook.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(from = "String")]
+pub enum SessionSource {
+    /// A new session (also when the payload has no `source`).
+    #[default]
+    Startup,
+    /// `--resume` / `--continue`.
+    Resume,
+    /// `/clear`.
+    Clear,
+    /// After compaction.
+    Compact,
+    /// A forked session.
+    Fork,
+    /// Any other value, as given.
+    Other(String),
+}
+
+impl From<String> for SessionSource {
+    fn from(s: String) -> Self {
+        match s.as_str() {
+            "startup" => Self::Startup,
+            "resume" => Self::Resume,
+            "clear" => Self::Clear,
+            "compact" => Self::Compact,
+            "fork" => Self::Fork,
+            _ => Self::Other(s),
+        }
+    }
+}
+
+impl SessionSource {
+    /// The value as Claude Code spells it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Startup => "startup",
+            Self::Resume => "resume",
+            Self::Clear => "clear",
+            Self::Compact => "compact",
+            Self::Fork => "fork",
+            Self::Other(s) => s,
+        }
+    }
+}
 
 /// Fields every hook payload carries.
 #[derive(Debug, Clone, Deserialize)]
@@ -26,7 +74,7 @@ pub enum HookEvent {
     /// A session started (`startup`, `resume`, `clear`, `compact`, `fork`).
     SessionStart {
         /// Why it started.
-        source: String,
+        source: SessionSource,
     },
     /// The user submitted a prompt.
     UserPromptSubmit {
@@ -68,17 +116,26 @@ pub enum HookEvent {
 }
 
 impl HookEvent {
+    /// Which handled event this is; `None` for [`Self::Other`].
+    pub fn kind(&self) -> Option<HookEventName> {
+        Some(match self {
+            Self::SessionStart { .. } => HookEventName::SessionStart,
+            Self::UserPromptSubmit { .. } => HookEventName::UserPromptSubmit,
+            Self::PreCompact { .. } => HookEventName::PreCompact,
+            Self::PostCompact { .. } => HookEventName::PostCompact,
+            Self::PostToolUse { failed: false, .. } => HookEventName::PostToolUse,
+            Self::PostToolUse { failed: true, .. } => HookEventName::PostToolUseFailure,
+            Self::SessionEnd { .. } => HookEventName::SessionEnd,
+            Self::Other(_) => return None,
+        })
+    }
+
     /// The event name Claude Code uses (for `hookEventName` in outputs).
     pub fn name(&self) -> &str {
-        match self {
-            Self::SessionStart { .. } => "SessionStart",
-            Self::UserPromptSubmit { .. } => "UserPromptSubmit",
-            Self::PreCompact { .. } => "PreCompact",
-            Self::PostCompact { .. } => "PostCompact",
-            Self::PostToolUse { failed: false, .. } => "PostToolUse",
-            Self::PostToolUse { failed: true, .. } => "PostToolUseFailure",
-            Self::SessionEnd { .. } => "SessionEnd",
-            Self::Other(n) => n,
+        match (self.kind(), self) {
+            (Some(k), _) => k.as_str(),
+            (None, Self::Other(n)) => n,
+            (None, _) => "",
         }
     }
 }
@@ -93,13 +150,17 @@ pub struct HookPayload {
 }
 
 impl HookPayload {
-    /// The project a hook runs for: the payload's `cwd`, else `$CLAUDE_PROJECT_DIR`.
+    /// The project a hook runs for: the payload's `cwd` (see [`Self::fill_project_dir`]).
     pub fn project(&self) -> String {
-        self.common
-            .cwd
-            .clone()
-            .or_else(|| std::env::var("CLAUDE_PROJECT_DIR").ok())
-            .unwrap_or_default()
+        self.common.cwd.clone().unwrap_or_default()
+    }
+
+    /// A payload without `cwd` runs for Claude Code's `CLAUDE_PROJECT_DIR`
+    /// ([`crate::Settings::project_dir`], passed in by the binary).
+    pub fn fill_project_dir(&mut self, project_dir: Option<&str>) {
+        if self.common.cwd.is_none() {
+            self.common.cwd = project_dir.map(str::to_string);
+        }
     }
 
     /// The tool call of a PostToolUse(Failure) payload, for the swap (stored now or spooled).
@@ -128,7 +189,7 @@ impl HookPayload {
 #[derive(Deserialize)]
 struct SessionStartFields {
     #[serde(default)]
-    source: Option<String>,
+    source: Option<SessionSource>,
 }
 
 #[derive(Deserialize)]
@@ -192,35 +253,41 @@ impl HookPayload {
             .map(str::to_string)
             .or_else(|| common.hook_event_name.clone())
             .ok_or(PayloadError::NoEvent)?;
-        let event = match name.as_str() {
-            "SessionStart" => {
+        let Some(kind) = HookEventName::from_name(&name) else {
+            return Ok(Self {
+                common,
+                event: HookEvent::Other(name),
+            });
+        };
+        let event = match kind {
+            HookEventName::SessionStart => {
                 let f: SessionStartFields = serde_json::from_slice(raw)?;
                 HookEvent::SessionStart {
-                    source: f.source.unwrap_or_else(|| "startup".into()),
+                    source: f.source.unwrap_or_default(),
                 }
             }
-            "UserPromptSubmit" => {
+            HookEventName::UserPromptSubmit => {
                 let f: PromptFields = serde_json::from_slice(raw)?;
                 HookEvent::UserPromptSubmit {
                     prompt: f.prompt.unwrap_or_default(),
                 }
             }
-            "PreCompact" => {
+            HookEventName::PreCompact => {
                 let f: PreCompactFields = serde_json::from_slice(raw)?;
                 HookEvent::PreCompact {
                     trigger: f.trigger.unwrap_or_else(|| "manual".into()),
                     custom_instructions: f.custom_instructions,
                 }
             }
-            "PostCompact" => {
+            HookEventName::PostCompact => {
                 let f: PostCompactFields = serde_json::from_slice(raw)?;
                 HookEvent::PostCompact {
                     compact_summary: f.compact_summary,
                 }
             }
-            "PostToolUse" | "PostToolUseFailure" => {
+            HookEventName::PostToolUse | HookEventName::PostToolUseFailure => {
                 let f: ToolFields = serde_json::from_slice(raw)?;
-                let failed = name == "PostToolUseFailure";
+                let failed = kind == HookEventName::PostToolUseFailure;
                 let raw_text = |v: Option<Box<serde_json::value::RawValue>>| {
                     v.map(|r| r.get().to_string()).unwrap_or_default()
                 };
@@ -236,13 +303,12 @@ impl HookPayload {
                     failed,
                 }
             }
-            "SessionEnd" => {
+            HookEventName::SessionEnd => {
                 let f: SessionEndFields = serde_json::from_slice(raw)?;
                 HookEvent::SessionEnd {
                     reason: f.reason.unwrap_or_else(|| "other".into()),
                 }
             }
-            other => HookEvent::Other(other.to_string()),
         };
         Ok(Self { common, event })
     }
@@ -317,7 +383,7 @@ mod tests {
         assert_eq!(
             p.event,
             HookEvent::SessionStart {
-                source: "compact".into()
+                source: SessionSource::Compact
             }
         );
         let p = HookPayload::parse(
@@ -344,6 +410,57 @@ mod tests {
         )
         .unwrap();
         assert_eq!(p.event.name(), "PreCompact");
+    }
+
+    #[test]
+    fn session_sources_decode_and_unknown_ones_never_fail() {
+        let source = |json: &str| match HookPayload::parse(json.as_bytes(), Some("SessionStart"))
+            .unwrap()
+            .event
+        {
+            HookEvent::SessionStart { source } => source,
+            e => panic!("{e:?}"),
+        };
+        for (text, want) in [
+            ("startup", SessionSource::Startup),
+            ("resume", SessionSource::Resume),
+            ("clear", SessionSource::Clear),
+            ("compact", SessionSource::Compact),
+            ("fork", SessionSource::Fork),
+        ] {
+            let got = source(&format!(r#"{{"source":"{text}"}}"#));
+            assert_eq!(got.as_str(), text);
+            assert_eq!(got, want);
+        }
+        assert_eq!(
+            source(r#"{"source":"teleport"}"#),
+            SessionSource::Other("teleport".into())
+        );
+        assert_eq!(source(r#"{"source":null}"#), SessionSource::Startup);
+        assert_eq!(source("{}"), SessionSource::Startup);
+    }
+
+    #[test]
+    fn event_names_come_from_the_policy() {
+        for e in HookEventName::ALL {
+            let p = HookPayload::parse(br#"{"session_id":"s"}"#, Some(e.as_str())).unwrap();
+            assert_eq!(p.event.kind(), Some(e));
+            assert_eq!(p.event.name(), e.as_str());
+        }
+        let p = HookPayload::parse(br#"{"session_id":"s"}"#, Some("Stop")).unwrap();
+        assert_eq!(p.event, HookEvent::Other("Stop".into()));
+        assert_eq!((p.event.kind(), p.event.name()), (None, "Stop"));
+    }
+
+    #[test]
+    fn project_dir_stands_in_for_a_missing_cwd() {
+        let mut p = HookPayload::parse(br#"{"session_id":"s"}"#, Some("SessionEnd")).unwrap();
+        assert_eq!(p.project(), "");
+        p.fill_project_dir(Some("/proj"));
+        assert_eq!(p.project(), "/proj");
+        let mut p = HookPayload::parse(br#"{"cwd":"/w"}"#, Some("SessionEnd")).unwrap();
+        p.fill_project_dir(Some("/proj"));
+        assert_eq!(p.project(), "/w");
     }
 
     #[test]

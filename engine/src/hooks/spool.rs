@@ -144,10 +144,10 @@ pub fn rescue(data_dir: &Path, p: &HookPayload) {
     }
 }
 
-/// Finish spooled work (transcripts, then tool calls), bounded by `deadline`.
-pub(crate) fn drain(engine: &Engine, deadline: Instant) {
+/// Finish spooled work (transcripts, then tool calls under `swap`), bounded by `deadline`.
+pub(crate) fn drain(engine: &Engine, deadline: Instant, swap: &crate::swap::SwapConfig) {
     drain_transcripts(engine, deadline);
-    drain_tools(engine, deadline);
+    drain_tools(engine, deadline, swap);
 }
 
 fn drain_transcripts(engine: &Engine, deadline: Instant) {
@@ -207,7 +207,7 @@ fn read_claimed(path: &Path) -> std::io::Result<String> {
     Ok(t)
 }
 
-fn drain_tools(engine: &Engine, deadline: Instant) {
+fn drain_tools(engine: &Engine, deadline: Instant, swap: &crate::swap::SwapConfig) {
     let dir = tools_dir(engine.data_dir());
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return;
@@ -235,11 +235,11 @@ fn drain_tools(engine: &Engine, deadline: Instant) {
         } else {
             continue; // a `.tmp` being written
         };
-        store_claimed_tool(engine, &claimed);
+        store_claimed_tool(engine, &claimed, swap);
     }
 }
 
-fn store_claimed_tool(engine: &Engine, claimed: &Path) {
+fn store_claimed_tool(engine: &Engine, claimed: &Path, cfg: &crate::swap::SwapConfig) {
     let rec = crate::paths::read_regular(claimed, TOOL_MAX_BYTES)
         .map_err(|e| e.to_string())
         .and_then(|b| serde_json::from_slice::<SpooledTool>(&b).map_err(|e| e.to_string()));
@@ -259,8 +259,7 @@ fn store_claimed_tool(engine: &Engine, claimed: &Path) {
         tool_use_id: rec.tool_use_id.as_deref(),
         failed: rec.failed,
     };
-    let cfg = crate::swap::SwapConfig::from_env();
-    match engine.swap_tool_output(&call, &cfg, crate::swap::unix_now()) {
+    match engine.swap_tool_output(&call, cfg, crate::swap::unix_now()) {
         Err(EngineError::Store(StoreError::Busy { .. })) => {
             // Back into the queue under a fresh name; the next hook tries again.
             let back = claimed.with_extension("json");

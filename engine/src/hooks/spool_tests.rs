@@ -24,7 +24,11 @@ fn unreadable_transcript_spool_claim_is_kept_not_deleted() {
         crate::paths::ensure_private_dir(&spool).unwrap_or_else(|e| panic!("{e}"));
         unreadable_at(&transcripts_path(e.data_dir()), as_dir);
 
-        drain(&e, Instant::now() + std::time::Duration::from_secs(5));
+        drain(
+            &e,
+            Instant::now() + std::time::Duration::from_secs(5),
+            &crate::swap::SwapConfig::default(),
+        );
 
         let left = names(&spool);
         let kept = format!("transcripts.draining-{}.bad", std::process::id());
@@ -40,7 +44,11 @@ fn unreadable_transcript_spool_claim_is_kept_not_deleted() {
             assert_eq!(len, Some(crate::paths::SPOOL_MAX_BYTES + 1));
         }
         // The next drain leaves the kept file alone (it is no claim).
-        drain(&e, Instant::now() + std::time::Duration::from_secs(5));
+        drain(
+            &e,
+            Instant::now() + std::time::Duration::from_secs(5),
+            &crate::swap::SwapConfig::default(),
+        );
         assert!(kept.exists());
     }
 }
@@ -56,7 +64,11 @@ fn readable_spool_is_drained_next_to_an_unreadable_orphan() {
     let missing = dir.path().join("gone.jsonl");
     spool_transcript(e.data_dir(), &missing).unwrap_or_else(|e| panic!("{e}"));
 
-    drain(&e, Instant::now() + std::time::Duration::from_secs(5));
+    drain(
+        &e,
+        Instant::now() + std::time::Duration::from_secs(5),
+        &crate::swap::SwapConfig::default(),
+    );
 
     let left = names(&spool);
     assert_eq!(left.len(), 1, "{left:?}");

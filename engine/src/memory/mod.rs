@@ -38,8 +38,8 @@ pub const FILES: [&str; 4] = [
 /// Title of the restore section.
 pub const SECTION_TITLE: &str = "Project memory (.memctl/memory, maintained by the agent)";
 
-/// Memory injection settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Memory injection settings (variables in [`crate::Settings::restore`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemoryConfig {
     /// Inject at all (default on; `MEMCTL_MEMORY=0` disables).
     pub enabled: bool,
@@ -49,6 +49,9 @@ pub struct MemoryConfig {
     pub file_chars: usize,
     /// Longest single line (default 300 chars).
     pub line_chars: usize,
+    /// The memory directory when the user names one (`MEMCTL_MEMORY_DIR`), else
+    /// `<project>/.memctl/memory` (see [`find_dir`]).
+    pub dir: Option<PathBuf>,
 }
 
 impl Default for MemoryConfig {
@@ -58,24 +61,8 @@ impl Default for MemoryConfig {
             budget_chars: 1500,
             file_chars: 600,
             line_chars: 300,
+            dir: None,
         }
-    }
-}
-
-impl MemoryConfig {
-    /// Defaults overridden by `MEMCTL_MEMORY=0`, `MEMCTL_MEMORY_CHARS`,
-    /// `MEMCTL_MEMORY_FILE_CHARS`.
-    pub fn from_env() -> Self {
-        let mut c = Self::default();
-        let num = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<usize>().ok());
-        c.enabled = !std::env::var("MEMCTL_MEMORY").is_ok_and(|v| v == "0");
-        if let Some(n) = num("MEMCTL_MEMORY_CHARS") {
-            c.budget_chars = n.min(crate::restore::MAX_RESTORE_CHARS);
-        }
-        if let Some(n) = num("MEMCTL_MEMORY_FILE_CHARS") {
-            c.file_chars = n;
-        }
-        c
     }
 }
 
@@ -160,17 +147,16 @@ pub struct MemoryLine {
     pub value: f32,
 }
 
-/// The `.memctl/memory` directory for a project: `$MEMCTL_MEMORY_DIR` when the user names one,
-/// else `<project>/.memctl/memory`.
+/// The `.memctl/memory` directory for a project: `cfg.dir` (`MEMCTL_MEMORY_DIR`) when the user
+/// names one, else `<project>/.memctl/memory`.
 ///
 /// Why never a parent directory: anything found above the project (a shared `/tmp`, the folder
 /// a repository was cloned into, another user's home) would be injected into the model's
 /// context as the project's own memory. The project root is where Claude Code runs
 /// (`cwd`, `CLAUDE_PROJECT_DIR`); a sub-folder is not a project.
-pub fn find_dir(project: &str) -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("MEMCTL_MEMORY_DIR").filter(|d| !d.is_empty()) {
-        let d = PathBuf::from(d);
-        return d.is_dir().then_some(d);
+pub fn find_dir(project: &str, cfg: &MemoryConfig) -> Option<PathBuf> {
+    if let Some(d) = &cfg.dir {
+        return d.is_dir().then(|| d.clone());
     }
     if project.is_empty() {
         return None;
@@ -343,7 +329,7 @@ pub fn restore_lines(project: &str, cfg: &MemoryConfig) -> Vec<MemoryLine> {
     if !cfg.enabled {
         return Vec::new();
     }
-    find_dir(project).map_or_else(Vec::new, |d| collect(&d, cfg))
+    find_dir(project, cfg).map_or_else(Vec::new, |d| collect(&d, cfg))
 }
 
 /// What [`init`] did to one file.

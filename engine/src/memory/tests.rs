@@ -81,7 +81,7 @@ fn newest_lines_first_within_per_file_caps_and_the_sub_budget() {
     // Sub-budget: a tiny one keeps only what fits, in priority order.
     let tiny = MemoryConfig {
         budget_chars: 120,
-        ..cfg
+        ..cfg.clone()
     };
     let small = collect(dir, &tiny);
     let total: usize = small.iter().map(|l| l.text.chars().count() + 3).sum();
@@ -149,18 +149,21 @@ fn memory_files_in_parent_directories_are_never_read() {
     let sub = root.join("crates/a");
     std::fs::create_dir_all(&sub).unwrap();
     init(d.path()).unwrap(); // planted above the project
-    assert_eq!(find_dir(root.to_str().unwrap()), None);
+    assert_eq!(
+        find_dir(root.to_str().unwrap(), &MemoryConfig::default()),
+        None
+    );
     init(&root).unwrap();
     assert_eq!(
-        find_dir(root.to_str().unwrap()),
+        find_dir(root.to_str().unwrap(), &MemoryConfig::default()),
         Some(root.join(MEMORY_DIR))
     );
     assert_eq!(
-        find_dir(sub.to_str().unwrap()),
+        find_dir(sub.to_str().unwrap(), &MemoryConfig::default()),
         None,
         "a sub-folder is not the project"
     );
-    assert_eq!(find_dir(""), None);
+    assert_eq!(find_dir("", &MemoryConfig::default()), None);
 }
 
 /// Issue 10: a 3 GB sparse gotchas.md aborted the hook (allocation failure) and

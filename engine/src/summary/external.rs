@@ -14,7 +14,7 @@ pub const MAX_OUTPUT: usize = 16 * 1024;
 /// Most bytes of recent turns given on stdin.
 pub const MAX_INPUT_TURNS: usize = 48 * 1024;
 
-/// How to run the external summariser.
+/// How to run the external summariser (set from [`crate::Settings::summarizer`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExternalConfig {
     /// Shell command; None = disabled (the default).
@@ -29,26 +29,6 @@ impl Default for ExternalConfig {
             command: None,
             timeout: Duration::from_secs(60),
         }
-    }
-}
-
-impl ExternalConfig {
-    /// From `MEMCTL_SUMMARIZER_CMD` and `MEMCTL_SUMMARIZER_TIMEOUT_SECS`.
-    pub fn from_env() -> Self {
-        let mut c = Self {
-            command: std::env::var("MEMCTL_SUMMARIZER_CMD")
-                .ok()
-                .filter(|s| !s.trim().is_empty()),
-            ..Self::default()
-        };
-        if let Some(s) = std::env::var("MEMCTL_SUMMARIZER_TIMEOUT_SECS")
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-            .filter(|s| *s > 0)
-        {
-            c.timeout = Duration::from_secs(s);
-        }
-        c
     }
 }
 

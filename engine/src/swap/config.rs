@@ -5,10 +5,21 @@ use super::SwapEntry;
 /// One hour in seconds.
 const HOUR: i64 = 3600;
 
+/// The tools whose outputs are swapped, and the size (characters) from which they are: the
+/// default of [`SwapConfig::thresholds`] and the `matcher` `memctl install` writes
+/// ([`crate::hooks::HookEventName::tool_matcher`]).
+pub const SWAPPED_TOOLS: &[(&str, usize)] = &[
+    ("Read", 8192),
+    ("Grep", 4096),
+    ("Glob", 2048),
+    ("Bash", 6144),
+    ("WebFetch", 4096),
+];
+
 /// Swap settings (defaults are the product's; every number is configurable).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SwapConfig {
-    /// Master switch (`MEMCTL_SWAP=0` turns swapping off).
+    /// Master switch (`MEMCTL_SWAP=0` turns swapping off; see [`crate::Settings::swap`]).
     pub enabled: bool,
     /// Tool name → minimum output size in characters. Tools not listed are never swapped.
     pub thresholds: Vec<(String, usize)>,
@@ -34,16 +45,10 @@ impl Default for SwapConfig {
     fn default() -> Self {
         Self {
             enabled: true,
-            thresholds: [
-                ("Read", 8192),
-                ("Grep", 4096),
-                ("Glob", 2048),
-                ("Bash", 6144),
-                ("WebFetch", 4096),
-            ]
-            .into_iter()
-            .map(|(t, n)| (t.to_string(), n))
-            .collect(),
+            thresholds: SWAPPED_TOOLS
+                .iter()
+                .map(|(t, n)| ((*t).to_string(), *n))
+                .collect(),
             max_entries_per_session: 50,
             max_total_bytes: 64 << 20,
             max_entry_bytes: 8 << 20,
@@ -56,15 +61,6 @@ impl Default for SwapConfig {
 }
 
 impl SwapConfig {
-    /// Defaults, with `MEMCTL_SWAP=0` to disable swapping.
-    pub fn from_env() -> Self {
-        let mut c = Self::default();
-        if std::env::var("MEMCTL_SWAP").is_ok_and(|v| v == "0") {
-            c.enabled = false;
-        }
-        c
-    }
-
     /// The size (characters) from which `tool`'s output is swapped; `None`: never swapped.
     pub fn threshold(&self, tool: &str) -> Option<usize> {
         self.thresholds
