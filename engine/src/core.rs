@@ -20,16 +20,6 @@ pub struct EngineOptions {
 }
 
 impl EngineOptions {
-    /// The engine's part of the settings: data dir, runtime and model
-    /// ([`OnnxConfig::from_settings`]); `MEMCTL_EMBEDDER=hash` disables the model.
-    pub fn from_settings(s: &crate::Settings) -> Self {
-        Self {
-            data_dir: s.data_dir.clone(),
-            onnx: OnnxConfig::from_settings(s),
-            model_disabled: s.embed.embedder == crate::settings::EmbedderChoice::Hash,
-        }
-    }
-
     /// The store file inside the data dir.
     pub fn store_path(&self) -> PathBuf {
         self.data_dir.join("memctl.redb")

@@ -58,39 +58,38 @@ impl OnnxConfig {
         }
     }
 
-    /// Find the runtime and model without any configuration (see [`Self::from_settings`]).
+    /// Find the runtime and model without any configuration (see [`Self::locate`]).
     pub fn discover(data_dir: Option<&Path>) -> Self {
-        Self::discover_with(&crate::settings::EmbedSettings::default(), None, data_dir)
+        Self::locate(None, None, 1, None, data_dir)
     }
 
-    /// The runtime and model the settings name, else found.
+    /// The runtime and model named (`ort_dylib`, `model_dir`), else found.
     ///
-    /// Runtime: `ORT_DYLIB_PATH`, else `<root>/.cache/onnxruntime/libonnxruntime.so.1.31.1`.
-    /// Model: `MEMCTL_MODEL_DIR`, else `<root>/models/all-MiniLM-L6-v2`. `<root>` is, in order,
-    /// `MEMCTL_HOME` and the data dir, then every ancestor of the running executable (so a
-    /// binary built in a checkout finds that checkout's setup). Returns the best guess even
-    /// when files are missing; [`OnnxEmbedder::load`] reports what is missing.
-    pub fn from_settings(s: &crate::Settings) -> Self {
-        Self::discover_with(&s.embed, s.home.as_deref(), Some(&s.data_dir))
-    }
-
-    fn discover_with(
-        s: &crate::settings::EmbedSettings,
+    /// Runtime: `ort_dylib`, else `<root>/.cache/onnxruntime/libonnxruntime.so.1.31.1`.
+    /// Model: `model_dir`, else `<root>/models/all-MiniLM-L6-v2`. `<root>` is, in order,
+    /// `home` (`MEMCTL_HOME`) and the data dir, then every ancestor of the running executable (so
+    /// a binary built in a checkout finds that checkout's setup). Returns the best guess even
+    /// when files are missing; [`OnnxEmbedder::load`] reports what is missing. The settings call
+    /// this (`OnnxConfig::from_settings`).
+    pub fn locate(
+        ort_dylib: Option<PathBuf>,
+        model_dir: Option<PathBuf>,
+        ort_threads: usize,
         home: Option<&Path>,
         data_dir: Option<&Path>,
     ) -> Self {
         let roots = search_roots(home, data_dir);
-        let dylib = s.ort_dylib.clone().unwrap_or_else(|| {
+        let dylib = ort_dylib.unwrap_or_else(|| {
             first_existing(&roots, &[".cache/onnxruntime", "runtime"], ORT_LIB_FILE)
                 .unwrap_or_else(|| PathBuf::from(ORT_LIB_FILE))
         });
-        let model_dir = s.model_dir.clone().unwrap_or_else(|| {
+        let model_dir = model_dir.unwrap_or_else(|| {
             first_existing(&roots, &["models/all-MiniLM-L6-v2"], "model.onnx")
                 .and_then(|p| p.parent().map(Path::to_path_buf))
                 .unwrap_or_else(|| PathBuf::from("models/all-MiniLM-L6-v2"))
         });
         let mut cfg = Self::new(dylib, model_dir);
-        cfg.intra_threads = s.ort_threads;
+        cfg.intra_threads = ort_threads;
         cfg
     }
 

@@ -492,22 +492,17 @@ pub(crate) fn restore_block(
         l.section += 1;
     }
     lines.extend(memory_lines(project, cfg));
-    let text = build(
+    let (text, kept) = super::build_kept(
+        super::RESTORE_FRAME,
         &[crate::memory::SECTION_TITLE, &t0, &t1, &t2, t3],
         &lines,
         cfg.budget,
     );
-    // Only chunks whose line survived the budget count as restored.
-    let chunk_ids = ids
+    // Only chunks whose line survived the budget count as restored: `ids[i]` is the chunk of
+    // `lines[i]` (chunk lines are pushed first, then swap and memory lines).
+    let chunk_ids = kept
         .into_iter()
-        .zip(lines.iter())
-        .filter(|(_, l)| {
-            text.contains(&super::clip(
-                l.text.trim(),
-                cfg.budget.max_line_chars.max(8),
-            ))
-        })
-        .map(|(id, _)| id)
+        .filter_map(|i| ids.get(i).copied())
         .collect();
     Ok(Restored {
         text,

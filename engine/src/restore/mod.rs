@@ -92,16 +92,30 @@ pub fn build_framed(
     lines: &[RestoreLine],
     budget: RestoreBudget,
 ) -> String {
+    build_kept(frame_parts, sections, lines, budget).0
+}
+
+/// [`build_framed`], plus the indexes (into `lines`) of the lines that made it into the text,
+/// ascending: callers know what survived the budget by position, never by searching the text.
+pub fn build_kept(
+    frame_parts: Frame<'_>,
+    sections: &[&str],
+    lines: &[RestoreLine],
+    budget: RestoreBudget,
+) -> (String, Vec<usize>) {
     let max = budget.max_chars.min(MAX_RESTORE_CHARS);
-    let mut items: Vec<(usize, u64, f32, String)> = lines
+    // (section, order, value, text, index into `lines`)
+    let mut items: Vec<(usize, u64, f32, String, usize)> = lines
         .iter()
-        .filter(|l| l.section < sections.len() && !l.text.trim().is_empty())
-        .map(|l| {
+        .enumerate()
+        .filter(|(_, l)| l.section < sections.len() && !l.text.trim().is_empty())
+        .map(|(i, l)| {
             (
                 l.section,
                 l.order,
                 l.value,
                 format!("- {}", clip(l.text.trim(), budget.max_line_chars.max(8))),
+                i,
             )
         })
         .collect();
@@ -114,7 +128,7 @@ pub fn build_framed(
     loop {
         let kept = &items[start..];
         if kept.is_empty() {
-            return String::new();
+            return (String::new(), Vec::new());
         }
         let mut used: Vec<bool> = vec![false; sections.len()];
         let mut total = frame;
@@ -130,7 +144,7 @@ pub fn build_framed(
         }
         start += 1;
     }
-    let mut kept: Vec<&(usize, u64, f32, String)> = items[start..].iter().collect();
+    let mut kept: Vec<&(usize, u64, f32, String, usize)> = items[start..].iter().collect();
     kept.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
     let mut out = String::new();
     out.push_str(frame_parts.open);
@@ -149,7 +163,9 @@ pub fn build_framed(
         out.push('\n');
     }
     out.push_str(frame_parts.close);
-    out
+    let mut idx: Vec<usize> = items[start..].iter().map(|it| it.4).collect();
+    idx.sort_unstable();
+    (out, idx)
 }
 
 #[cfg(test)]
@@ -191,6 +207,37 @@ mod tests {
         assert!(!tight.contains("low value"), "{tight}");
         assert!(tight.contains("## This session") && tight.contains("## Related"));
         assert!(tight.starts_with(WRAP_OPEN) && tight.ends_with(WRAP_CLOSE));
+    }
+
+    /// `restore_block` decided which chunks survived the budget with
+    /// `text.contains(clip(line))`: a dropped line whose text appears inside a kept one counted
+    /// as restored (and got an access boost it never earned).
+    #[test]
+    fn restored_lines_are_known_by_position_not_by_text_search() {
+        let lines = vec![
+            line(0, 1, 0.1, "cargo test failed: error E0433"),
+            line(
+                0,
+                2,
+                0.9,
+                "after the fix cargo test failed: error E0433 no more",
+            ),
+        ];
+        let full = chars(&build(&["S"], &lines, RestoreBudget::default()));
+        let budget = RestoreBudget {
+            max_chars: full - 20,
+            max_line_chars: 600,
+        };
+        let (text, kept) = build_kept(RESTORE_FRAME, &["S"], &lines, budget);
+        assert!(
+            text.contains(lines[0].text.as_str()),
+            "the old test would say kept"
+        );
+        assert_eq!(kept, vec![1]);
+        assert_eq!(
+            build_kept(RESTORE_FRAME, &["S"], &lines, RestoreBudget::default()).1,
+            vec![0, 1]
+        );
     }
 
     #[test]

@@ -31,6 +31,36 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
+// The settings build the lower layers' configuration here, so that `core` and `embed` never
+// depend on `settings` (dependencies point one way: settings → configured modules).
+
+impl crate::EngineOptions {
+    /// The engine's part of the settings: data dir, runtime and model
+    /// ([`crate::embed::OnnxConfig::from_settings`]); `MEMCTL_EMBEDDER=hash` disables the model.
+    pub fn from_settings(s: &Settings) -> Self {
+        Self {
+            data_dir: s.data_dir.clone(),
+            onnx: crate::embed::OnnxConfig::from_settings(s),
+            model_disabled: s.embed.embedder == EmbedderChoice::Hash,
+        }
+    }
+}
+
+impl crate::embed::OnnxConfig {
+    /// The runtime and model the settings name (`ORT_DYLIB_PATH`, `MEMCTL_MODEL_DIR`,
+    /// `MEMCTL_ORT_THREADS`), else found from `MEMCTL_HOME`, the data dir and the executable
+    /// ([`crate::embed::OnnxConfig::locate`]).
+    pub fn from_settings(s: &Settings) -> Self {
+        Self::locate(
+            s.embed.ort_dylib.clone(),
+            s.embed.model_dir.clone(),
+            s.embed.ort_threads,
+            s.home.as_deref(),
+            Some(&s.data_dir),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests;
 
