@@ -14,6 +14,7 @@ use crate::error::EngineError;
 use crate::ingest::{IngestOptions, IngestReport};
 use crate::prune::{AutoPruneConfig, PruneReport};
 use crate::rank::RankParams;
+use crate::recall::{ContextState, QueryVector, RecallConfig, Recalled};
 use crate::restore::{RestoreConfig, RestoreKind, Restored};
 use crate::retrieve::{Retrieval, Retriever, SearchOutcome, SearchRequest};
 use crate::search::SearchMode;
@@ -23,6 +24,7 @@ use crate::swap::{
     PruneReport as SwapPruneReport, SwapConfig, SwapEntry, SwapHit, SwapOutcome, SwapStats,
     ToolCall,
 };
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -177,7 +179,49 @@ impl Engine {
         kind: RestoreKind,
         cfg: &RestoreConfig,
     ) -> Result<Restored, EngineError> {
-        crate::restore::restore_block(&self.core, session_id, project, kind, cfg)
+        self.restore_excluding(session_id, project, kind, cfg, &HashSet::new())
+    }
+
+    /// [`Self::restore`] without the chunks in `exclude` (already in the live context: what
+    /// earlier blocks injected since the last boundary, so resumes do not stack blocks).
+    pub fn restore_excluding(
+        &self,
+        session_id: &str,
+        project: &str,
+        kind: RestoreKind,
+        cfg: &RestoreConfig,
+        exclude: &HashSet<ChunkId>,
+    ) -> Result<Restored, EngineError> {
+        crate::restore::restore_block(&self.core, session_id, project, kind, cfg, exclude)
+    }
+
+    /// Prompt-time recall ([`crate::recall`]): the archived turns that answer `prompt` and are
+    /// not in the live context `state` describes. Embeds the prompt with the model when it is
+    /// available (hybrid), else recalls on lexical evidence alone.
+    pub fn recall(
+        &self,
+        session: &str,
+        project: &str,
+        prompt: &str,
+        state: &ContextState,
+        cfg: &RecallConfig,
+    ) -> Result<Recalled, EngineError> {
+        let query = match self.core.model() {
+            Ok(m) => {
+                let mut v = m.embed_batch(&[prompt])?;
+                QueryVector::Given(m.id().clone(), v.pop().unwrap_or_default())
+            }
+            Err(_) => QueryVector::None,
+        };
+        crate::recall::recall(&self.core, session, project, prompt, &query, state, cfg)
+    }
+
+    /// The highest turn index archived for a session (None when it has no turn).
+    pub fn last_turn(&self, session: &str) -> Result<Option<u32>, EngineError> {
+        let r = self.core.store().read()?;
+        Ok(r.session_turns_rev(session, 1)?
+            .first()
+            .map(|((t, _), _)| *t))
     }
 
     /// PreCompact's plain-text instructions for Claude's summariser ([`crate::restore`]).

@@ -31,6 +31,7 @@ pub mod paths;
 pub(crate) mod patterns;
 pub mod prune;
 pub mod rank;
+pub mod recall;
 pub mod redact;
 pub mod restore;
 pub mod retrieve;

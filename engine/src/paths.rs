@@ -166,6 +166,23 @@ fn too_big(path: &Path, len: u64, max: u64) -> std::io::Error {
     )
 }
 
+/// Write `bytes` to `path` atomically: a temp file beside it (0600, in a 0700 directory made
+/// when missing), then a rename, so a reader sees the old or the new file, never a half.
+pub fn write_private_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    ensure_private_dir(dir)?;
+    let io = |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp-{}", std::process::id()));
+    let tmp = std::path::PathBuf::from(tmp);
+    std::fs::write(&tmp, bytes).map_err(io)?;
+    restrict_file(&tmp)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

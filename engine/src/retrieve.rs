@@ -51,6 +51,8 @@ pub(crate) struct Retrieval<'a> {
 pub(crate) struct Ranked {
     /// Best first.
     pub hits: Vec<FusedHit>,
+    /// Lexical coverage of each BM25 hit: the share of the query's idf mass it holds.
+    pub coverage: std::collections::HashMap<u64, f32>,
 }
 
 /// Retrieval over one read transaction of the store.
@@ -121,7 +123,13 @@ impl<'r> Retriever<'r> {
             SearchMode::Dense => fuse(&dense, &[], 0.0, &q.fusion),
             SearchMode::Lexical => fuse(&[], &lex.hits, 1.0, &q.fusion),
         };
-        Ok(Ranked { hits })
+        let coverage = lex
+            .hits
+            .iter()
+            .map(|h| h.id)
+            .zip(lex.hit_coverage)
+            .collect();
+        Ok(Ranked { hits, coverage })
     }
 
     /// Load ranked hits in order, keep those `accept` takes, one part per long turn, until `k`.

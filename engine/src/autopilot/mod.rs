@@ -222,19 +222,8 @@ pub fn save_state(
     session_id: &str,
     st: &AutopilotState,
 ) -> Result<(), StoreError> {
-    let path = state_path(data_dir, session_id);
-    let dir = path.parent().unwrap_or(data_dir);
-    crate::paths::ensure_private_dir(dir)?;
-    let io = |source| StoreError::Io {
-        path: path.clone(),
-        source,
-    };
-    let tmp = path.with_extension(format!("json.tmp-{}", std::process::id()));
     let bytes = serde_json::to_vec(st).map_err(|e| StoreError::Encode(e.to_string()))?;
-    std::fs::write(&tmp, bytes).map_err(io)?;
-    crate::paths::restrict_file(&tmp)?;
-    std::fs::rename(&tmp, &path).map_err(io)?;
-    Ok(())
+    crate::paths::write_private_atomic(&state_path(data_dir, session_id), &bytes)
 }
 
 /// UserPromptSubmit: estimate the context from the transcript tail, record a sample, and

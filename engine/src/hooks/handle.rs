@@ -29,6 +29,8 @@ pub struct HookConfig {
     pub auto_prune: crate::prune::AutoPruneConfig,
     /// Tool-output swap settings (PostToolUse, spooled tool calls).
     pub swap: crate::swap::SwapConfig,
+    /// Prompt-time recall (UserPromptSubmit after a context loss).
+    pub recall: crate::recall::RecallConfig,
     /// Unarchived bytes above which UserPromptSubmit archives in the background
     /// ([`crate::settings::HookSettings::inline_bytes`]).
     pub inline_bytes: u64,
@@ -50,6 +52,7 @@ impl HookConfig {
             summary: crate::summary::SummaryConfig::default(),
             auto_prune: s.auto_prune.clone(),
             swap: s.swap.clone(),
+            recall: s.recall.clone(),
             inline_bytes: s.hook.inline_bytes,
         }
     }
@@ -65,6 +68,85 @@ pub struct HookEffects {
     /// Transcripts whose unarchived backlog is too big for the hook's budget: the binary
     /// archives them in a detached `memctl ingest` process.
     pub background_ingest: Vec<std::path::PathBuf>,
+}
+
+/// The live-context state after a SessionStart of `kind` (see [`crate::recall::ContextState`]):
+/// compaction and `/clear` start a new context window (nothing injected yet); a resume keeps
+/// what earlier blocks injected (they are in the reloaded transcript), so blocks do not stack.
+fn boundary_state(
+    engine: &Engine,
+    session: &str,
+    kind: RestoreKind,
+) -> Result<crate::recall::ContextState, EngineError> {
+    use crate::recall::ContextState;
+    let next_turn = engine.last_turn(session)?.map_or(0, |t| t + 1);
+    Ok(match kind {
+        RestoreKind::Compact => ContextState {
+            lost: true,
+            boundary_turn: next_turn,
+            injected: Vec::new(),
+        },
+        RestoreKind::Clear | RestoreKind::Startup => ContextState {
+            lost: true,
+            boundary_turn: 0,
+            injected: Vec::new(),
+        },
+        RestoreKind::Resume => {
+            let mut st = crate::recall::load_state(engine.data_dir(), session);
+            if !st.lost {
+                // Compacted in a process whose state we never saw: every archived turn may
+                // be out of the context (re-showing a live one is harmless, missing one is not).
+                st.lost = true;
+                st.boundary_turn = next_turn;
+            }
+            st
+        }
+    })
+}
+
+/// UserPromptSubmit after a context loss: the recall block for `prompt`, or None (no loss, no
+/// confident match, past the deadline, or a fault, which is logged).
+fn prompt_recall(
+    engine: &Engine,
+    p: &HookPayload,
+    prompt: &str,
+    cfg: &HookConfig,
+    deadline: Instant,
+) -> Option<String> {
+    let session = p.common.session_id.as_str();
+    if !cfg.recall.enabled || session.is_empty() || Instant::now() >= deadline {
+        return None;
+    }
+    let mut state = crate::recall::load_state(engine.data_dir(), session);
+    if !state.lost {
+        return None;
+    }
+    let project = p.project();
+    let found = match engine.recall(session, &project, prompt, &state, &cfg.recall) {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!(error = %e, "prompt-time recall failed");
+            return None;
+        }
+    };
+    if found.text.is_empty() {
+        tracing::debug!(best = ?found.best, "recall: no confident match");
+        return None;
+    }
+    let ids: Vec<_> = found.turns.iter().map(|t| t.id).collect();
+    state.add_injected(&ids);
+    if let Err(e) = crate::recall::save_state(engine.data_dir(), session, &state) {
+        tracing::warn!(error = %e, "context state not saved");
+    }
+    if let Err(e) = engine.record_access(&ids) {
+        tracing::warn!(error = %e, "access boost not recorded");
+    }
+    tracing::info!(
+        turns = ids.len(),
+        chars = found.text.chars().count(),
+        "recall injected"
+    );
+    Some(found.text)
 }
 
 /// Archive the payload's transcript incrementally; spool it when the store is busy.
@@ -153,7 +235,7 @@ pub fn handle(
 ) -> Result<(HookOutput, HookEffects), EngineError> {
     let mut fx = HookEffects::default();
     let out = match &p.event {
-        HookEvent::UserPromptSubmit { .. } => {
+        HookEvent::UserPromptSubmit { prompt } => {
             let big = p
                 .common
                 .transcript_path
@@ -173,17 +255,21 @@ pub fn handle(
                 None => archive(engine, p, &mut fx)?,
             }
             super::spool::drain(engine, deadline, &cfg.swap);
-            match crate::autopilot::on_prompt_hook(
+            let mut parts: Vec<String> = Vec::new();
+            parts.extend(prompt_recall(engine, p, prompt, cfg, deadline));
+            parts.extend(crate::autopilot::on_prompt_hook(
                 engine.data_dir(),
                 &p.common.session_id,
                 p.common.transcript_path.as_deref(),
                 &cfg.autopilot,
-            ) {
-                Some(text) => HookOutput::Context {
+            ));
+            if parts.is_empty() {
+                HookOutput::None
+            } else {
+                HookOutput::Context {
                     event: HookEventName::UserPromptSubmit.as_str().into(),
-                    text,
-                },
-                None => HookOutput::None,
+                    text: parts.join("\n"),
+                }
             }
         }
         HookEvent::PreCompact {
@@ -228,8 +314,21 @@ pub fn handle(
                         }
                     }
                     let project = p.project();
-                    let restored =
-                        engine.restore(&p.common.session_id, &project, kind, &cfg.restore)?;
+                    let mut state = boundary_state(engine, &p.common.session_id, kind)?;
+                    let exclude = state.injected.iter().copied().collect();
+                    let restored = engine.restore_excluding(
+                        &p.common.session_id,
+                        &project,
+                        kind,
+                        &cfg.restore,
+                        &exclude,
+                    )?;
+                    state.add_injected(&restored.chunk_ids);
+                    if let Err(e) =
+                        crate::recall::save_state(engine.data_dir(), &p.common.session_id, &state)
+                    {
+                        tracing::warn!(error = %e, "context state not saved");
+                    }
                     if !restored.chunk_ids.is_empty()
                         && let Err(e) = engine.record_access(&restored.chunk_ids)
                     {

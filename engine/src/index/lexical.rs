@@ -309,6 +309,8 @@ impl Default for Bm25Params {
 pub struct Bm25Hits {
     /// The best documents, best first, ties by id.
     pub hits: Vec<Hit>,
+    /// Per hit (same order): the share of the query's idf mass that document holds.
+    pub hit_coverage: Vec<f32>,
     /// *Lexical coverage*: the share of the query's idf mass (each term weighted by its repeats
     /// in the query, terms absent from the corpus included) that the best-scoring document
     /// matched. 1.0 = it holds every query term; 0.0 = nothing matched. It drives the fusion's
@@ -365,7 +367,7 @@ pub fn bm25_search<P: Postings>(
     }
     let mut top = TopK::new(k);
     let mut best: Option<(Hit, f64)> = None;
-    for (doc, (s, matched)) in scores {
+    for (&doc, &(s, matched)) in &scores {
         let hit = Hit {
             id: doc,
             score: s as f32,
@@ -379,8 +381,21 @@ pub fn bm25_search<P: Postings>(
         Some((_, matched)) if idf_total > 0.0 => (matched / idf_total) as f32,
         _ => 0.0,
     };
+    let hits = top.into_sorted();
+    let hit_coverage = hits
+        .iter()
+        .map(|h| {
+            let matched = scores.get(&h.id).map_or(0.0, |x| x.1);
+            if idf_total > 0.0 {
+                (matched / idf_total) as f32
+            } else {
+                0.0
+            }
+        })
+        .collect();
     Ok(Bm25Hits {
-        hits: top.into_sorted(),
+        hits,
+        hit_coverage,
         coverage,
     })
 }

@@ -229,6 +229,7 @@ fn restore_block_injects_memory_first_within_the_total_budget() {
         &project,
         crate::restore::RestoreKind::Clear,
         &cfg,
+        &Default::default(),
     )
     .unwrap();
     assert_eq!(r.text, "");
@@ -240,6 +241,7 @@ fn restore_block_injects_memory_first_within_the_total_budget() {
         &project,
         crate::restore::RestoreKind::Clear,
         &cfg,
+        &Default::default(),
     )
     .unwrap();
     assert!(
@@ -252,6 +254,7 @@ fn restore_block_injects_memory_first_within_the_total_budget() {
         crate::prune::tests::PROJECT,
         crate::restore::RestoreKind::Compact,
         &cfg,
+        &Default::default(),
     )
     .unwrap();
     assert!(
@@ -272,6 +275,7 @@ fn restore_block_injects_memory_first_within_the_total_budget() {
         &project,
         crate::restore::RestoreKind::Compact,
         &cfg,
+        &Default::default(),
     )
     .unwrap();
     let mem_at = r.text.find(SECTION_TITLE).expect("memory section");

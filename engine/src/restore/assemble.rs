@@ -331,6 +331,7 @@ pub(crate) fn restore_block(
     project: &str,
     kind: RestoreKind,
     cfg: &RestoreConfig,
+    exclude: &HashSet<ChunkId>,
 ) -> Result<Restored, EngineError> {
     let r = engine.store().read()?;
     let own = r.session(session_id)?.filter(|s| s.turns > 0);
@@ -353,6 +354,10 @@ pub(crate) fn restore_block(
     let mut ids = Vec::new();
     let mut turns_shown: HashSet<u32> = HashSet::new();
     for (rank, (id, rec)) in recent.iter().enumerate() {
+        if exclude.contains(id) {
+            shown.insert(*id); // already in the live context (an earlier block)
+            continue;
+        }
         if rec.chunk.is_compact_summary || is_bare_command(&rec.chunk.text) {
             continue; // Claude already has its own summary; bare commands say nothing.
         }
@@ -406,7 +411,7 @@ pub(crate) fn restore_block(
     let mut key_n = 0;
     let mut related_n = 0;
     for h in ranked.hits {
-        if shown.contains(&h.id) {
+        if shown.contains(&h.id) || exclude.contains(&h.id) {
             continue;
         }
         let Some(rec) = r.chunk(h.id)? else { continue };

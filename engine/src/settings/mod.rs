@@ -84,6 +84,8 @@ pub const KNOWN_VARS: &[&str] = &[
     "MEMCTL_AUTOPILOT_NOTE",
     "MEMCTL_AUTO_PRUNE",
     "MEMCTL_SWAP",
+    "MEMCTL_RECALL",
+    "MEMCTL_RECALL_CHARS",
     "MEMCTL_SUMMARIZER_CMD",
     "MEMCTL_SUMMARIZER_TIMEOUT_SECS",
     "MEMCTL_HOOK_INLINE_BYTES",
@@ -101,7 +103,6 @@ pub const TOOLING_VARS: &[&str] = &[
     "MEMCTL_LOCOMO_JSON",
     "MEMCTL_E2E_",
     "MEMCTL_BENCH_",
-    "MEMCTL_RECALL_",
 ];
 
 /// A variable whose value memctl cannot use.
@@ -263,6 +264,10 @@ pub struct Settings {
     pub auto_prune: AutoPruneConfig,
     /// `MEMCTL_SWAP` → `enabled` (default on): big PostToolUse outputs stored whole.
     pub swap: SwapConfig,
+    /// Prompt-time recall after a context loss: `MEMCTL_RECALL` → `enabled` (default on),
+    /// `MEMCTL_RECALL_CHARS` → `budget_chars` (1,500, at most 10,000: small, because it is
+    /// paid on every prompt that recalls).
+    pub recall: crate::recall::RecallConfig,
     /// External summariser for `memctl summarize`: `MEMCTL_SUMMARIZER_CMD` → `command` (off),
     /// `MEMCTL_SUMMARIZER_TIMEOUT_SECS` → `timeout` (60 s, at least 1 s).
     pub summarizer: ExternalConfig,
@@ -286,6 +291,7 @@ impl Default for Settings {
             autopilot: AutopilotConfig::default(),
             auto_prune: AutoPruneConfig::default(),
             swap: SwapConfig::default(),
+            recall: crate::recall::RecallConfig::default(),
             summarizer: ExternalConfig::default(),
             hook: HookSettings::default(),
             log: None,
@@ -499,6 +505,12 @@ impl Settings {
         }
         if let Some(b) = v.switch("MEMCTL_SWAP") {
             s.swap.enabled = b;
+        }
+        if let Some(b) = v.switch("MEMCTL_RECALL") {
+            s.recall.enabled = b;
+        }
+        if let Some(n) = v.chars("MEMCTL_RECALL_CHARS") {
+            s.recall.budget_chars = n;
         }
 
         s.summarizer.command = v
