@@ -181,6 +181,7 @@ fn recall_gate_precision_and_recall_on_a_labelled_set() {
         lost: true,
         boundary_turn: boundary,
         injected: Vec::new(),
+        recalled: Vec::new(),
     };
     let cfg = RecallConfig::default();
 
@@ -237,7 +238,7 @@ fn recall_gate_precision_and_recall_on_a_labelled_set() {
         .expect("recall");
     assert!(first.text.contains("quartermaster"), "{}", first.text);
     let mut after = compacted.clone();
-    after.add_injected(&first.turns.iter().map(|t| t.id).collect::<Vec<_>>());
+    after.add_recalled(&first.turns.iter().map(|t| t.id).collect::<Vec<_>>());
     let again = e
         .recall(&live_session, &cwd, q, &after, &cfg)
         .expect("recall");
@@ -264,6 +265,7 @@ fn an_uncompacted_session_recalls_nothing_of_its_own_live_turns() {
         lost: true,
         boundary_turn: e.last_turn(sid).expect("turns").expect("some") + 1,
         injected: Vec::new(),
+        recalled: Vec::new(),
     };
     let cfg = RecallConfig::default();
     let r = e
@@ -274,6 +276,7 @@ fn an_uncompacted_session_recalls_nothing_of_its_own_live_turns() {
         lost: true,
         boundary_turn: 0,
         injected: Vec::new(),
+        recalled: Vec::new(),
     };
     let r = e
         .recall(sid, "/home/dev/src/recall-live", q, &live, &cfg)

@@ -85,11 +85,13 @@ fn boundary_state(
             lost: true,
             boundary_turn: next_turn,
             injected: Vec::new(),
+            recalled: Vec::new(),
         },
         RestoreKind::Clear | RestoreKind::Startup => ContextState {
             lost: true,
             boundary_turn: 0,
             injected: Vec::new(),
+            recalled: Vec::new(),
         },
         RestoreKind::Resume => {
             let mut st = crate::recall::load_state(engine.data_dir(), session);
@@ -134,7 +136,7 @@ fn prompt_recall(
         return None;
     }
     let ids: Vec<_> = found.turns.iter().map(|t| t.id).collect();
-    state.add_injected(&ids);
+    state.add_recalled(&ids);
     if let Err(e) = crate::recall::save_state(engine.data_dir(), session, &state) {
         tracing::warn!(error = %e, "context state not saved");
     }

@@ -175,14 +175,15 @@ pub(crate) fn recall(
         mode: SearchMode::Hybrid,
         fusion: FusionParams::default(),
     })?;
-    let injected: HashSet<ChunkId> = state.injected.iter().copied().collect();
+    let recalled: HashSet<ChunkId> = state.recalled.iter().copied().collect();
+    let restored: HashSet<ChunkId> = state.injected.iter().copied().collect();
     let mut out = Recalled::default();
     let mut turns_seen: HashSet<(String, u32)> = HashSet::new();
     for h in &ranked.hits {
         if out.turns.len() >= cfg.max_hits {
             break;
         }
-        if injected.contains(&h.id) {
+        if recalled.contains(&h.id) {
             continue;
         }
         let Some(rec) = r.chunk(h.id)? else { continue };
@@ -204,7 +205,7 @@ pub(crate) fn recall(
         if !gate(&evidence, &cfg.gate) {
             continue;
         }
-        let line = recall_line(&rec, session, &terms);
+        let line = recall_line(&rec, session, &terms, !restored.contains(&h.id));
         out.turns.push(RecalledTurn {
             id: h.id,
             evidence,
@@ -239,7 +240,7 @@ fn informative_terms(prompt: &str) -> Vec<String> {
 
 /// One line: where the turn is, its one-line summary, and the passage of its text that shares
 /// the most terms with the prompt (the buried fact is rarely in the summary).
-fn recall_line(rec: &ChunkRecord, session: &str, terms: &[String]) -> String {
+fn recall_line(rec: &ChunkRecord, session: &str, terms: &[String], with_summary: bool) -> String {
     let c = &rec.chunk;
     let when = c
         .started_at
@@ -257,19 +258,87 @@ fn recall_line(rec: &ChunkRecord, session: &str, terms: &[String]) -> String {
         s.push_str(&format!(", {when}"));
     }
     s.push_str("] ");
-    s.push_str(&crate::transcript::clip_line(&c.summary, 160));
-    if let Some(p) = best_passage(&c.text, terms)
-        && !c.summary.contains(p.as_str())
-    {
+    let passage = best_passage(&c.text, terms).filter(|p| !c.summary.contains(p.as_str()));
+    if with_summary || passage.is_none() {
+        s.push_str(&crate::transcript::clip_line(&c.summary, 140));
+    }
+    let ids = identifiers(&c.text, &s);
+    if !ids.is_empty() {
+        s.push_str(&format!(" · holds: {}", ids.join(", ")));
+    }
+    if let Some(p) = passage {
         s.push_str(" · \u{201c}");
-        s.push_str(&p);
+        s.push_str(&crate::transcript::clip_line(&p, 200));
         s.push('\u{201d}');
     }
     if !c.files.is_empty() {
         let files: Vec<&str> = c.files.iter().take(4).map(String::as_str).collect();
         s.push_str(&format!(" · files: {}", files.join(", ")));
     }
-    s
+    crate::transcript::clip_line(&s, LINE_MAX)
+}
+
+/// Keys of Claude Code's tool inputs and outputs: structure, not content.
+const TOOL_KEYS: &[&str] = &[
+    "file_path",
+    "old_string",
+    "new_string",
+    "replace_all",
+    "output_mode",
+    "head_limit",
+    "run_in_background",
+    "tool_use_id",
+    "is_error",
+    "notebook_path",
+    "num_lines",
+    "start_line",
+    "total_lines",
+    "num_files",
+    "duration_ms",
+    "stdout",
+    "stderr",
+    "interrupted",
+];
+
+/// Longest recalled line (a block of three fits the default budget).
+const LINE_MAX: usize = 460;
+
+/// Exact identifiers a turn holds, in order of appearance, that `shown` does not already
+/// carry: host names, ticket ids, snake_case names, figures with units, multi-word proper
+/// names, backticked names. The buried fact of a turn is usually one of these, and the model
+/// needs it verbatim.
+fn identifiers(text: &str, shown: &str) -> Vec<String> {
+    static ID_RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(concat!(
+            r"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+){2,}\b", // host.domain.tld
+            r"|\b[A-Z][A-Z0-9]{1,9}-\d{2,7}\b",            // OPS-4471
+            r"|\b[a-z][a-z0-9]*(?:_[a-z0-9]+){1,6}\b",     // snake_case
+            r"|\b\d+(?:\.\d+)?\s?(?:ms|s|µs|us|MB|MiB|KB|KiB|GB|GiB|%)(?:\b|$)", // 183 ms
+            r"|\b[A-Z][a-z]+(?: [A-Z][a-z]+){1,3}\b",      // Atkinson Hyperlegible Mono
+            r"|`[^`\n]{2,60}`",                            // `name`
+        ))
+        .unwrap_or_else(|_| unreachable!())
+    });
+    let mut out: Vec<String> = Vec::new();
+    for m in ID_RE.find_iter(text) {
+        let id = m.as_str().trim_matches('`');
+        if id.len() < 3
+            || shown.contains(id)
+            || out.iter().any(|o| o == id)
+            || TOOL_KEYS.contains(&id)
+        {
+            continue;
+        }
+        // File names and paths are listed as files; long dotted runs are usually paths.
+        if id.ends_with(".py") || id.ends_with(".rs") || id.ends_with(".md") || id.contains('/') {
+            continue;
+        }
+        out.push(id.to_string());
+        if out.len() >= 8 {
+            break;
+        }
+    }
+    out
 }
 
 /// The line (or two adjacent lines) of `text` holding the most distinct prompt terms, clipped

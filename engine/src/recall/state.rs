@@ -19,16 +19,31 @@ pub struct ContextState {
     pub lost: bool,
     /// Turns of this session with a lower index are not in the live context any more.
     pub boundary_turn: u32,
-    /// Chunks injected (restore blocks and recall) since the last boundary: never again.
+    /// Chunks injected (restore blocks and recall) since the last boundary: a restore never
+    /// shows them again (no stacking on resume).
     pub injected: Vec<ChunkId>,
+    /// Chunks recall injected since the last boundary: recall never shows them again. A chunk
+    /// a restore block showed is still recallable (the block had its one-line summary, not the
+    /// passage that answers the prompt), but its summary is not repeated.
+    pub recalled: Vec<ChunkId>,
 }
 
 impl ContextState {
-    /// Add injected chunks (kept unique, in order).
+    /// Add chunks a restore block injected (kept unique, in order).
     pub fn add_injected(&mut self, ids: &[ChunkId]) {
         for id in ids {
             if !self.injected.contains(id) {
                 self.injected.push(*id);
+            }
+        }
+    }
+
+    /// Add chunks recall injected (also counted as injected).
+    pub fn add_recalled(&mut self, ids: &[ChunkId]) {
+        self.add_injected(ids);
+        for id in ids {
+            if !self.recalled.contains(id) {
+                self.recalled.push(*id);
             }
         }
     }

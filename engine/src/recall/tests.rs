@@ -55,6 +55,7 @@ fn state_round_trips_and_a_missing_or_bad_file_is_the_default() {
         lost: true,
         boundary_turn: 7,
         injected: vec![3],
+        recalled: Vec::new(),
     };
     st.add_injected(&[3, 4]);
     assert_eq!(st.injected, vec![3, 4]);

@@ -76,6 +76,45 @@ DROP_ENV = ("CLAUDE_CONFIG_DIR", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL", "CLA
             "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_OAUTH_TOKEN")
 
 
+
+def feed_paced(p: subprocess.Popen, stdin: bytes, so, deadline: float) -> None:
+    """Write a `prompts` step's stream-json lines one at a time, the next only after the CLI
+    printed the previous turn's `result` event: the way a person types at the terminal. Written
+    all at once, the CLI queues them and folds the later prompts into the first tool turn.
+    Everything the CLI prints is still copied to the step's stdout file. Raises TimeoutExpired
+    past `deadline`."""
+    import queue
+    import threading
+    results: queue.Queue = queue.Queue()
+
+    def pump() -> None:
+        assert p.stdout is not None
+        for raw in p.stdout:
+            so.write(raw)
+            so.flush()
+            try:
+                if json.loads(raw).get("type") == "result":
+                    results.put(1)
+            except (ValueError, AttributeError):
+                pass
+        results.put(None)  # the CLI closed its stdout
+
+    th = threading.Thread(target=pump, daemon=True)
+    th.start()
+    assert p.stdin is not None
+    for line in stdin.decode().splitlines():
+        p.stdin.write((line + "\n").encode())
+        p.stdin.flush()
+        try:
+            got = results.get(timeout=max(0.1, deadline - time.time()))
+        except queue.Empty:
+            raise subprocess.TimeoutExpired(p.args, deadline) from None
+        if got is None:
+            break
+    p.stdin.close()
+    p.wait(timeout=max(0.1, deadline - time.time()))
+    th.join(5)
+
 class SetupError(Exception):
     pass
 
@@ -322,11 +361,15 @@ class Run:
         timeout = step.timeout_s or self.step_timeout
         with open(os.path.join(self.steps_dir, f"{i:02d}-stdout.jsonl"), "wb") as so, \
                 open(os.path.join(self.steps_dir, f"{i:02d}-stderr.txt"), "wb") as se:
-            p = subprocess.Popen(cmd, cwd=self.work, env=env, stdin=subprocess.PIPE, stdout=so, stderr=se,
-                                 start_new_session=True)
+            paced = step.prompts is not None
+            p = subprocess.Popen(cmd, cwd=self.work, env=env, stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE if paced else so, stderr=se, start_new_session=True)
             rc: int | str
             try:
-                p.communicate(input=stdin, timeout=timeout)
+                if paced:
+                    feed_paced(p, stdin or b"", so, t0 + timeout)
+                else:
+                    p.communicate(input=stdin, timeout=timeout)
                 rc = p.returncode
             except subprocess.TimeoutExpired:
                 log(f"step {i} ({name}): no exit after {timeout}s; ending process group {p.pid}")
