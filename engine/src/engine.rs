@@ -216,6 +216,18 @@ impl Engine {
         crate::recall::recall(&self.core, session, project, prompt, &query, state, cfg)
     }
 
+    /// The turn index of the newest compaction summary archived for a session (looked for
+    /// among its latest 500 turns).
+    pub fn latest_compact_turn(&self, session: &str) -> Result<Option<u32>, EngineError> {
+        let r = self.core.store().read()?;
+        for ((turn, _), id) in r.session_turns_rev(session, 500)? {
+            if r.chunk(id)?.is_some_and(|c| c.chunk.is_compact_summary) {
+                return Ok(Some(turn));
+            }
+        }
+        Ok(None)
+    }
+
     /// The highest turn index archived for a session (None when it has no turn).
     pub fn last_turn(&self, session: &str) -> Result<Option<u32>, EngineError> {
         let r = self.core.store().read()?;

@@ -252,8 +252,9 @@ class Run:
                         try:
                             text = json.loads(out)["hookSpecificOutput"]["additionalContext"]
                         except (ValueError, KeyError, TypeError):
-                            problems.append(f"call at {h.get('t_start')}: no additionalContext in stdout {short(out)}")
-                            continue
+                            if c.get("contains"):
+                                problems.append(f"call at {h.get('t_start')}: no additionalContext in stdout {short(out)}")
+                            continue  # printing nothing satisfies a not_contains-only check
                     else:
                         text = out.strip()
                         if not text:

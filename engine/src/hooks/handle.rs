@@ -94,14 +94,21 @@ fn boundary_state(
             recalled: Vec::new(),
         },
         RestoreKind::Resume => {
-            let mut st = crate::recall::load_state(engine.data_dir(), session);
-            if !st.lost {
-                // Compacted in a process whose state we never saw: every archived turn may
-                // be out of the context (re-showing a live one is harmless, missing one is not).
-                st.lost = true;
-                st.boundary_turn = next_turn;
+            let st = crate::recall::load_state(engine.data_dir(), session);
+            let latest = engine.latest_compact_turn(session)?;
+            if !st.lost || latest.is_some_and(|t| t > st.boundary_turn) {
+                // A compaction this state never saw (its hook could not write, or it ran
+                // before memctl was installed): what earlier blocks injected is gone from the
+                // context, and every turn before the newest summary may be out of it.
+                ContextState {
+                    lost: true,
+                    boundary_turn: latest.unwrap_or(next_turn),
+                    injected: Vec::new(),
+                    recalled: Vec::new(),
+                }
+            } else {
+                st
             }
-            st
         }
     })
 }
