@@ -246,7 +246,10 @@ fn unknown_memctl_variables_are_reported_not_fatal() {
         ("MEMCTL_ZZZ", "2"),
     ]);
     assert!(l.errors.is_empty());
-    assert_eq!(l.unknown, vec!["MEMCTL_RESTORE_CHAR", "MEMCTL_ZZZ"]);
+    assert_eq!(
+        l.unknown,
+        vec!["MEMCTL_RECALL_N", "MEMCTL_RESTORE_CHAR", "MEMCTL_ZZZ"]
+    );
     assert!(Settings::from_vars([("MEMCTL_ZZZ", "1")]).is_ok());
 }
 
