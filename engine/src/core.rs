@@ -54,6 +54,7 @@ pub(crate) struct Core {
     store: Store,
     hash: HashEmbedder,
     model: OnceLock<Result<Arc<OnnxEmbedder>, String>>,
+    query_model: OnceLock<Result<Arc<OnnxEmbedder>, String>>,
 }
 
 impl Core {
@@ -66,6 +67,7 @@ impl Core {
             store,
             hash: HashEmbedder::new(),
             model: OnceLock::new(),
+            query_model: OnceLock::new(),
         })
     }
 
@@ -111,6 +113,26 @@ impl Core {
                     Err(e) => {
                         tracing::warn!(error = %e, "ONNX embedder unavailable; falling back to hash embeddings");
                         Err(e.to_string())
+                    }
+                }
+            })
+            .clone()
+    }
+
+    /// The model for embedding one query in a short-lived process (prompt-time recall): the
+    /// int8 file with a fast start, in the model's vector space
+    /// ([`OnnxConfig::query_config`]); the full model when that fails.
+    pub(crate) fn query_model(&self) -> Result<Arc<OnnxEmbedder>, String> {
+        self.query_model
+            .get_or_init(|| {
+                if self.opts.model_disabled {
+                    return Err("model disabled (MEMCTL_EMBEDDER=hash)".to_string());
+                }
+                match OnnxEmbedder::load(&self.opts.onnx.query_config()) {
+                    Ok(m) => Ok(Arc::new(m)),
+                    Err(e) => {
+                        tracing::info!(error = %e, "fast query model unavailable; using the full model");
+                        self.model()
                     }
                 }
             })

@@ -206,7 +206,7 @@ impl Engine {
         state: &ContextState,
         cfg: &RecallConfig,
     ) -> Result<Recalled, EngineError> {
-        let query = match self.core.model() {
+        let query = match self.core.query_model() {
             Ok(m) => {
                 let mut v = m.embed_batch(&[prompt])?;
                 QueryVector::Given(m.id().clone(), v.pop().unwrap_or_default())

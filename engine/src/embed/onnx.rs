@@ -43,6 +43,10 @@ pub struct OnnxConfig {
     pub max_tokens: usize,
     /// Texts per inference call.
     pub batch_size: usize,
+    /// Create the session with graph optimizations off. Why: a process that embeds one short
+    /// query (a hook) pays the session creation every time, and the optimizer is most of it
+    /// (int8 file: ≈ 32 ms off vs 140–200 ms on, DESIGN §7); a batch embedder keeps them on.
+    pub fast_start: bool,
 }
 
 impl OnnxConfig {
@@ -55,7 +59,26 @@ impl OnnxConfig {
             intra_threads: 1,
             max_tokens: 256,
             batch_size: 32,
+            fast_start: false,
         }
+    }
+
+    /// The config for embedding one query in a short-lived process: the int8 model file beside
+    /// this one (`<model dir>-int8`, fetched by `scripts/setup.sh`) when it exists, with a fast
+    /// start, labelled with **this** config's variant. Why the label: int8 and fp32 vectors of
+    /// one text agree to cosine ≥ 0.998 (setup's export check; DESIGN §7), so an int8 query
+    /// searches the fp32 chunk vectors as well as an fp32 one, for a fraction of the load time.
+    pub fn query_config(&self) -> Self {
+        let mut q = self.clone();
+        let mut int8 = self.model_dir.as_os_str().to_owned();
+        int8.push("-int8");
+        let int8 = PathBuf::from(int8);
+        if int8.join("model.onnx").is_file() && int8.join("tokenizer.json").is_file() {
+            q.model_dir = int8;
+        }
+        q.fast_start = true;
+        q.batch_size = 1;
+        q
     }
 
     /// Find the runtime and model without any configuration (see [`Self::locate`]).
@@ -197,7 +220,11 @@ impl OnnxEmbedder {
         };
         let session = Session::builder(&env)
             .map_err(rt)?
-            .with_optimization_level(GraphOptimizationLevel::Level3)
+            .with_optimization_level(if cfg.fast_start {
+                GraphOptimizationLevel::Disable
+            } else {
+                GraphOptimizationLevel::Level3
+            })
             .map_err(rtb)?
             .with_intra_threads(cfg.intra_threads.max(1))
             .map_err(rtb)?
