@@ -206,6 +206,9 @@ impl Engine {
         state: &ContextState,
         cfg: &RecallConfig,
     ) -> Result<Recalled, EngineError> {
+        if !crate::recall::worth_searching(prompt, cfg) {
+            return Ok(Recalled::default());
+        }
         let query = match self.core.query_model() {
             Ok(m) => {
                 let mut v = m.embed_batch(&[prompt])?;

@@ -22,6 +22,21 @@ pub(crate) static DECISION_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
     .unwrap_or_else(|_| unreachable!())
 });
 
+/// Exact identifiers a turn may hold (prompt-time recall lists them): host names, ticket ids,
+/// snake_case names, figures with units, multi-word proper names, backticked names.
+pub(crate) static IDENTIFIER_RE: std::sync::LazyLock<regex::Regex> =
+    std::sync::LazyLock::new(|| {
+        regex::Regex::new(concat!(
+            r"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+){2,}\b", // host.domain.tld
+            r"|\b[A-Z][A-Z0-9]{1,9}-\d{2,7}\b",            // OPS-4471
+            r"|\b[a-z][a-z0-9]*(?:_[a-z0-9]+){1,6}\b",     // snake_case
+            r"|\b\d+(?:\.\d+)?\s?(?:ms|s|µs|us|MB|MiB|KB|KiB|GB|GiB|%)(?:\b|$)", // 183 ms
+            r"|\b[A-Z][a-z]+(?: [A-Z][a-z]+){1,3}\b",      // Atkinson Hyperlegible Mono
+            r"|`[^`\n]{2,60}`",                            // `name`
+        ))
+        .unwrap_or_else(|_| unreachable!())
+    });
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -254,7 +254,9 @@ fn an_uncompacted_session_recalls_nothing_of_its_own_live_turns() {
     let dir = tempfile::tempdir().expect("tempdir");
     let e = engine(&dir.path().join("home"));
     let t = dir.path().join("t.jsonl");
-    fact_session("/home/dev/src/recall-live", &t);
+    // The project is a folder of this test, as a session's cwd would be.
+    let project = dir.path().join("recall-live").display().to_string();
+    fact_session(&project, &t);
     e.ingest_transcript(&t, &IngestOptions::default())
         .expect("ingest");
     let sid = "0f0f0f0f-1111-4222-8333-444455556666";
@@ -269,7 +271,7 @@ fn an_uncompacted_session_recalls_nothing_of_its_own_live_turns() {
     };
     let cfg = RecallConfig::default();
     let r = e
-        .recall(sid, "/home/dev/src/recall-live", q, &compacted, &cfg)
+        .recall(sid, &project, q, &compacted, &cfg)
         .expect("recall");
     assert!(r.text.contains("quartermaster"), "{}", r.text);
     let live = ContextState {
@@ -278,8 +280,6 @@ fn an_uncompacted_session_recalls_nothing_of_its_own_live_turns() {
         injected: Vec::new(),
         recalled: Vec::new(),
     };
-    let r = e
-        .recall(sid, "/home/dev/src/recall-live", q, &live, &cfg)
-        .expect("recall");
+    let r = e.recall(sid, &project, q, &live, &cfg).expect("recall");
     assert_eq!(r.text, "", "a live turn must not be recalled");
 }

@@ -208,7 +208,7 @@ fn resumed_without_compaction(engine: &Engine, p: &HookPayload) -> Result<bool, 
 
 /// PostToolUse: store a big output in the swap (prints nothing; failures are logged only).
 fn swap_output(engine: &Engine, call: &crate::swap::ToolCall<'_>, cfg: &crate::swap::SwapConfig) {
-    match engine.swap_tool_output(call, cfg, crate::swap::unix_now()) {
+    match engine.swap_tool_output(call, cfg, crate::clock::unix_now()) {
         Ok(crate::swap::SwapOutcome::Stored(r)) => tracing::debug!(
             tool = call.tool_name,
             id = %r.id,

@@ -259,7 +259,7 @@ fn store_claimed_tool(engine: &Engine, claimed: &Path, cfg: &crate::swap::SwapCo
         tool_use_id: rec.tool_use_id.as_deref(),
         failed: rec.failed,
     };
-    match engine.swap_tool_output(&call, cfg, crate::swap::unix_now()) {
+    match engine.swap_tool_output(&call, cfg, crate::clock::unix_now()) {
         Err(EngineError::Store(StoreError::Busy { .. })) => {
             // Back into the queue under a fresh name; the next hook tries again.
             let back = claimed.with_extension("json");

@@ -40,8 +40,10 @@ fn unreadable_transcript_spool_claim_is_kept_not_deleted() {
                 Some("kept")
             );
         } else {
-            let len = std::fs::metadata(&kept).map(|m| m.len()).ok();
-            assert_eq!(len, Some(crate::paths::SPOOL_MAX_BYTES + 1));
+            let len = std::fs::metadata(&kept)
+                .unwrap_or_else(|e| panic!("the kept claim must exist: {e}"))
+                .len();
+            assert_eq!(len, crate::paths::SPOOL_MAX_BYTES + 1);
         }
         // The next drain leaves the kept file alone (it is no claim).
         drain(

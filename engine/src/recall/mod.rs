@@ -141,6 +141,12 @@ pub enum QueryVector {
     None,
 }
 
+/// Whether `prompt` is worth a search at all (recall on, enough informative terms). The
+/// facade asks before it embeds the prompt: "yes, go on" must not load the model.
+pub(crate) fn worth_searching(prompt: &str, cfg: &RecallConfig) -> bool {
+    cfg.enabled && informative_terms(prompt).len() >= cfg.gate.min_terms
+}
+
 /// Recall for `prompt` in `session` of `project`, excluding what `state` says is live.
 pub(crate) fn recall(
     core: &Core,
@@ -151,10 +157,10 @@ pub(crate) fn recall(
     state: &ContextState,
     cfg: &RecallConfig,
 ) -> Result<Recalled, EngineError> {
-    let terms = informative_terms(prompt);
-    if !cfg.enabled || terms.len() < cfg.gate.min_terms {
+    if !worth_searching(prompt, cfg) {
         return Ok(Recalled::default());
     }
+    let terms = informative_terms(prompt);
     let r = core.store().read()?;
     let Some(pid) = r.project_id(project)? else {
         return Ok(Recalled::default());
@@ -223,7 +229,7 @@ pub(crate) fn recall(
 /// never the compaction summary (Claude Code keeps it) or a bare slash command.
 fn eligible(rec: &ChunkRecord, session: &str, state: &ContextState) -> bool {
     let c = &rec.chunk;
-    if c.is_compact_summary || (c.text.starts_with("User: /") && !c.text.contains("Assistant:")) {
+    if c.is_compact_summary || crate::restore::is_bare_command(&c.text) {
         return false;
     }
     c.session_id != session || c.turn_index < state.boundary_turn
@@ -242,12 +248,7 @@ fn informative_terms(prompt: &str) -> Vec<String> {
 /// the most terms with the prompt (the buried fact is rarely in the summary).
 fn recall_line(rec: &ChunkRecord, session: &str, terms: &[String], with_summary: bool) -> String {
     let c = &rec.chunk;
-    let when = c
-        .started_at
-        .as_deref()
-        .and_then(|t| t.get(..16))
-        .map(|t| t.replace('T', " "))
-        .unwrap_or_default();
+    let when = crate::restore::short_time(c.started_at.as_deref());
     let whose = if c.session_id == session {
         "this session".to_string()
     } else {
@@ -308,19 +309,8 @@ const LINE_MAX: usize = 460;
 /// names, backticked names. The buried fact of a turn is usually one of these, and the model
 /// needs it verbatim.
 fn identifiers(text: &str, shown: &str) -> Vec<String> {
-    static ID_RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(concat!(
-            r"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+){2,}\b", // host.domain.tld
-            r"|\b[A-Z][A-Z0-9]{1,9}-\d{2,7}\b",            // OPS-4471
-            r"|\b[a-z][a-z0-9]*(?:_[a-z0-9]+){1,6}\b",     // snake_case
-            r"|\b\d+(?:\.\d+)?\s?(?:ms|s|µs|us|MB|MiB|KB|KiB|GB|GiB|%)(?:\b|$)", // 183 ms
-            r"|\b[A-Z][a-z]+(?: [A-Z][a-z]+){1,3}\b",      // Atkinson Hyperlegible Mono
-            r"|`[^`\n]{2,60}`",                            // `name`
-        ))
-        .unwrap_or_else(|_| unreachable!())
-    });
     let mut out: Vec<String> = Vec::new();
-    for m in ID_RE.find_iter(text) {
+    for m in crate::patterns::IDENTIFIER_RE.find_iter(text) {
         let id = m.as_str().trim_matches('`');
         if id.len() < 3
             || shown.contains(id)

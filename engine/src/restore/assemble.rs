@@ -151,7 +151,7 @@ fn first_error_line(text: &str) -> Option<String> {
 }
 
 /// A turn that is only a slash command (`/compact`, `/clear`) with no answer: nothing to restore.
-fn is_bare_command(text: &str) -> bool {
+pub(crate) fn is_bare_command(text: &str) -> bool {
     text.starts_with("User: /") && !text.lines().any(|l| l.starts_with("Assistant:"))
 }
 
@@ -180,7 +180,7 @@ fn identifiers(rec: &ChunkRecord) -> (Vec<String>, Option<String>) {
     (cmds, error)
 }
 
-fn short_time(ts: Option<&str>) -> String {
+pub(crate) fn short_time(ts: Option<&str>) -> String {
     // RFC 3339: keep "MM-DD HH:MM".
     ts.and_then(|t| t.get(5..16))
         .map(|t| t.replace('T', " "))

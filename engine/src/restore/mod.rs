@@ -11,7 +11,7 @@ mod assemble;
 
 use crate::transcript::clip_line as clip;
 pub use assemble::{RestoreConfig, RestoreKind, Restored};
-pub(crate) use assemble::{compaction_instructions, restore_block};
+pub(crate) use assemble::{compaction_instructions, is_bare_command, restore_block, short_time};
 
 /// Opening tag of every block we emit. The transcript parser strips anything inside
 /// `<memctl-context ...>` ([`crate::transcript::strip_restored_context`]), so our own output is

@@ -6,9 +6,11 @@ use crate::{EngineError, IngestOptions};
 /// A small transcript of one session (one user turn, one answer).
 fn transcript(dir: &Path, session: &str, words: &str) -> PathBuf {
     let p = dir.join(format!("{session}.jsonl"));
-    let user = serde_json::json!({"type": "user", "sessionId": session, "cwd": "/home/dev/p",
+    // The project is the folder the transcript lives in, as a session's cwd would be.
+    let cwd = dir.display().to_string();
+    let user = serde_json::json!({"type": "user", "sessionId": session, "cwd": cwd,
         "message": {"role": "user", "content": format!("Why does {words} fail on CI?")}});
-    let asst = serde_json::json!({"type": "assistant", "sessionId": session, "cwd": "/home/dev/p",
+    let asst = serde_json::json!({"type": "assistant", "sessionId": session, "cwd": cwd,
         "message": {"role": "assistant", "content": [
             {"type": "text", "text": format!("Because {words} needs the cache warmed first.")}]}});
     std::fs::write(&p, format!("{user}\n{asst}\n")).unwrap_or_else(|e| panic!("{e}"));

@@ -46,9 +46,6 @@ mod id_tests;
 #[cfg(test)]
 mod tests;
 
-/// Unix seconds now: re-exported from [`crate::clock`], the one clock (kept for callers of
-/// `swap::unix_now`).
-pub use crate::clock::unix_now;
 pub use config::{SWAPPED_TOOLS, SwapConfig};
 pub use digest::{Digest, definitions, digest};
 pub use extract::{input_summary, output_text};

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Whole-process UserPromptSubmit latency, with and without prompt-time recall (issue 12).
+
+    python3 scripts/bench_recall.py [--bin target/release] [--turns 500 5000] [--runs 30] [--seed 1]
+
+Per transcript size: a generated transcript (scripts/gen_transcript.py, split layout) is
+ingested with the model, then `memctl-hook UserPromptSubmit` is timed from fork/exec to wait4:
+  a      uncompacted session, one new turn appended before each call (the common path; the
+         detached `memctl embed-pending` the hook starts is waited for between calls);
+  b      after compaction: the session's context state says it lost context, so recall runs
+         (the state is rewritten before every call, so each starts from a fresh boundary);
+  bhash  b without the model (MEMCTL_EMBEDDER=hash): lexical-only recall.
+Prints p50 / p95 / max ms, CPU and peak RSS, and how many calls printed a recall block.
+Needs `scripts/setup.sh` and `cargo build --release -p memctl-hooks`.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXTRA = 30  # turns appended one per call in case a
+QUESTIONS = ["which command fixed the failing build earlier?",
+             "what did we decide about the cache layer?",
+             "why did we pick SQLite WAL mode instead of a JSON file?",
+             "where was the database is locked error coming from and how did we fix it?",
+             "what was the TODO left in src/config.ts about request tracing ids?"]
+
+
+def split_turns(text):
+    """Lines, and the index of each turn's first line (a file-history-snapshot precedes each
+    user prompt in the generated transcripts)."""
+    lines = text.splitlines(keepends=True)
+    return lines, [i for i, l in enumerate(lines) if '"file-history-snapshot"' in l]
+
+
+def run_once(hook, env, payload, work):
+    pin = os.path.join(work, "in.json")
+    with open(pin, "w") as f:
+        json.dump(payload, f)
+    out = os.path.join(work, "out.txt")
+    fin, fo = os.open(pin, os.O_RDONLY), os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fe = os.open(os.devnull, os.O_WRONLY)
+    t0 = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.dup2(fin, 0), os.dup2(fo, 1), os.dup2(fe, 2)
+            os.execve(hook, [hook, "UserPromptSubmit"], env)
+        finally:
+            os._exit(127)
+    _, st, ru = os.wait4(pid, 0)
+    wall = (time.perf_counter() - t0) * 1e3
+    for f in (fin, fo, fe):
+        os.close(f)
+    text = open(out, encoding="utf-8", errors="replace").read()
+    try:
+        text = json.loads(text)["hookSpecificOutput"]["additionalContext"]
+    except (ValueError, KeyError, TypeError):
+        pass
+    return {"wall": wall, "cpu": (ru.ru_utime + ru.ru_stime) * 1e3, "rss": ru.ru_maxrss,
+            "rc": os.waitstatus_to_exitcode(st), "recall": '<memctl-context kind="recall"' in text}
+
+
+def wait_embedder(home, limit=20.0):
+    """Wait for the detached background embedder of this data dir to exit."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < limit:
+        busy = False
+        for p in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                cmd = open(f"/proc/{p}/cmdline", "rb").read()
+                if b"embed-pending" in cmd and f"MEMCTL_HOME={home}".encode() in open(f"/proc/{p}/environ", "rb").read():
+                    busy = True
+            except OSError:
+                pass
+        if not busy:
+            return
+        time.sleep(0.02)
+
+
+def summary(rows):
+    w = sorted(r["wall"] for r in rows)
+    return {"p50": statistics.median(w), "p95": w[min(len(w) - 1, round(0.95 * (len(w) - 1)))], "max": w[-1],
+            "cpu_p50": statistics.median(r["cpu"] for r in rows), "rss_kb": max(r["rss"] for r in rows),
+            "blocks": sum(r["recall"] for r in rows), "rc": sorted({r["rc"] for r in rows})}
+
+
+def bench(n, a, work):
+    hook, memctl = os.path.join(a.bin, "memctl-hook"), os.path.join(a.bin, "memctl")
+    full = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "gen_transcript.py"), "--turns",
+                           str(n + EXTRA), "--seed", str(a.seed), "--layout", "split"],
+                          capture_output=True, text=True, check=True).stdout
+    lines, starts = split_turns(full)
+    sid = next(json.loads(l)["sessionId"] for l in lines if '"sessionId"' in l)
+    cwd = next(json.loads(l)["cwd"] for l in lines if '"cwd"' in l)
+    home, tr = os.path.join(work, f"home{n}"), os.path.join(work, f"t{n}.jsonl")
+    with open(tr, "w") as f:
+        f.write("".join(lines[:starts[n]]))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCTL_")}
+    env["MEMCTL_HOME"] = home
+    subprocess.run([memctl, "ingest", "--quiet", tr], env=env, check=True)
+    base = {"session_id": sid, "transcript_path": tr, "cwd": cwd, "hook_event_name": "UserPromptSubmit"}
+    out = {}
+    rows = []
+    for k in range(min(a.runs, EXTRA)):
+        block = lines[starts[n + k]:starts[n + k + 1] if n + k + 1 < len(starts) else len(lines)]
+        with open(tr, "a") as f:
+            f.write("".join(block))
+        rows.append(run_once(hook, env, dict(base, prompt=f"continue with step {k}"), work))
+        wait_embedder(home)
+    out["a"] = summary(rows)
+    boundary = max(s["turns"] for s in json.loads(subprocess.run(
+        [memctl, "sessions", "--json"], env=env, capture_output=True, check=True).stdout) if s["session_id"] == sid)
+    state = os.path.join(home, "context", f"{sid}.json")
+    for mode, extra in (("b", {}), ("bhash", {"MEMCTL_EMBEDDER": "hash"})):
+        rows = []
+        for k in range(a.runs):
+            os.makedirs(os.path.dirname(state), exist_ok=True)
+            with open(state, "w") as f:
+                json.dump({"lost": True, "boundary_turn": boundary, "injected": [], "recalled": []}, f)
+            rows.append(run_once(hook, dict(env, **extra), dict(base, prompt=QUESTIONS[k % len(QUESTIONS)]), work))
+        out[mode] = summary(rows)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release"))
+    ap.add_argument("--turns", type=int, nargs="+", default=[500, 5000])
+    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    print(f"seed {a.seed}, {a.runs} runs per case, binaries {a.bin}, load {open('/proc/loadavg').read().split()[:3]}")
+    print("turns  case   p50 ms   p95 ms   max ms  cpu p50 ms  peak RSS KB  recall blocks  exit codes")
+    with tempfile.TemporaryDirectory(prefix="memctl-recall-bench.") as work:
+        for n in a.turns:
+            for mode, s in bench(n, a, work).items():
+                print(f"{n:5d}  {mode:5s} {s['p50']:8.1f} {s['p95']:8.1f} {s['max']:8.1f} {s['cpu_p50']:11.1f} "
+                      f"{s['rss_kb']:12d} {s['blocks']:8d}/{a.runs}  {s['rc']}")
+
+
+if __name__ == "__main__":
+    main()
