@@ -75,7 +75,7 @@ def wait_embedder(home, limit=20.0):
         for p in filter(str.isdigit, os.listdir("/proc")):
             try:
                 cmd = open(f"/proc/{p}/cmdline", "rb").read()
-                if b"embed-pending" in cmd and f"MEMCTL_HOME={home}".encode() in open(f"/proc/{p}/environ", "rb").read():
+                if (b"embed-pending" in cmd or b"--background" in cmd) and b"embedder" not in cmd and f"MEMCTL_HOME={home}".encode() in open(f"/proc/{p}/environ", "rb").read():
                     busy = True
             except OSError:
                 pass

@@ -100,6 +100,9 @@ for scen in "${SCENARIOS[@]}"; do
         c_rc=1
         echo "no hooks/ folder: the harness did not run" >"$OUTROOT/$name.checks.log"
     fi
+    # Stop the scenario's resident embedders (started by its hooks): removing the socket is
+    # their documented stop signal, so none outlives the run by its idle timeout.
+    find "$out" -name embedder.sock -delete 2>/dev/null || true
     dt=$((SECONDS - t0))
     if ((h_rc == 0 && c_rc == 0)); then
         printf 'PASS  %-24s %4ds\n' "$name" "$dt"

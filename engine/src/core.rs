@@ -17,6 +17,9 @@ pub struct EngineOptions {
     pub onnx: OnnxConfig,
     /// Never load the model (hook critical path, tests of the fallback).
     pub model_disabled: bool,
+    /// The resident query embedder ([`crate::resident`]): used for prompt-time recall when
+    /// one answers.
+    pub resident: crate::resident::ResidentConfig,
 }
 
 impl EngineOptions {

@@ -14,7 +14,7 @@ use crate::error::EngineError;
 use crate::ingest::{IngestOptions, IngestReport};
 use crate::prune::{AutoPruneConfig, PruneReport};
 use crate::rank::RankParams;
-use crate::recall::{ContextState, QueryVector, RecallConfig, Recalled};
+use crate::recall::{ContextState, QuerySource, QueryVector, RecallConfig, Recalled};
 use crate::restore::{RestoreConfig, RestoreKind, Restored};
 use crate::retrieve::{Retrieval, Retriever, SearchOutcome, SearchRequest};
 use crate::search::SearchMode;
@@ -209,14 +209,40 @@ impl Engine {
         if !crate::recall::worth_searching(prompt, cfg) {
             return Ok(Recalled::default());
         }
-        let query = match self.core.query_model() {
+        let (query, source) = self.query_vector(prompt)?;
+        let mut found =
+            crate::recall::recall(&self.core, session, project, prompt, &query, state, cfg)?;
+        found.embedded_by = source;
+        Ok(found)
+    }
+
+    /// The prompt's vector for recall: from the resident embedder when one answers (a few ms),
+    /// else from the fast-start query model in this process (~150–190 ms), else none (lexical
+    /// recall). The model is never loaded when the resident embedder answered.
+    fn query_vector(&self, prompt: &str) -> Result<(QueryVector, QuerySource), EngineError> {
+        let opts = self.core.options();
+        if opts.model_disabled {
+            return Ok((QueryVector::None, QuerySource::None));
+        }
+        if opts.resident.enabled {
+            match crate::resident::embed_query(&opts.data_dir, prompt, opts.resident.timeout) {
+                Ok((id, v)) => return Ok((QueryVector::Given(id, v), QuerySource::Resident)),
+                Err(crate::resident::ResidentError::NotRunning { .. }) => {}
+                Err(e) => {
+                    tracing::info!(error = %e, "resident embedder did not answer; embedding here")
+                }
+            }
+        }
+        Ok(match self.core.query_model() {
             Ok(m) => {
                 let mut v = m.embed_batch(&[prompt])?;
-                QueryVector::Given(m.id().clone(), v.pop().unwrap_or_default())
+                (
+                    QueryVector::Given(m.id().clone(), v.pop().unwrap_or_default()),
+                    QuerySource::InProcess,
+                )
             }
-            Err(_) => QueryVector::None,
-        };
-        crate::recall::recall(&self.core, session, project, prompt, &query, state, cfg)
+            Err(_) => (QueryVector::None, QuerySource::None),
+        })
     }
 
     /// The turn index of the newest compaction summary archived for a session (looked for

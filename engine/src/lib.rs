@@ -33,6 +33,7 @@ pub mod prune;
 pub mod rank;
 pub mod recall;
 pub mod redact;
+pub mod resident;
 pub mod restore;
 pub mod retrieve;
 pub mod search;

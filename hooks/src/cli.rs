@@ -43,6 +43,9 @@ pub enum Command {
     Status,
     /// Embed chunks stored without a model vector (run in the background by hooks).
     EmbedPending(EmbedPendingArgs),
+    /// Keep the model loaded and embed prompts for hooks over a Unix socket (started by hooks
+    /// when a session lost context; exits when idle).
+    Embedder(EmbedderArgs),
     /// Tool outputs stored whole by the PostToolUse hook: list, show, search, prune.
     #[command(subcommand)]
     Swap(SwapCommand),
@@ -138,6 +141,10 @@ pub struct IngestArgs {
     /// No progress bar and no report (background use by hooks).
     #[arg(long)]
     pub quiet: bool,
+    /// Run as a hook's deferred archive: quiet, log to the data dir, one archiver per
+    /// transcript at a time (later ones wait and find little left), then embed what is pending.
+    #[arg(long)]
+    pub background: bool,
 }
 
 /// `memctl search`.
@@ -219,6 +226,14 @@ pub struct EmbedPendingArgs {
     pub background: bool,
 }
 
+/// `memctl embedder`.
+#[derive(Debug, Args)]
+pub struct EmbedderArgs {
+    /// Run as started by a hook: log to the data dir's log file instead of stderr.
+    #[arg(long)]
+    pub background: bool,
+}
+
 /// Entry point of the `memctl` binary.
 pub fn main() -> ExitCode {
     let loaded = Settings::load(std::env::vars_os());
@@ -292,6 +307,7 @@ pub fn run(cli: Cli, settings: &Settings, out: &mut dyn Write) -> Result<()> {
         Command::Show(a) => show(open(opts)?, a, out),
         Command::Status => status(open(opts)?, out),
         Command::EmbedPending(a) => embed_pending(opts, a, out),
+        Command::Embedder(_) => embedder(&opts, s, out),
         Command::Swap(c) => swap(open(opts)?, c, &s.swap, out),
         Command::Statusline(a) => crate::lifecycle::statusline(opts, &s.autopilot, &a, out),
         Command::Memory(c) => crate::lifecycle::memory_cmd(c, &s.restore.memory, out),
@@ -374,6 +390,22 @@ fn embed_pending(opts: EngineOptions, a: EmbedPendingArgs, out: &mut dyn Write) 
     let n = engine.embed_pending(a.limit)?;
     tracing::info!(chunks = n, "embedded pending chunks");
     writeln!(out, "embedded {n} chunks")?;
+    Ok(())
+}
+
+/// `memctl embedder`: serve until idle (the process exits from the server's watchdog).
+fn embedder(opts: &EngineOptions, s: &Settings, out: &mut dyn Write) -> Result<()> {
+    if opts.model_disabled {
+        bail!("the resident embedder needs the model (MEMCTL_EMBEDDER=hash is set)");
+    }
+    match memctl_engine::resident::serve(&opts.data_dir, &opts.onnx, &s.resident)
+        .context("resident embedder")?
+    {
+        memctl_engine::resident::ServeEnd::AlreadyRunning => {
+            writeln!(out, "a resident embedder already runs for this data dir")?;
+        }
+        other => writeln!(out, "resident embedder ended: {other:?}")?,
+    }
     Ok(())
 }
 
@@ -540,6 +572,9 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
 }
 
 fn ingest(engine: Engine, a: IngestArgs, out: &mut dyn Write) -> Result<()> {
+    if a.background {
+        return crate::background::archive(&engine, &a.paths, a.no_embed);
+    }
     let files = collect_transcripts(&a.paths)?;
     if files.is_empty() {
         bail!("no .jsonl transcripts found in the given paths");

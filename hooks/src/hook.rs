@@ -55,6 +55,7 @@ pub fn main() -> ExitCode {
         tracing::warn!(variable = v, "unknown MEMCTL_ variable ignored");
     }
     let opts = EngineOptions::from_settings(&settings);
+    let opts_model_disabled = opts.model_disabled;
     let cfg = HookConfig::from_settings(&settings);
     let event_arg = std::env::args().nth(1);
     let mut raw = Vec::new();
@@ -106,8 +107,20 @@ pub fn main() -> ExitCode {
             for t in &fx.background_ingest {
                 spawn_background(&["ingest", "--no-embed", "--quiet"], Some(t));
             }
+            for t in &fx.deferred_archive {
+                let args: &[&str] = if settings.embed.background && !opts_model_disabled {
+                    &["ingest", "--background"]
+                } else {
+                    &["ingest", "--background", "--no-embed"]
+                };
+                spawn_background(args, Some(t));
+            }
             if fx.pending_embeds > 0 && settings.embed.background {
                 spawn_background(&["embed-pending", "--background"], None);
+            }
+            if fx.start_resident {
+                // Exits at once when one already runs for this data dir.
+                spawn_background(&["embedder", "--background"], None);
             }
             out
         }
@@ -161,6 +174,9 @@ pub fn run(
     cfg: &HookConfig,
     deadline: Instant,
 ) -> anyhow::Result<(HookOutput, HookEffects)> {
+    if let Some(light) = memctl_engine::hooks::handle_without_store(payload, &opts.data_dir, cfg) {
+        return Ok(light);
+    }
     let mut engine = Engine::open(opts)?;
     engine.set_deadline(deadline.checked_sub(STORE_RESERVE).unwrap_or(deadline));
     Ok(memctl_engine::hooks::handle(

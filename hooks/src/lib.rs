@@ -3,6 +3,7 @@
 //! The binaries in `src/bin/` are one-line calls into [`cli::main`] and [`hook::main`], so
 //! every behaviour is testable in-process.
 
+pub mod background;
 pub mod cli;
 pub mod hook;
 pub mod install;

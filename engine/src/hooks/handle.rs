@@ -34,6 +34,9 @@ pub struct HookConfig {
     /// Unarchived bytes above which UserPromptSubmit archives in the background
     /// ([`crate::settings::HookSettings::inline_bytes`]).
     pub inline_bytes: u64,
+    /// UserPromptSubmit archives inline even when it needs no store otherwise
+    /// ([`crate::settings::HookSettings::inline_prompt_archive`]).
+    pub inline_prompt_archive: bool,
 }
 
 impl Default for HookConfig {
@@ -54,6 +57,7 @@ impl HookConfig {
             swap: s.swap.clone(),
             recall: s.recall.clone(),
             inline_bytes: s.hook.inline_bytes,
+            inline_prompt_archive: s.hook.inline_prompt_archive,
         }
     }
 }
@@ -68,6 +72,12 @@ pub struct HookEffects {
     /// Transcripts whose unarchived backlog is too big for the hook's budget: the binary
     /// archives them in a detached `memctl ingest` process.
     pub background_ingest: Vec<std::path::PathBuf>,
+    /// Transcripts whose new turns the binary hands to a detached `memctl ingest --background`
+    /// (UserPromptSubmit without a store: [`handle_without_store`]).
+    pub deferred_archive: Vec<std::path::PathBuf>,
+    /// Start the resident query embedder ([`crate::resident`]): the session lost context, so
+    /// prompt-time recall will want prompt vectors, and none answered (or none was asked yet).
+    pub start_resident: bool,
 }
 
 /// The live-context state after a SessionStart of `kind` (see [`crate::recall::ContextState`]):
@@ -121,6 +131,7 @@ fn prompt_recall(
     prompt: &str,
     cfg: &HookConfig,
     deadline: Instant,
+    fx: &mut HookEffects,
 ) -> Option<String> {
     let session = p.common.session_id.as_str();
     if !cfg.recall.enabled || session.is_empty() || Instant::now() >= deadline {
@@ -138,8 +149,12 @@ fn prompt_recall(
             return None;
         }
     };
+    if found.embedded_by == crate::recall::QuerySource::InProcess {
+        // No resident embedder answered: start one for the next prompt.
+        fx.start_resident = wants_resident(engine);
+    }
     if found.text.is_empty() {
-        tracing::debug!(best = ?found.best, "recall: no confident match");
+        tracing::info!(best = ?found.best, embedded_by = ?found.embedded_by, "recall: no confident match");
         return None;
     }
     let ids: Vec<_> = found.turns.iter().map(|t| t.id).collect();
@@ -153,9 +168,17 @@ fn prompt_recall(
     tracing::info!(
         turns = ids.len(),
         chars = found.text.chars().count(),
+        embedded_by = ?found.embedded_by,
         "recall injected"
     );
     Some(found.text)
+}
+
+/// True when this engine would use a resident embedder (the model is on and so is the
+/// resident setting).
+fn wants_resident(engine: &Engine) -> bool {
+    let o = engine.options();
+    o.resident.enabled && !o.model_disabled
 }
 
 /// Archive the payload's transcript incrementally; spool it when the store is busy.
@@ -235,6 +258,62 @@ fn swap_output(engine: &Engine, call: &crate::swap::ToolCall<'_>, cfg: &crate::s
     }
 }
 
+/// UserPromptSubmit when the prompt needs nothing from the store: no recall can happen (the
+/// live context lost nothing, recall is off, or the prompt is not worth a search). Then the hook
+/// opens no store at all: the new turns are archived by a detached `memctl ingest --background`
+/// (started by the binary from [`HookEffects::deferred_archive`]) and the output is the
+/// autopilot's note alone. Returns None when the event needs the store ([`handle`]).
+///
+/// Why: opening redb, committing one turn durably and closing cost ~16 ms of CPU per prompt,
+/// on every prompt; nothing in the model's answer depends on it, and the turns are in the
+/// transcript (the source of truth) until the detached ingest stores them a moment later.
+/// PreCompact and SessionEnd still archive inline, so nothing waits on it at a boundary.
+pub fn handle_without_store(
+    p: &HookPayload,
+    data_dir: &Path,
+    cfg: &HookConfig,
+) -> Option<(HookOutput, HookEffects)> {
+    let HookEvent::UserPromptSubmit { prompt } = &p.event else {
+        return None;
+    };
+    if cfg.inline_prompt_archive {
+        return None;
+    }
+    let session = p.common.session_id.as_str();
+    let may_recall = cfg.recall.enabled
+        && !session.is_empty()
+        && crate::recall::worth_searching(prompt, &cfg.recall)
+        && crate::recall::load_state(data_dir, session).lost;
+    if may_recall {
+        return None;
+    }
+    let mut fx = HookEffects::default();
+    if let Some(t) = p
+        .common
+        .transcript_path
+        .as_deref()
+        .filter(|t| !t.is_empty())
+        .map(Path::new)
+        .filter(|t| t.is_file())
+    {
+        fx.deferred_archive.push(t.to_path_buf());
+    }
+    let note = crate::autopilot::on_prompt_hook(
+        data_dir,
+        session,
+        p.common.transcript_path.as_deref(),
+        &cfg.autopilot,
+    );
+    let out = match note {
+        Some(text) => HookOutput::Context {
+            event: HookEventName::UserPromptSubmit.as_str().into(),
+            text,
+        },
+        None => HookOutput::None,
+    };
+    Some((out, fx))
+}
+
 /// Handle one event.
 pub fn handle(
     engine: &Engine,
@@ -265,7 +344,7 @@ pub fn handle(
             }
             super::spool::drain(engine, deadline, &cfg.swap);
             let mut parts: Vec<String> = Vec::new();
-            parts.extend(prompt_recall(engine, p, prompt, cfg, deadline));
+            parts.extend(prompt_recall(engine, p, prompt, cfg, deadline, &mut fx));
             parts.extend(crate::autopilot::on_prompt_hook(
                 engine.data_dir(),
                 &p.common.session_id,
@@ -324,6 +403,8 @@ pub fn handle(
                     }
                     let project = p.project();
                     let mut state = boundary_state(engine, &p.common.session_id, kind)?;
+                    // Recall can happen from the next prompt on: have its embedder ready.
+                    fx.start_resident = cfg.recall.enabled && state.lost && wants_resident(engine);
                     let exclude = state.injected.iter().copied().collect();
                     let restored = engine.restore_excluding(
                         &p.common.session_id,

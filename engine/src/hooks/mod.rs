@@ -6,7 +6,7 @@ mod payload;
 pub mod policy;
 mod spool;
 
-pub use handle::{HookConfig, HookEffects, handle};
+pub use handle::{HookConfig, HookEffects, handle, handle_without_store};
 pub use payload::{CommonFields, HookEvent, HookOutput, HookPayload, PayloadError, SessionSource};
 pub use policy::HookEventName;
 pub use spool::rescue;

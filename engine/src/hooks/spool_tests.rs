@@ -9,6 +9,7 @@ fn engine(dir: &Path) -> Engine {
         data_dir: dir.join("data"),
         onnx: crate::embed::OnnxConfig::discover(None),
         model_disabled: true,
+        resident: Default::default(),
     })
     .unwrap_or_else(|e| panic!("open engine: {e}"))
 }

@@ -16,6 +16,7 @@ pub(crate) fn engine_with_fixture() -> (tempfile::TempDir, Engine) {
         onnx: crate::embed::OnnxConfig::discover(Some(&data_dir)),
         data_dir,
         model_disabled: true,
+        resident: Default::default(),
     })
     .expect("open");
     let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -130,6 +130,21 @@ pub struct Recalled {
     pub turns: Vec<RecalledTurn>,
     /// Evidence of the best eligible candidate, gated or not (for tuning and telemetry).
     pub best: Option<Evidence>,
+    /// Where the prompt's vector came from.
+    pub embedded_by: QuerySource,
+}
+
+/// Where recall got the prompt's vector from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
+pub enum QuerySource {
+    /// No vector: the prompt was not worth a search, or lexical-only recall (no model).
+    #[default]
+    None,
+    /// The resident embedder ([`crate::resident`]).
+    Resident,
+    /// The model loaded in this process.
+    InProcess,
 }
 
 /// Where the query vector comes from.

@@ -42,6 +42,7 @@ impl crate::EngineOptions {
             data_dir: s.data_dir.clone(),
             onnx: crate::embed::OnnxConfig::from_settings(s),
             model_disabled: s.embed.embedder == EmbedderChoice::Hash,
+            resident: s.resident.clone(),
         }
     }
 }
@@ -86,9 +87,12 @@ pub const KNOWN_VARS: &[&str] = &[
     "MEMCTL_SWAP",
     "MEMCTL_RECALL",
     "MEMCTL_RECALL_CHARS",
+    "MEMCTL_RESIDENT",
+    "MEMCTL_RESIDENT_IDLE_SECS",
     "MEMCTL_SUMMARIZER_CMD",
     "MEMCTL_SUMMARIZER_TIMEOUT_SECS",
     "MEMCTL_HOOK_INLINE_BYTES",
+    "MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE",
     "MEMCTL_HOOK_DEADLINE_MS",
     "MEMCTL_LOG",
 ];
@@ -218,6 +222,11 @@ pub struct HookSettings {
     /// [`crate::hooks::policy::HookEventName::deadline`]): one deadline for every event, for
     /// tests and slow machines.
     pub deadline_ms: Option<u64>,
+    /// `MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE` (default off): UserPromptSubmit archives the new
+    /// turns itself instead of handing them to a detached `memctl ingest --background` when
+    /// it needs no store otherwise (no recall). Off, the prompt path opens no store: ~16 ms of
+    /// CPU less per prompt (ARCHITECTURE.md, "The prompt path").
+    pub inline_prompt_archive: bool,
 }
 
 impl Default for HookSettings {
@@ -225,6 +234,7 @@ impl Default for HookSettings {
         Self {
             inline_bytes: crate::hooks::policy::INLINE_BYTES,
             deadline_ms: None,
+            inline_prompt_archive: false,
         }
     }
 }
@@ -268,6 +278,9 @@ pub struct Settings {
     /// `MEMCTL_RECALL_CHARS` → `budget_chars` (1,500, at most 10,000: small, because it is
     /// paid on every prompt that recalls).
     pub recall: crate::recall::RecallConfig,
+    /// The resident query embedder ([`crate::resident`]): `MEMCTL_RESIDENT` → `enabled`
+    /// (default on), `MEMCTL_RESIDENT_IDLE_SECS` → `idle` (900 s, at least 1 s).
+    pub resident: crate::resident::ResidentConfig,
     /// External summariser for `memctl summarize`: `MEMCTL_SUMMARIZER_CMD` → `command` (off),
     /// `MEMCTL_SUMMARIZER_TIMEOUT_SECS` → `timeout` (60 s, at least 1 s).
     pub summarizer: ExternalConfig,
@@ -292,6 +305,7 @@ impl Default for Settings {
             auto_prune: AutoPruneConfig::default(),
             swap: SwapConfig::default(),
             recall: crate::recall::RecallConfig::default(),
+            resident: crate::resident::ResidentConfig::default(),
             summarizer: ExternalConfig::default(),
             hook: HookSettings::default(),
             log: None,
@@ -512,6 +526,12 @@ impl Settings {
         if let Some(n) = v.chars("MEMCTL_RECALL_CHARS") {
             s.recall.budget_chars = n;
         }
+        if let Some(b) = v.switch("MEMCTL_RESIDENT") {
+            s.resident.enabled = b;
+        }
+        if let Some(n) = v.number("MEMCTL_RESIDENT_IDLE_SECS", |n: &u64| *n >= 1, ">= 1") {
+            s.resident.idle = Duration::from_secs(n);
+        }
 
         s.summarizer.command = v
             .text("MEMCTL_SUMMARIZER_CMD")
@@ -521,6 +541,9 @@ impl Settings {
         }
         if let Some(n) = v.number("MEMCTL_HOOK_INLINE_BYTES", |_: &u64| true, ">= 0") {
             s.hook.inline_bytes = n;
+        }
+        if let Some(b) = v.switch("MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE") {
+            s.hook.inline_prompt_archive = b;
         }
         s.hook.deadline_ms = v.number("MEMCTL_HOOK_DEADLINE_MS", |n: &u64| *n >= 1, ">= 1");
         s.log = v.text("MEMCTL_LOG");

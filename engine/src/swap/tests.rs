@@ -15,6 +15,7 @@ pub(super) fn engine() -> (tempfile::TempDir, Engine) {
         data_dir: dir.path().join("data"),
         onnx: OnnxConfig::discover(None),
         model_disabled: true,
+        resident: Default::default(),
     })
     .expect("open engine");
     (dir, e)

@@ -21,6 +21,10 @@ pub fn run(bin: &str, home: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &s
     cmd.args(args)
         .env("MEMCTL_HOME", home)
         .env("MEMCTL_BACKGROUND_EMBED", "0")
+        // These tests drive the store through UserPromptSubmit's archive (faults, spool,
+        // budgets): archive inline, as every other event does. The default deferred archive
+        // has its own tests (resident_process.rs) and runs in every e2e scenario.
+        .env("MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -1,0 +1,104 @@
+//! `memctl ingest --background <transcript>`: the deferred archive that UserPromptSubmit starts
+//! when it needs no store itself ([`memctl_engine::hooks::handle_without_store`]).
+//!
+//! One archiver per transcript at a time: each takes an exclusive lock on a per-transcript lock
+//! file, waiting a bounded time, so that prompts in quick succession queue up instead of
+//! archiving the same bytes side by side; a later one finds little or nothing left. Then the
+//! chunks stored without a model vector are embedded (one embedder per data dir, as
+//! `memctl embed-pending`). Every failure is logged; the transcript stays the source of truth and
+//! the next hook that archives picks up whatever was left.
+
+use anyhow::{Context, Result};
+use memctl_engine::{Engine, IngestOptions};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How long an archiver waits for the previous one of the same transcript.
+const LOCK_WAIT: Duration = Duration::from_secs(30);
+
+/// New transcript bytes per commit (hooks of running sessions get the store between passes).
+const COMMIT_BYTES: u64 = 1 << 20;
+
+/// Most chunks embedded by one background run (the rest by the next).
+const EMBED_LIMIT: usize = 2_000;
+
+/// Archive `paths` (transcript files) for a hook, then embed pending chunks unless `no_embed`.
+pub fn archive(engine: &Engine, paths: &[PathBuf], no_embed: bool) -> Result<()> {
+    let opts = IngestOptions {
+        embed_with_model: !no_embed,
+        commit_bytes: Some(COMMIT_BYTES),
+        ..Default::default()
+    };
+    for t in paths {
+        let Some(_lock) = lock_transcript(engine.data_dir(), t)? else {
+            tracing::info!(transcript = %t.display(), "another archiver kept this transcript; left for the next hook");
+            continue;
+        };
+        match engine.ingest_transcript(t, &opts) {
+            Ok(r) => tracing::debug!(
+                transcript = %t.display(),
+                turns = r.turns,
+                pending = r.pending,
+                "deferred archive done"
+            ),
+            Err(e) => {
+                tracing::warn!(transcript = %t.display(), error = %e, "deferred archive failed")
+            }
+        }
+    }
+    if !no_embed {
+        embed_pending(engine)?;
+    }
+    Ok(())
+}
+
+/// The per-transcript lock, waiting at most [`LOCK_WAIT`]; None when it stayed taken.
+fn lock_transcript(data_dir: &Path, t: &Path) -> Result<Option<std::fs::File>> {
+    let dir = data_dir.join("backlog");
+    memctl_engine::paths::ensure_private_dir(&dir)?;
+    let name = memctl_engine::paths::sanitize_component(&t.display().to_string());
+    let path = dir.join(format!("{name}.lock"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    let give_up = Instant::now() + LOCK_WAIT;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(Some(file)),
+            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < give_up => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(e).with_context(|| format!("locking {}", path.display()));
+            }
+        }
+    }
+}
+
+/// Embed pending chunks unless another embedder holds the data dir's embed lock.
+fn embed_pending(engine: &Engine) -> Result<()> {
+    let path = engine.data_dir().join("embed.lock");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => return Ok(()),
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(e).with_context(|| format!("locking {}", path.display()));
+        }
+    }
+    match engine.embed_pending(EMBED_LIMIT) {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(chunks = n, "embedded pending chunks"),
+        Err(e) => tracing::warn!(error = %e, "pending chunks not embedded"),
+    }
+    Ok(())
+}
