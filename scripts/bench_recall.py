@@ -6,9 +6,15 @@
 Per transcript size: a generated transcript (scripts/gen_transcript.py, split layout) is
 ingested with the model, then `memctl-hook UserPromptSubmit` is timed from fork/exec to wait4:
   a      uncompacted session, one new turn appended before each call (the common path; the
-         detached `memctl embed-pending` the hook starts is waited for between calls);
-  b      after compaction: the session's context state says it lost context, so recall runs
-         (the state is rewritten before every call, so each starts from a fresh boundary);
+         detached `memctl ingest --background` the hook starts, which archives the turn and
+         embeds it, is waited for between calls);
+  bres   after compaction: the session's context state says it lost context, so recall runs
+         (the state is rewritten before every call, so each starts from a fresh boundary); the
+         prompt vector comes from a running resident embedder (`memctl embedder`, as hooks
+         start it after a compaction);
+  abg    a without waiting: 100 ms after each call the next turn comes, while the previous
+         call's detached archive and embedder still run;
+  b      the same without a resident embedder (MEMCTL_RESIDENT=0): the hook loads the model;
   bhash  b without the model (MEMCTL_EMBEDDER=hash): lexical-only recall.
 Prints p50 / p95 / max ms, CPU and peak RSS, and how many calls printed a recall block.
 Needs `scripts/setup.sh` and `cargo build --release -p memctl-hooks`.
@@ -24,7 +30,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EXTRA = 30  # turns appended one per call in case a
+EXTRA = 60  # turns appended one per call in cases a and abg
 QUESTIONS = ["which command fixed the failing build earlier?",
              "what did we decide about the cache layer?",
              "why did we pick SQLite WAL mode instead of a JSON file?",
@@ -107,18 +113,39 @@ def bench(n, a, work):
     subprocess.run([memctl, "ingest", "--quiet", tr], env=env, check=True)
     base = {"session_id": sid, "transcript_path": tr, "cwd": cwd, "hook_event_name": "UserPromptSubmit"}
     out = {}
-    rows = []
-    for k in range(min(a.runs, EXTRA)):
-        block = lines[starts[n + k]:starts[n + k + 1] if n + k + 1 < len(starts) else len(lines)]
-        with open(tr, "a") as f:
-            f.write("".join(block))
-        rows.append(run_once(hook, env, dict(base, prompt=f"continue with step {k}"), work))
-        wait_embedder(home)
-    out["a"] = summary(rows)
-    boundary = max(s["turns"] for s in json.loads(subprocess.run(
-        [memctl, "sessions", "--json"], env=env, capture_output=True, check=True).stdout) if s["session_id"] == sid)
+    runs = min(a.runs, EXTRA // 2)
+    for mode in ("a", "abg"):
+        rows = []
+        for k in range(runs):
+            i = n + k + (runs if mode == "abg" else 0)
+            block = lines[starts[i]:starts[i + 1] if i + 1 < len(starts) else len(lines)]
+            with open(tr, "a") as f:
+                f.write("".join(block))
+            rows.append(run_once(hook, env, dict(base, prompt=f"continue with step {k}"), work))
+            if mode == "a":
+                wait_embedder(home)
+            else:
+                time.sleep(0.1)  # the previous prompt's detached archive + embedder still runs
+        out[mode] = summary(rows)
+    wait_embedder(home)
+
+    def archived():
+        return max(s["turns"] for s in json.loads(subprocess.run(
+            [memctl, "sessions", "--json"], env=env, capture_output=True, check=True).stdout)
+            if s["session_id"] == sid)
+    boundary = archived()
+    print(f"{n:5d}  archived turns after a+abg: {boundary} (transcript holds {n + 2 * runs} prompts)")
     state = os.path.join(home, "context", f"{sid}.json")
-    for mode, extra in (("b", {}), ("bhash", {"MEMCTL_EMBEDDER": "hash"})):
+    sock = os.path.join(home, "embedder.sock")
+    server = subprocess.Popen([memctl, "embedder"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    t0 = time.perf_counter()
+    while not os.path.exists(sock) and time.perf_counter() - t0 < 60:
+        time.sleep(0.05)
+    cases = (("bres", {}), ("b", {"MEMCTL_RESIDENT": "0"}), ("bhash", {"MEMCTL_EMBEDDER": "hash"}))
+    for mode, extra in cases:
+        if mode == "b":
+            os.remove(sock)  # the documented stop signal
+            server.wait(timeout=30)
         rows = []
         for k in range(a.runs):
             os.makedirs(os.path.dirname(state), exist_ok=True)

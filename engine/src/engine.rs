@@ -142,7 +142,10 @@ impl Engine {
         let query_vector = if req.mode == SearchMode::Lexical || pids.is_empty() {
             None
         } else {
-            let (emb, mut vecs) = self.core.embed_active(&[req.query.as_str()])?;
+            let (emb, mut vecs) = match self.resident_vector(&req.query) {
+                Some((id, v)) => (id, vec![v]),
+                None => self.core.embed_active(&[req.query.as_str()])?,
+            };
             if emb.model != crate::embed::onnx::MINILM_NAME {
                 degraded = Some(match self.core.model() {
                     Err(reason) => {
@@ -216,22 +219,32 @@ impl Engine {
         Ok(found)
     }
 
+    /// A query vector from the resident embedder ([`crate::resident`]) when it is on and
+    /// answers (the agent's own `memctl search` gets it too); None otherwise.
+    fn resident_vector(&self, text: &str) -> Option<(EmbedderId, Vec<f32>)> {
+        let opts = self.core.options();
+        if opts.model_disabled || !opts.resident.enabled {
+            return None;
+        }
+        match crate::resident::embed_query(&opts.data_dir, text, opts.resident.timeout) {
+            Ok(found) => Some(found),
+            Err(crate::resident::ResidentError::NotRunning { .. }) => None,
+            Err(e) => {
+                tracing::info!(error = %e, "resident embedder did not answer; embedding here");
+                None
+            }
+        }
+    }
+
     /// The prompt's vector for recall: from the resident embedder when one answers (a few ms),
     /// else from the fast-start query model in this process (~150–190 ms), else none (lexical
     /// recall). The model is never loaded when the resident embedder answered.
     fn query_vector(&self, prompt: &str) -> Result<(QueryVector, QuerySource), EngineError> {
-        let opts = self.core.options();
-        if opts.model_disabled {
+        if self.core.options().model_disabled {
             return Ok((QueryVector::None, QuerySource::None));
         }
-        if opts.resident.enabled {
-            match crate::resident::embed_query(&opts.data_dir, prompt, opts.resident.timeout) {
-                Ok((id, v)) => return Ok((QueryVector::Given(id, v), QuerySource::Resident)),
-                Err(crate::resident::ResidentError::NotRunning { .. }) => {}
-                Err(e) => {
-                    tracing::info!(error = %e, "resident embedder did not answer; embedding here")
-                }
-            }
+        if let Some((id, v)) = self.resident_vector(prompt) {
+            return Ok((QueryVector::Given(id, v), QuerySource::Resident));
         }
         Ok(match self.core.query_model() {
             Ok(m) => {
