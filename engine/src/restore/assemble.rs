@@ -369,7 +369,15 @@ pub(crate) fn restore_block(
     ];
     lines.extend(memory_lines(project, cfg, &reinjected));
     let titles: Vec<&str> = titles.iter().map(String::as_str).collect();
-    let (text, kept) = super::build_kept(super::RESTORE_FRAME, &titles, &lines, cfg.budget);
+    // A small budget shows more turns, each shorter, rather than two long ones.
+    let budget = RestoreBudget {
+        max_line_chars: cfg
+            .budget
+            .max_line_chars
+            .min((cfg.budget.max_chars / 4).max(160)),
+        ..cfg.budget
+    };
+    let (text, kept) = super::build_kept(super::RESTORE_FRAME, &titles, &lines, budget);
     // Only chunks whose line survived the budget count as restored.
     let chunk_ids = kept
         .into_iter()

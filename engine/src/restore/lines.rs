@@ -75,12 +75,13 @@ pub(crate) fn error_strength(line: &str) -> u8 {
         let t = w
             .trim_matches(|c: char| ",;:.!()[]'\"".contains(c))
             .to_ascii_lowercase();
-        matches!(
+        let word = matches!(
             t.as_str(),
             "error" | "errors" | "failed" | "failure" | "fatal"
-        ) && !(i > 0 && words[i - 1] == "0")
-            && !w.contains('/')
-            && !w.contains('_')
+        );
+        let negated = i > 0 && words[i - 1] == "0";
+        let in_name = w.contains('/') || w.contains('_');
+        word && !negated && !in_name
     });
     u8::from(failure)
 }
@@ -218,15 +219,28 @@ struct Piece {
     priority: u8,
 }
 
+/// Pieces joined in order: a space after a sentence, `; ` after a bullet or a pasted line
+/// (they end without punctuation and would run together).
+fn join(pieces: &[Piece]) -> String {
+    let mut out = String::new();
+    for p in pieces {
+        if !out.is_empty() {
+            out.push_str(if out.ends_with(['.', '!', '?', ':']) {
+                " "
+            } else {
+                "; "
+            });
+        }
+        out.push_str(&p.text);
+    }
+    out
+}
+
 /// Join pieces in order within `max` characters: drop the lowest-priority (then latest) pieces
 /// first, clip what is left.
 fn fit(mut pieces: Vec<Piece>, max: usize) -> String {
     loop {
-        let joined = pieces
-            .iter()
-            .map(|p| p.text.as_str())
-            .collect::<Vec<_>>()
-            .join(" ");
+        let joined = join(&pieces);
         if joined.chars().count() <= max || pieces.len() <= 1 {
             return clip(&joined, max);
         }

@@ -350,3 +350,14 @@ proptest! {
         }
     }
 }
+
+/// Claude Code's folder (where its auto-memory lives, which restores do not repeat):
+/// `CLAUDE_CONFIG_DIR` when set, else `$HOME/.claude`, else unknown.
+#[test]
+fn claude_dir_prefers_claude_config_dir() {
+    let s = parse(&[("HOME", "/home/u"), ("CLAUDE_CONFIG_DIR", "/cfg/claude")]);
+    assert_eq!(s.restore.claude_dir, Some(PathBuf::from("/cfg/claude")));
+    let s = parse(&[("HOME", "/home/u")]);
+    assert_eq!(s.restore.claude_dir, Some(PathBuf::from("/home/u/.claude")));
+    assert_eq!(parse(&[]).restore.claude_dir, None);
+}
