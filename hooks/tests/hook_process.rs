@@ -161,7 +161,8 @@ fn archive_compact_restore_clear_cycle() {
     );
     assert!(context_of(&out).chars().count() <= 800);
 
-    // /clear: a new session with an empty transcript gets the previous session's context.
+    // /clear: by default a brief block (the user asked for a fresh context): it names the
+    // archived previous session and how to get it back, without its turns.
     let new_sid = "11111111-2222-4333-8444-555555555555";
     let empty = dir.path().join(format!("{new_sid}.jsonl"));
     let out = hook(
@@ -169,9 +170,21 @@ fn archive_compact_restore_clear_cycle() {
         "SessionStart",
         &payload("SessionStart", new_sid, &empty, r#","source":"clear""#),
     );
+    let brief = context_of(&out);
+    assert!(brief.contains("Session db5b5fab"), "{brief}");
+    assert!(brief.contains("MEMCTL_RESTORE_ON_CLEAR=full"), "{brief}");
+    assert!(!brief.contains("resolve_digest"), "{brief}");
+    // Opted in, /clear restores the previous session's context.
+    let out = common::hook(
+        &home,
+        "SessionStart",
+        &payload("SessionStart", new_sid, &empty, r#","source":"clear""#),
+        &[("MEMCTL_RESTORE_ON_CLEAR", "full")],
+    );
     let ctx = context_of(&out);
     assert!(ctx.contains("previous session db5b5fab"), "{ctx}");
     assert!(ctx.contains("resolve_digest"));
+    assert!(ctx.chars().count() > brief.chars().count());
 
     // The restored block written back into a transcript (as Claude Code does with hook
     // output, and as if echoed in a prompt) is never archived as conversation.

@@ -17,10 +17,8 @@ use std::time::Instant;
 /// Hook settings (built from [`crate::Settings`]; defaults are the product's).
 #[derive(Debug, Clone)]
 pub struct HookConfig {
-    /// Restore settings.
+    /// Restore settings (`restore.sources`: what each SessionStart source restores).
     pub restore: RestoreConfig,
-    /// Also restore on SessionStart(startup) (default off: a fresh session starts fresh).
-    pub restore_on_startup: bool,
     /// Context autopilot (UserPromptSubmit samples and the optional note).
     pub autopilot: crate::autopilot::AutopilotConfig,
     /// Session summaries (PreCompact, SessionEnd).
@@ -50,7 +48,6 @@ impl HookConfig {
     pub fn from_settings(s: &crate::Settings) -> Self {
         Self {
             restore: s.restore.clone(),
-            restore_on_startup: s.restore_on_startup,
             autopilot: s.autopilot.clone(),
             summary: crate::summary::SummaryConfig::default(),
             auto_prune: s.auto_prune.clone(),
@@ -386,9 +383,10 @@ pub fn handle(
                 SessionSource::Compact => Some(RestoreKind::Compact),
                 SessionSource::Resume => Some(RestoreKind::Resume),
                 SessionSource::Clear => Some(RestoreKind::Clear),
-                SessionSource::Startup if cfg.restore_on_startup => Some(RestoreKind::Startup),
-                SessionSource::Startup | SessionSource::Fork | SessionSource::Other(_) => None,
-            };
+                SessionSource::Startup => Some(RestoreKind::Startup),
+                SessionSource::Fork | SessionSource::Other(_) => None,
+            }
+            .filter(|k| cfg.restore.sources.mode(*k) != crate::restore::RestoreMode::Off);
             match kind {
                 None => HookOutput::None,
                 Some(kind) => {

@@ -1,23 +1,29 @@
-//! Assemble restore blocks and compaction instructions from the store.
+//! Assemble restore blocks from the store.
 //!
 //! Work is bounded by design (hooks run this): the latest turns come from a reverse range scan
-//! of the session's turn keys, and "key turns" come from retrieval (int8 vector scan + BM25 over
-//! the project) seeded by the latest turns, never from reading a whole session. No model is
-//! loaded: the query vector is the mean of stored vectors of the latest chunks.
+//! of the session's turn keys, "key turns" come from retrieval (int8 vector scan + BM25 over
+//! the project) seeded by the latest turns, decisions and open items from the extractive
+//! summary of the latest turns, never from reading a whole session. No model is loaded: the
+//! query vector is the mean of stored vectors of the latest chunks. What a turn's line says is
+//! decided by the pure functions of [`super::lines`].
 
+use super::fetch::{
+    informative_words, latest_chunks, near_duplicate, previous_session, seed_vector, turn_text,
+    word_set,
+};
+use super::lines::{LineHead, turn_line, turn_parts};
+use super::reinjected::{Reinjected, is_reinjected_path, normalize};
+use super::sources::{RestoreMode, RestoreSources};
 use super::{RestoreBudget, RestoreLine, build};
 use crate::clock::unix_now;
-// The wrapper keeps PreCompact output out of the archive too: Claude Code echoes it into the
-// `/compact` line's command output, and the parser strips `<memctl-context ...>` blocks.
 use crate::core::Core;
-use crate::embed::{Embedder, EmbedderId, l2_normalize};
 use crate::error::EngineError;
-use crate::patterns::{COMMAND_RE, DECISION_RE};
 use crate::rank::{RankParams, importance};
 use crate::retrieve::{Retrieval, Retriever};
 use crate::search::{FusionParams, SearchMode};
-use crate::store::{ChunkId, ChunkRecord, SessionRecord, StoreReader};
+use crate::store::{ChunkId, ChunkRecord, StoreReader};
 use std::collections::HashSet;
+use std::path::PathBuf;
 
 /// Restore settings (all configurable; defaults are the product's).
 #[derive(Debug, Clone)]
@@ -26,18 +32,24 @@ pub struct RestoreConfig {
     pub budget: RestoreBudget,
     /// Budget of the PreCompact instructions (default 2000 chars).
     pub precompact_chars: usize,
-    /// Latest turns of the session always considered.
+    /// Latest turns of the session always considered (at the default budget; more with a
+    /// larger one, see [`Caps`]).
     pub recent_turns: usize,
-    /// Retrieval candidates per retriever.
+    /// Retrieval candidates per retriever (at the default budget).
     pub candidates: usize,
-    /// Key turns of the session at most.
+    /// Key turns of the session at most (at the default budget).
     pub key_turns: usize,
-    /// Turns from earlier sessions at most.
+    /// Turns from earlier sessions at most (at the default budget).
     pub related_turns: usize,
     /// Ranking parameters.
     pub rank: RankParams,
     /// Project memory files injected first (own sub-budget, see [`crate::memory`]).
     pub memory: crate::memory::MemoryConfig,
+    /// What each SessionStart source restores.
+    pub sources: RestoreSources,
+    /// Claude Code's config folder (`$CLAUDE_CONFIG_DIR`, else `~/.claude`): where its
+    /// auto-memory lives, which it re-injects itself (see [`super::reinjected`]).
+    pub claude_dir: Option<PathBuf>,
 }
 
 impl Default for RestoreConfig {
@@ -51,6 +63,36 @@ impl Default for RestoreConfig {
             related_turns: 6,
             rank: RankParams::default(),
             memory: crate::memory::MemoryConfig::default(),
+            sources: RestoreSources::default(),
+            claude_dir: None,
+        }
+    }
+}
+
+/// The counts of a restore, scaled to its budget: the configured counts are sized for the
+/// default 4000 chars, and a larger budget with the same counts would stay half empty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Caps {
+    pub(crate) recent: usize,
+    pub(crate) key: usize,
+    pub(crate) related: usize,
+    pub(crate) candidates: usize,
+    pub(crate) decisions: usize,
+    pub(crate) open_items: usize,
+}
+
+impl Caps {
+    /// The configured counts times `budget / 4000` (never below the configured counts).
+    pub(crate) fn for_config(cfg: &RestoreConfig) -> Self {
+        let default = RestoreBudget::default().max_chars;
+        let scale = |n: usize| (n * cfg.budget.max_chars.max(default)).div_ceil(default);
+        Self {
+            recent: scale(cfg.recent_turns).min(30),
+            key: scale(cfg.key_turns),
+            related: scale(cfg.related_turns),
+            candidates: scale(cfg.candidates),
+            decisions: scale(5),
+            open_items: scale(3),
         }
     }
 }
@@ -79,105 +121,9 @@ pub struct Restored {
     pub focus_session: Option<String>,
 }
 
-/// The most recently updated session of `project` other than `except` that has turns.
-fn previous_session(
-    r: &StoreReader,
-    project: &str,
-    except: &str,
-) -> Result<Option<(String, SessionRecord)>, EngineError> {
-    Ok(r.sessions()?
-        .into_iter()
-        .filter(|(id, s)| id != except && s.project == project && s.turns > 0)
-        .max_by(|a, b| {
-            a.1.last_ts
-                .cmp(&b.1.last_ts)
-                .then(a.1.updated_at.cmp(&b.1.updated_at))
-        }))
-}
-
-/// The latest `n` chunks of a session, newest first.
-fn latest_chunks(
-    r: &StoreReader,
-    session: &str,
-    n: usize,
-) -> Result<Vec<(ChunkId, ChunkRecord)>, EngineError> {
-    let mut out = Vec::new();
-    for (_, id) in r.session_turns_rev(session, n)? {
-        if let Some(rec) = r.chunk(id)? {
-            out.push((id, rec));
-        }
-    }
-    Ok(out)
-}
-
-/// The most telling error line of a chunk's text: tool-output lines only (not the prompt or the
-/// assistant's prose), with the `[error: Tool]` / `[result: Tool]` label and Claude Code's
-/// `Exit code N` preamble skipped; strong markers (`error:`, `panicked`, `Traceback`, `FAILED`,
-/// `Exception`) win over a bare "error"/"failed".
-fn first_error_line(text: &str) -> Option<String> {
-    let candidates = text
-        .lines()
-        .filter(|l| {
-            !(l.starts_with("[tool:") || l.starts_with("User:") || l.starts_with("Assistant:"))
-        })
-        .map(|l| {
-            let l = l.trim();
-            match (
-                l.starts_with("[error: ") || l.starts_with("[result: "),
-                l.find("] "),
-            ) {
-                (true, Some(i)) => l[i + 2..].trim(),
-                _ => l,
-            }
-        })
-        .filter(|l| !l.is_empty() && !is_exit_code_line(l));
-    let mut weak = None;
-    for l in candidates {
-        let lower = l.to_ascii_lowercase();
-        let strong = lower.contains("error:")
-            || lower.contains("error[")
-            || lower.contains("panicked")
-            || lower.contains("traceback")
-            || l.contains("FAILED")
-            || l.contains("Exception");
-        if strong {
-            return Some(l.chars().take(200).collect());
-        }
-        if weak.is_none() && (lower.contains("error") || lower.contains("failed")) {
-            weak = Some(l.chars().take(200).collect());
-        }
-    }
-    weak
-}
-
 /// A turn that is only a slash command (`/compact`, `/clear`) with no answer: nothing to restore.
 pub(crate) fn is_bare_command(text: &str) -> bool {
     text.starts_with("User: /") && !text.lines().any(|l| l.starts_with("Assistant:"))
-}
-
-fn is_exit_code_line(l: &str) -> bool {
-    l.strip_prefix("Exit code ")
-        .is_some_and(|rest| rest.trim().chars().all(|c| c.is_ascii_digit() || c == '-'))
-}
-
-/// Exact identifiers worth keeping from a chunk: commands run and the first error line.
-fn identifiers(rec: &ChunkRecord) -> (Vec<String>, Option<String>) {
-    let mut cmds = Vec::new();
-    for line in rec
-        .chunk
-        .text
-        .lines()
-        .filter(|l| l.starts_with("[tool: Bash]"))
-    {
-        if let Some(c) = COMMAND_RE.captures(line).and_then(|c| c.get(1)) {
-            let cmd = c.as_str().replace("\\\"", "\"").replace("\\n", " ");
-            if !cmds.contains(&cmd) {
-                cmds.push(cmd);
-            }
-        }
-    }
-    let error = first_error_line(&rec.chunk.text);
-    (cmds, error)
 }
 
 pub(crate) fn short_time(ts: Option<&str>) -> String {
@@ -187,95 +133,9 @@ pub(crate) fn short_time(ts: Option<&str>) -> String {
         .unwrap_or_default()
 }
 
-/// One restore line for a chunk.
-fn chunk_line(rec: &ChunkRecord, with_session: bool) -> String {
-    let c = &rec.chunk;
-    let mut s = String::new();
-    if with_session {
-        s.push_str(&format!(
-            "[session {} ",
-            c.session_id.get(..8).unwrap_or(&c.session_id)
-        ));
-    } else {
-        s.push('[');
-    }
-    s.push_str(&format!("turn {}", c.turn_index));
-    let t = short_time(c.started_at.as_deref());
-    if !t.is_empty() {
-        s.push_str(&format!(", {t}"));
-    }
-    s.push_str("] ");
-    s.push_str(&c.summary);
-    if !c.files.is_empty() {
-        let files: Vec<&str> = c.files.iter().take(6).map(String::as_str).collect();
-        s.push_str(&format!(" · files: {}", files.join(", ")));
-    }
-    let (cmds, err) = identifiers(rec);
-    if !cmds.is_empty() {
-        let cmds: Vec<String> = cmds.iter().take(3).map(|c| format!("`{c}`")).collect();
-        s.push_str(&format!(" · ran: {}", cmds.join(", ")));
-    }
-    if let Some(e) = err {
-        s.push_str(&format!(" · error: {e}"));
-    }
-    s
-}
-
-/// Mean of the stored vectors of `ids` in the first embedding space they all share (model
-/// space preferred, hash space always present).
-fn seed_vector(
-    r: &StoreReader,
-    recs: &[(ChunkId, ChunkRecord)],
-) -> Result<Option<(EmbedderId, Vec<f32>)>, EngineError> {
-    let spaces = [
-        EmbedderId::new(
-            crate::embed::onnx::MINILM_NAME,
-            "fp32",
-            crate::embed::onnx::MINILM_DIMS,
-        ),
-        crate::embed::HashEmbedder::new().id().clone(),
-    ];
-    for emb in spaces {
-        let mut acc: Option<Vec<f32>> = None;
-        let mut n = 0;
-        for (id, _) in recs.iter().take(3) {
-            if let Some(v) = r.vector(*id, &emb)? {
-                match &mut acc {
-                    None => acc = Some(v),
-                    Some(a) => a.iter_mut().zip(&v).for_each(|(x, y)| *x += y),
-                }
-                n += 1;
-            }
-        }
-        if let Some(mut v) = acc
-            && n > 0
-        {
-            l2_normalize(&mut v);
-            return Ok(Some((emb, v)));
-        }
-    }
-    Ok(None)
-}
-
-fn word_set(s: &str) -> HashSet<String> {
-    s.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.len() > 2)
-        .map(str::to_lowercase)
-        .collect()
-}
-
-/// Near-duplicate check (Jaccard of words ≥ 0.8) for diversity.
-fn near_duplicate(a: &HashSet<String>, seen: &[HashSet<String>]) -> bool {
-    seen.iter().any(|b| {
-        let inter = a.intersection(b).count();
-        let union = a.len() + b.len() - inter;
-        union > 0 && inter as f32 / union as f32 >= 0.8
-    })
-}
-
 /// True when the compaction summary already holds every identifier of the line.
 fn covered_by(summary: &str, rec: &ChunkRecord) -> bool {
-    let (cmds, _) = identifiers(rec);
+    let cmds = turn_parts(&rec.chunk.text).commands;
     let ids: Vec<&str> = rec
         .chunk
         .files
@@ -292,39 +152,16 @@ pub const SWAP_INVENTORY_TITLE: &str =
 /// Swapped outputs listed at most (the budget may cut more).
 const SWAP_INVENTORY_MAX: usize = 20;
 
-/// Keep the words of `text` whose terms are informative in this project (document frequency at
-/// most 1/16 of the documents, or 64), at most 12: common words would make BM25 read postings
-/// lists as long as the history, for little ranking value. Bounds restore work on long sessions.
-fn informative_words(
-    lex: &crate::store::StoreLexical<'_>,
-    text: &str,
-) -> Result<String, EngineError> {
-    let cap = (lex.docs() / 16).max(64);
-    let mut kept = Vec::new();
-    let mut seen = HashSet::new();
-    for word in text.split_whitespace() {
-        let terms = crate::index::lexical::query_terms(word);
-        if terms.is_empty() || !seen.insert(word.to_string()) {
-            continue;
-        }
-        let mut ok = true;
-        for t in &terms {
-            if lex.df(t)? > cap {
-                ok = false;
-                break;
-            }
-        }
-        if ok {
-            kept.push(word);
-        }
-        if kept.len() >= 12 {
-            break;
-        }
-    }
-    Ok(kept.join(" "))
-}
+/// Section titles of a full block, in print order (the indexes of [`RestoreLine::section`]).
+const MEMORY: usize = 0;
+const LATEST: usize = 1;
+const DECISIONS: usize = 2;
+const KEY: usize = 3;
+const RELATED: usize = 4;
+const SWAPPED: usize = 5;
 
-/// Build the SessionStart restore block for `session_id` in `project`.
+/// Build the SessionStart restore block for `session_id` in `project`, as much as
+/// `cfg.sources` says a restore of `kind` gets.
 pub(crate) fn restore_block(
     engine: &Core,
     session_id: &str,
@@ -333,51 +170,104 @@ pub(crate) fn restore_block(
     cfg: &RestoreConfig,
     exclude: &HashSet<ChunkId>,
 ) -> Result<Restored, EngineError> {
+    let mode = cfg.sources.mode(kind);
+    if mode == RestoreMode::Off {
+        return Ok(Restored::default());
+    }
     let r = engine.store().read()?;
+    let reinjected = Reinjected::load(project, cfg.claude_dir.as_deref());
     let own = r.session(session_id)?.filter(|s| s.turns > 0);
     let (focus, focus_rec, focus_is_self) = match (kind, own) {
         (RestoreKind::Compact | RestoreKind::Resume, Some(s)) => (session_id.to_string(), s, true),
         _ => match previous_session(&r, project, session_id)? {
             Some((id, s)) => (id, s, false),
-            None => return Ok(memory_only(project, cfg)),
+            None => return Ok(memory_only(project, cfg, &reinjected)),
         },
     };
+    if mode == RestoreMode::Brief {
+        let mut lines = memory_lines(project, cfg, &reinjected);
+        lines.push(RestoreLine {
+            section: 1,
+            order: 0,
+            value: 1.0,
+            text: brief_pointer(
+                kind,
+                &focus,
+                focus_rec.turns,
+                &short_time(focus_rec.last_ts.as_deref()),
+            ),
+        });
+        return Ok(Restored {
+            text: build(
+                &[crate::memory::SECTION_TITLE, "Archived conversation"],
+                &lines,
+                cfg.budget,
+            ),
+            chunk_ids: Vec::new(),
+            focus_session: Some(focus),
+        });
+    }
     let Some(pid) = r.project_id(project)?.or(Some(focus_rec.project_id)) else {
-        return Ok(memory_only(project, cfg));
+        return Ok(memory_only(project, cfg, &reinjected));
     };
+    let caps = Caps::for_config(cfg);
     let now = unix_now();
     let compact_summary = focus_rec.compact_summary.clone().unwrap_or_default();
-    let recent = latest_chunks(&r, &focus, cfg.recent_turns)?;
+
+    // Decisions and open items first: turn lines leave those sentences out (said once).
     let mut lines: Vec<RestoreLine> = Vec::new();
+    let summary = crate::summary::build(
+        &r,
+        &focus,
+        &crate::summary::SummaryConfig {
+            max_turns: 80,
+            decisions: caps.decisions,
+            open_items: caps.open_items,
+            ..Default::default()
+        },
+    )?;
+    let mut said: HashSet<String> = HashSet::new();
+    if let Some(s) = &summary {
+        for line in decision_lines(s, project, &reinjected) {
+            said.insert(normalize(line.text.split_once(": ").map_or("", |x| x.1)));
+            lines.push(line);
+        }
+    }
+    for d in summary
+        .iter()
+        .flat_map(|s| s.decisions.iter().chain(&s.open_items))
+    {
+        said.insert(normalize(d));
+    }
+    let known = |s: &str| reinjected.covers(s) || said.contains(&normalize(s));
+    // Lines for chunks are pushed with their id into `ids`, at the same index as in `lines`:
+    // decision lines came first, so `ids` starts with as many placeholders.
+    let mut ids: Vec<Option<ChunkId>> = vec![None; lines.len()];
+
+    let recent = latest_chunks(&r, &focus, caps.recent)?;
     let mut shown: HashSet<ChunkId> = HashSet::new();
     let mut seen_words: Vec<HashSet<String>> = Vec::new();
-    let mut ids = Vec::new();
     let mut turns_shown: HashSet<u32> = HashSet::new();
     for (rank, (id, rec)) in recent.iter().enumerate() {
-        if exclude.contains(id) {
-            shown.insert(*id); // already in the live context (an earlier block)
-            continue;
-        }
-        if rec.chunk.is_compact_summary || is_bare_command(&rec.chunk.text) {
-            continue; // Claude already has its own summary; bare commands say nothing.
-        }
-        if !turns_shown.insert(rec.chunk.turn_index) {
-            shown.insert(*id); // another part of a turn already listed
-            continue;
-        }
         shown.insert(*id);
+        if exclude.contains(id) || !turns_shown.insert(rec.chunk.turn_index) {
+            continue; // already in the live context, or another part of a listed turn
+        }
+        let Some(text) = chunk_line(&r, rec, None, project, &reinjected, &known)? else {
+            continue;
+        };
         seen_words.push(word_set(&rec.chunk.summary));
         let mut value = 3.0 - rank as f32 * 0.1;
         if !compact_summary.is_empty() && covered_by(&compact_summary, rec) {
             value *= 0.3;
         }
         lines.push(RestoreLine {
-            section: 0,
-            order: u64::from(rec.chunk.turn_index) * 1000 + u64::from(rec.chunk.part),
+            section: LATEST,
+            order: turn_order(rec),
             value,
-            text: chunk_line(rec, false),
+            text,
         });
-        ids.push(*id);
+        ids.push(Some(*id));
     }
 
     // Retrieval seeded by the latest turns: dense (stored vectors) + BM25 (latest prompts).
@@ -404,30 +294,31 @@ pub(crate) fn restore_block(
         text: &query_text,
         vector: seed.as_ref().map(|(e, v)| (e, v.as_slice())),
         project_ids: &[pid],
-        candidates: cfg.candidates,
+        candidates: caps.candidates,
         mode: SearchMode::Hybrid,
         fusion: FusionParams::default(),
     })?;
-    let mut key_n = 0;
-    let mut related_n = 0;
+    let (mut key_n, mut related_n) = (0, 0);
     for h in ranked.hits {
         if shown.contains(&h.id) || exclude.contains(&h.id) {
             continue;
         }
         let Some(rec) = r.chunk(h.id)? else { continue };
-        if rec.chunk.is_compact_summary || is_bare_command(&rec.chunk.text) {
+        let same_session = rec.chunk.session_id == focus;
+        if (same_session && key_n >= caps.key) || (!same_session && related_n >= caps.related) {
             continue;
         }
-        let same_session = rec.chunk.session_id == focus;
-        if (same_session && key_n >= cfg.key_turns)
-            || (!same_session && related_n >= cfg.related_turns)
-        {
+        if same_session && turns_shown.contains(&rec.chunk.turn_index) {
             continue;
         }
         let words = word_set(&rec.chunk.summary);
         if near_duplicate(&words, &seen_words) {
             continue;
         }
+        let session = (!same_session).then_some(rec.chunk.session_id.as_str());
+        let Some(text) = chunk_line(&r, &rec, session, project, &reinjected, &known)? else {
+            continue;
+        };
         let age_days = (now - rec.ingested_at).max(0) as f32 / 86_400.0;
         let imp = importance(
             age_days,
@@ -442,43 +333,23 @@ pub(crate) fn restore_block(
         }
         let section = if same_session {
             key_n += 1;
-            1
+            turns_shown.insert(rec.chunk.turn_index);
+            KEY
         } else {
             related_n += 1;
-            2
+            RELATED
         };
         seen_words.push(words);
         shown.insert(h.id);
         lines.push(RestoreLine {
             section,
-            order: u64::from(rec.chunk.turn_index) * 1000 + u64::from(rec.chunk.part),
+            order: turn_order(&rec),
             value,
-            text: chunk_line(&rec, !same_session),
+            text,
         });
-        ids.push(h.id);
+        ids.push(Some(h.id));
     }
-    // Tool outputs swapped whole by PostToolUse (focus session, and this one when it differs):
-    // an inventory of ids to fetch exactly. Pointers, not content: valued below the latest
-    // turns, newest first.
-    let mut swapped = Vec::new();
-    for s in std::iter::once(focus.as_str()).chain((focus != session_id).then_some(session_id)) {
-        match crate::swap::inventory(&r, s) {
-            Ok(v) => swapped.extend(v),
-            Err(e) => tracing::warn!(error = %e, "swap inventory unavailable"),
-        }
-    }
-    swapped.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(a.id.cmp(&b.id)));
-    let mut listed = HashSet::new();
-    swapped.retain(|e| listed.insert(e.id.clone()));
-    for (rank, e) in swapped.iter().take(SWAP_INVENTORY_MAX).enumerate() {
-        let accessed = if e.access_count > 0 { 0.1 } else { 0.0 };
-        lines.push(RestoreLine {
-            section: 3,
-            order: rank as u64,
-            value: 2.0 - rank as f32 * 0.05 + accessed,
-            text: e.inventory_line(),
-        });
-    }
+    lines.extend(swap_lines(&r, &focus, session_id));
     let who = if focus_is_self {
         "this session".to_string()
     } else {
@@ -488,26 +359,29 @@ pub(crate) fn restore_block(
             short_time(focus_rec.last_ts.as_deref())
         )
     };
-    let t0 = format!("Latest turns of {who}");
-    let t1 = format!("Key earlier turns of {who}");
-    let t2 = "Related turns from other sessions of this project".to_string();
-    let t3 = SWAP_INVENTORY_TITLE;
-    // Project memory files (.memctl/memory) print first, within their own sub-budget.
-    for l in &mut lines {
-        l.section += 1;
-    }
-    lines.extend(memory_lines(project, cfg));
-    let (text, kept) = super::build_kept(
-        super::RESTORE_FRAME,
-        &[crate::memory::SECTION_TITLE, &t0, &t1, &t2, t3],
-        &lines,
-        cfg.budget,
-    );
-    // Only chunks whose line survived the budget count as restored: `ids[i]` is the chunk of
-    // `lines[i]` (chunk lines are pushed first, then swap and memory lines).
+    let titles = [
+        crate::memory::SECTION_TITLE.to_string(),
+        format!("Latest turns of {who}"),
+        format!("Decisions and open items of {who}"),
+        format!("Key earlier turns of {who}"),
+        "Related turns from other sessions of this project".to_string(),
+        SWAP_INVENTORY_TITLE.to_string(),
+    ];
+    lines.extend(memory_lines(project, cfg, &reinjected));
+    let titles: Vec<&str> = titles.iter().map(String::as_str).collect();
+    // A small budget shows more turns, each shorter, rather than two long ones.
+    let budget = RestoreBudget {
+        max_line_chars: cfg
+            .budget
+            .max_line_chars
+            .min((cfg.budget.max_chars / 4).max(160)),
+        ..cfg.budget
+    };
+    let (text, kept) = super::build_kept(super::RESTORE_FRAME, &titles, &lines, budget);
+    // Only chunks whose line survived the budget count as restored.
     let chunk_ids = kept
         .into_iter()
-        .filter_map(|i| ids.get(i).copied())
+        .filter_map(|i| ids.get(i).copied().flatten())
         .collect();
     Ok(Restored {
         text,
@@ -516,13 +390,141 @@ pub(crate) fn restore_block(
     })
 }
 
-/// Restore lines (section 0) for the project's memory files.
-fn memory_lines(project: &str, cfg: &RestoreConfig) -> Vec<RestoreLine> {
+/// Print order of a chunk's line inside its section: turn order.
+fn turn_order(rec: &ChunkRecord) -> u64 {
+    u64::from(rec.chunk.turn_index) * 1000 + u64::from(rec.chunk.part)
+}
+
+/// The line of a chunk's turn (all its parts read: the prompt is in the first, the answer in
+/// the last), or None when there is nothing to restore: a compaction summary (Claude has its
+/// own), a bare slash command, a trivial turn, or a turn that only read or wrote files Claude
+/// Code re-injects itself.
+fn chunk_line(
+    r: &StoreReader,
+    rec: &ChunkRecord,
+    session: Option<&str>,
+    project: &str,
+    reinjected: &Reinjected,
+    known: &dyn Fn(&str) -> bool,
+) -> Result<Option<String>, EngineError> {
+    let c = &rec.chunk;
+    if c.is_compact_summary || is_bare_command(&c.text) {
+        return Ok(None);
+    }
+    let text = turn_text(r, rec)?;
+    let parts = turn_parts(&text);
+    let root = project.trim_end_matches('/');
+    let files: Vec<String> = c
+        .files
+        .iter()
+        .filter(|f| !is_reinjected_path(f) && f.trim_end_matches('/') != root)
+        .cloned()
+        .collect();
+    if !c.files.is_empty() && files.is_empty() && parts.error.is_none() {
+        return Ok(None); // it only read or wrote CLAUDE.md / MEMORY.md
+    }
+    let time = short_time(c.started_at.as_deref());
+    let head = LineHead {
+        session,
+        turn: c.turn_index,
+        time: &time,
+    };
+    let known = |s: &str| known(s) || reinjected.covers(s);
+    Ok(turn_line(head, &parts, &files, project, &known))
+}
+
+/// `Decision:` and `Open:` lines from the focus session's summary (newest valued most), paths
+/// relative, without what Claude Code re-injects.
+fn decision_lines(
+    s: &crate::summary::SessionSummary,
+    project: &str,
+    reinjected: &Reinjected,
+) -> Vec<RestoreLine> {
+    let mut out = Vec::new();
+    // The newest open item and decision rank between the latest turns, older ones fall
+    // behind them: a small budget keeps the latest work and what is still open.
+    let groups = [
+        ("Open", &s.open_items, 2.75),
+        ("Decision", &s.decisions, 2.65),
+    ];
+    for (g, (label, items, base)) in groups.into_iter().enumerate() {
+        let n = items.len();
+        for (i, item) in items.iter().enumerate() {
+            if reinjected.covers(item) {
+                continue;
+            }
+            out.push(RestoreLine {
+                section: DECISIONS,
+                order: (g * 1000 + i) as u64,
+                value: base - (n - 1 - i) as f32 * 0.1,
+                text: super::lines::relativize(&format!("{label}: {item}"), project),
+            });
+        }
+    }
+    out
+}
+
+/// The swapped-output inventory lines (focus session, and this one when it differs): ids to
+/// fetch exactly; pointers, not content, valued below the latest turns, newest first.
+fn swap_lines(r: &StoreReader, focus: &str, session_id: &str) -> Vec<RestoreLine> {
+    let mut swapped = Vec::new();
+    for s in std::iter::once(focus).chain((focus != session_id).then_some(session_id)) {
+        match crate::swap::inventory(r, s) {
+            Ok(v) => swapped.extend(v),
+            Err(e) => tracing::warn!(error = %e, "swap inventory unavailable"),
+        }
+    }
+    swapped.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(a.id.cmp(&b.id)));
+    let mut listed = HashSet::new();
+    swapped.retain(|e| listed.insert(e.id.clone()));
+    swapped
+        .iter()
+        .take(SWAP_INVENTORY_MAX)
+        .enumerate()
+        .map(|(rank, e)| RestoreLine {
+            section: SWAPPED,
+            order: rank as u64,
+            value: 2.0 - rank as f32 * 0.05 + if e.access_count > 0 { 0.1 } else { 0.0 },
+            text: e.inventory_line(),
+        })
+        .collect()
+}
+
+/// The one line of a brief restore: which session is archived and how to get it back, so the
+/// model and the user know it exists without its turns filling the fresh context.
+fn brief_pointer(kind: RestoreKind, session: &str, turns: u32, last: &str) -> String {
+    let (why, var) = match kind {
+        RestoreKind::Clear => ("/clear asked for a fresh context", "CLEAR"),
+        RestoreKind::Compact => ("this restore is brief", "COMPACT"),
+        RestoreKind::Resume => ("this restore is brief", "RESUME"),
+        RestoreKind::Startup => ("this restore is brief", "STARTUP"),
+    };
+    let when = if last.is_empty() {
+        String::new()
+    } else {
+        format!(", last active {last}")
+    };
+    format!(
+        "Session {} ({turns} turn{}{when}) is archived, not restored: {why}. A prompt about it \
+         recalls its turns; `memctl restore {session}` prints them; \
+         MEMCTL_RESTORE_ON_{var}=full restores them here.",
+        session.get(..8).unwrap_or(session),
+        if turns == 1 { "" } else { "s" },
+    )
+}
+
+/// Restore lines (section 0) for the project's memory files, without lines Claude Code
+/// re-injects itself (a memory file copied from CLAUDE.md or MEMORY.md).
+fn memory_lines(project: &str, cfg: &RestoreConfig, reinjected: &Reinjected) -> Vec<RestoreLine> {
     crate::memory::restore_lines(project, &cfg.memory)
         .into_iter()
+        .filter(|m| {
+            let body = m.text.split_once("] ").map_or(m.text.as_str(), |x| x.1);
+            !reinjected.covers(body)
+        })
         .enumerate()
         .map(|(i, m)| RestoreLine {
-            section: 0,
+            section: MEMORY,
             order: i as u64,
             value: m.value,
             text: m.text,
@@ -531,153 +533,17 @@ fn memory_lines(project: &str, cfg: &RestoreConfig) -> Vec<RestoreLine> {
 }
 
 /// A block with the project's memory files only (no archived session to restore from).
-fn memory_only(project: &str, cfg: &RestoreConfig) -> Restored {
-    let lines = memory_lines(project, cfg);
+fn memory_only(project: &str, cfg: &RestoreConfig, reinjected: &Reinjected) -> Restored {
+    let lines = memory_lines(project, cfg, reinjected);
     Restored {
         text: build(&[crate::memory::SECTION_TITLE], &lines, cfg.budget),
         ..Restored::default()
     }
 }
 
-/// Plain-text instructions for Claude's summariser (PreCompact stdout): the open task, decisions,
-/// exact identifiers, within `cfg.precompact_chars`. Empty when the session has no turns.
-pub(crate) fn compaction_instructions(
-    engine: &Core,
-    session_id: &str,
-    custom: Option<&str>,
-    cfg: &RestoreConfig,
-) -> Result<String, EngineError> {
-    let r = engine.store().read()?;
-    let recent = latest_chunks(&r, session_id, 30)?;
-    let Some((_, last)) = recent
-        .iter()
-        .find(|(_, c)| !c.chunk.is_compact_summary && !is_bare_command(&c.chunk.text))
-    else {
-        return Ok(String::new());
-    };
-    let task: String = last
-        .chunk
-        .text
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .trim_start_matches("User: ")
-        .trim_end_matches(" (continued)")
-        .chars()
-        .take(300)
-        .collect();
-    let mut decisions: Vec<String> = Vec::new();
-    let mut files: Vec<String> = Vec::new();
-    let mut cmds: Vec<String> = Vec::new();
-    let mut errors: Vec<String> = Vec::new();
-    for (_, rec) in &recent {
-        for line in rec
-            .chunk
-            .text
-            .lines()
-            .filter(|l| l.starts_with("Assistant: "))
-        {
-            let text = line
-                .trim_start_matches("Assistant: ")
-                .replace("! ", ". ")
-                .replace("? ", ". ");
-            for sentence in text.split_inclusive(". ") {
-                let s = sentence.trim();
-                if DECISION_RE.is_match(s) && s.len() > 12 && decisions.len() < 8 {
-                    let s: String = s.chars().take(220).collect();
-                    if !decisions.contains(&s) {
-                        decisions.push(s);
-                    }
-                }
-            }
-        }
-        for f in &rec.chunk.files {
-            if !files.contains(f) && files.len() < 15 {
-                files.push(f.clone());
-            }
-        }
-        let (c, e) = identifiers(rec);
-        for c in c {
-            if !cmds.contains(&c) && cmds.len() < 8 {
-                cmds.push(c);
-            }
-        }
-        if let Some(e) = e
-            && !errors.contains(&e)
-            && errors.len() < 5
-        {
-            errors.push(e);
-        }
-    }
-    let mut lines = vec![RestoreLine {
-        section: 0,
-        order: 0,
-        value: 10.0,
-        text: format!("Open task (latest request): {task}"),
-    }];
-    let groups: [(&Vec<String>, &str, f32); 4] = [
-        (&decisions, "Decision", 5.0),
-        (&files, "File", 4.0),
-        (&cmds, "Command", 3.0),
-        (&errors, "Error", 2.0),
-    ];
-    for (list, label, base) in groups {
-        for (i, item) in list.iter().enumerate() {
-            let item = if label == "Command" {
-                format!("`{item}`")
-            } else {
-                item.clone()
-            };
-            lines.push(RestoreLine {
-                section: 0,
-                order: lines.len() as u64,
-                value: base - i as f32 * 0.01,
-                text: format!("{label}: {item}"),
-            });
-        }
-    }
-    if let Some(c) = custom.filter(|c| !c.trim().is_empty()) {
-        lines.push(RestoreLine {
-            section: 0,
-            order: 1,
-            value: 9.0,
-            text: format!("The user asked to focus on: {c}"),
-        });
-    }
-    let frame = super::Frame {
-        open: "<memctl-context kind=\"compaction-instructions\">",
-        label: "memctl, for the summary: keep these exact details verbatim (they come from the archived conversation and are easy to lose).",
-        close: super::WRAP_CLOSE,
-    };
-    Ok(super::build_framed(
-        frame,
-        &["Details to keep"],
-        &lines,
-        RestoreBudget {
-            max_chars: cfg.precompact_chars,
-            max_line_chars: 300,
-        },
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn error_line_skips_labels_and_exit_codes() {
-        let text = "User: build it\n[tool: Bash] {\"command\":\"cargo build\"}\n[error: Bash] Exit code 1\ncompiling quasar v0.7\nerror: linking failed: undefined reference to quasar_init_v7_k9\nAssistant: the error is in the linker";
-        assert_eq!(
-            first_error_line(text).as_deref(),
-            Some("error: linking failed: undefined reference to quasar_init_v7_k9")
-        );
-        let label_only = "[error: Read] File does not exist.";
-        assert_eq!(first_error_line(label_only), None);
-        let weak = "[result: Bash] 3 tests failed";
-        assert_eq!(first_error_line(weak).as_deref(), Some("3 tests failed"));
-        let prose_only = "User: fix the error\nAssistant: the error was fixed";
-        assert_eq!(first_error_line(prose_only), None);
-    }
 
     #[test]
     fn slash_command_turns_are_trivial() {
@@ -687,5 +553,27 @@ mod tests {
             "User: /review\nAssistant: The diff looks fine."
         ));
         assert!(!is_bare_command("User: fix the /tmp path"));
+    }
+
+    #[test]
+    fn caps_grow_with_the_budget_and_never_shrink_below_the_defaults() {
+        let mut cfg = RestoreConfig::default();
+        let base = Caps::for_config(&cfg);
+        assert_eq!(base.recent, cfg.recent_turns);
+        cfg.budget.max_chars = 8000;
+        let big = Caps::for_config(&cfg);
+        assert!(big.recent > base.recent && big.key > base.key && big.candidates > base.candidates);
+        cfg.budget.max_chars = 500;
+        assert_eq!(Caps::for_config(&cfg).key, base.key);
+    }
+
+    #[test]
+    fn brief_pointer_names_the_session_and_the_way_back() {
+        let p = brief_pointer(RestoreKind::Clear, "0123456789abcdef", 42, "10-03 14:22");
+        assert!(p.contains("01234567") && p.contains("42 turns") && p.contains("/clear"));
+        assert!(p.contains("memctl restore 0123456789abcdef"));
+        assert!(p.contains("MEMCTL_RESTORE_ON_CLEAR=full"));
+        let s = brief_pointer(RestoreKind::Startup, "abc", 1, "");
+        assert!(s.contains("MEMCTL_RESTORE_ON_STARTUP=full") && s.contains("(1 turn)"));
     }
 }

@@ -5,13 +5,26 @@
 //! when space is short the *lowest-value lines* go first (whatever section they are in), the
 //! titles of sections that still have lines stay, and the whole block stays wrapped and labelled
 //! as archived data (it is never an instruction, and the transcript parser drops it so it is
-//! never re-archived: see [`WRAP_OPEN`]).
+//! never re-archived: see [`WRAP_OPEN`]). A budget too small for any line says so in one short
+//! line: silence would read as "nothing was archived".
+//!
+//! Files: `assemble.rs` (the block from the store), `fetch.rs` (bounded store reads),
+//! `lines.rs` (what a turn's line says: pure), `reinjected.rs` (what Claude Code re-injects
+//! itself), `sources.rs` (what each SessionStart source restores), `precompact.rs` (the
+//! PreCompact instructions).
 
 mod assemble;
+mod fetch;
+mod lines;
+mod precompact;
+mod reinjected;
+mod sources;
 
 use crate::transcript::clip_line as clip;
 pub use assemble::{RestoreConfig, RestoreKind, Restored};
-pub(crate) use assemble::{compaction_instructions, is_bare_command, restore_block, short_time};
+pub(crate) use assemble::{is_bare_command, restore_block, short_time};
+pub(crate) use precompact::compaction_instructions;
+pub use sources::{RestoreMode, RestoreSources};
 
 /// Opening tag of every block we emit. The transcript parser strips anything inside
 /// `<memctl-context ...>` ([`crate::transcript::strip_restored_context`]), so our own output is
@@ -70,6 +83,8 @@ pub struct Frame<'a> {
     pub label: &'a str,
     /// Closing tag.
     pub close: &'a str,
+    /// The variable that sets the budget, named when the budget is too small for any line.
+    pub knob: &'a str,
 }
 
 /// The frame of restore blocks: archived data, not instructions.
@@ -77,6 +92,7 @@ pub const RESTORE_FRAME: Frame<'static> = Frame {
     open: WRAP_OPEN,
     label: LABEL,
     close: WRAP_CLOSE,
+    knob: "MEMCTL_RESTORE_CHARS",
 };
 
 /// Build a restore block (see [`build_framed`]).
@@ -84,8 +100,9 @@ pub fn build(sections: &[&str], lines: &[RestoreLine], budget: RestoreBudget) ->
     build_framed(RESTORE_FRAME, sections, lines, budget)
 }
 
-/// Build the block. Returns an empty string when no line fits (nothing is better than a lone
-/// header). `sections` are titles, printed as `## <title>`.
+/// Build the block. `sections` are titles, printed as `## <title>`. Returns an empty string when
+/// there is no line; when there are lines but none fits, the [`too_small`] notice (empty when
+/// even that does not fit).
 pub fn build_framed(
     frame_parts: Frame<'_>,
     sections: &[&str],
@@ -128,7 +145,7 @@ pub fn build_kept(
     loop {
         let kept = &items[start..];
         if kept.is_empty() {
-            return (String::new(), Vec::new());
+            return (too_small(frame_parts, items.len(), max), Vec::new());
         }
         let mut used: Vec<bool> = vec![false; sections.len()];
         let mut total = frame;
@@ -166,6 +183,24 @@ pub fn build_kept(
     let mut idx: Vec<usize> = items[start..].iter().map(|it| it.4).collect();
     idx.sort_unstable();
     (out, idx)
+}
+
+/// The block that says `n` archived lines did not fit a budget of `max` chars (and which knob
+/// raises it), or an empty string when `n` is 0 or the notice itself does not fit.
+fn too_small(frame: Frame<'_>, n: usize, max: usize) -> String {
+    if n == 0 {
+        return String::new();
+    }
+    let s = if n == 1 { "" } else { "s" };
+    let text = format!(
+        "{}\nmemctl: {n} archived line{s} did not fit the {max}-char budget ({}).\n{}",
+        frame.open, frame.knob, frame.close
+    );
+    if chars(&text) <= max {
+        text
+    } else {
+        String::new()
+    }
 }
 
 #[cfg(test)]
@@ -241,6 +276,29 @@ mod tests {
     }
 
     #[test]
+    fn too_small_a_budget_says_so() {
+        let lines = vec![line(0, 1, 1.0, &"long line ".repeat(40))];
+        let out = build(
+            &["S"],
+            &lines,
+            RestoreBudget {
+                max_chars: 200,
+                max_line_chars: 600,
+            },
+        );
+        assert!(
+            out.contains("1 archived line did not fit the 200-char budget (MEMCTL_RESTORE_CHARS)"),
+            "{out}"
+        );
+        assert!(out.starts_with(WRAP_OPEN) && out.ends_with(WRAP_CLOSE) && chars(&out) <= 200);
+        assert_eq!(
+            build(&["S"], &[], RestoreBudget::default()),
+            "",
+            "no line: nothing to say"
+        );
+    }
+
+    #[test]
     fn nothing_fits_gives_empty() {
         let lines = vec![line(0, 1, 1.0, "x")];
         let out = build(
@@ -268,7 +326,7 @@ mod tests {
             if !a.is_empty() {
                 prop_assert!(a.starts_with(WRAP_OPEN));
                 prop_assert!(a.ends_with(WRAP_CLOSE));
-                prop_assert!(a.contains("## "));
+                prop_assert!(a.contains("## ") || a.contains("did not fit"));
             }
         }
     }

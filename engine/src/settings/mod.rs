@@ -22,7 +22,7 @@
 
 use crate::autopilot::AutopilotConfig;
 use crate::prune::AutoPruneConfig;
-use crate::restore::{MAX_RESTORE_CHARS, RestoreConfig};
+use crate::restore::{MAX_RESTORE_CHARS, RestoreConfig, RestoreMode};
 use crate::summary::external::ExternalConfig;
 use crate::swap::SwapConfig;
 use std::collections::HashMap;
@@ -74,6 +74,9 @@ pub const KNOWN_VARS: &[&str] = &[
     "MEMCTL_BACKGROUND_EMBED",
     "MEMCTL_RESTORE_CHARS",
     "MEMCTL_PRECOMPACT_CHARS",
+    "MEMCTL_RESTORE_ON_COMPACT",
+    "MEMCTL_RESTORE_ON_RESUME",
+    "MEMCTL_RESTORE_ON_CLEAR",
     "MEMCTL_RESTORE_ON_STARTUP",
     "MEMCTL_MEMORY",
     "MEMCTL_MEMORY_CHARS",
@@ -260,10 +263,13 @@ pub struct Settings {
     /// `MEMCTL_MEMORY` → `memory.enabled` (on), `MEMCTL_MEMORY_CHARS` → `memory.budget_chars`
     /// (1500 of the block, at most 10 000), `MEMCTL_MEMORY_FILE_CHARS` → `memory.file_chars`
     /// (600 per file), `MEMCTL_MEMORY_DIR` → `memory.dir` (default `<project>/.memctl/memory`).
+    /// Per SessionStart source (`full` | `brief` | `off`, see [`crate::restore::RestoreSources`]
+    /// for why): `MEMCTL_RESTORE_ON_COMPACT` (full), `MEMCTL_RESTORE_ON_RESUME` (full),
+    /// `MEMCTL_RESTORE_ON_CLEAR` (brief: `/clear` asked for a fresh context),
+    /// `MEMCTL_RESTORE_ON_STARTUP` (off: a fresh session starts fresh; `1` means full).
+    /// `CLAUDE_CONFIG_DIR`, else `$HOME/.claude` → `claude_dir` (Claude Code's auto-memory,
+    /// which a restore does not repeat).
     pub restore: RestoreConfig,
-    /// `MEMCTL_RESTORE_ON_STARTUP` (default off): also restore on SessionStart(startup); off
-    /// because a fresh session should start fresh.
-    pub restore_on_startup: bool,
     /// Context autopilot: `MEMCTL_CONTEXT_WINDOW` → `window_tokens` (200 000, at least 1),
     /// `MEMCTL_AUTOPILOT_WARN` → `warn_pct` (70, 0..=100), `MEMCTL_AUTOPILOT_CRITICAL` →
     /// `critical_pct` (85, 0..=100), `MEMCTL_AUTOPILOT_NOTE` → `note` (off: the note costs
@@ -300,7 +306,6 @@ impl Default for Settings {
             project_dir: None,
             embed: EmbedSettings::default(),
             restore: RestoreConfig::default(),
-            restore_on_startup: false,
             autopilot: AutopilotConfig::default(),
             auto_prune: AutoPruneConfig::default(),
             swap: SwapConfig::default(),
@@ -395,6 +400,20 @@ impl Vars {
         }
     }
 
+    /// `full` / `brief` / `off` (or a switch word).
+    fn restore_mode(&mut self, var: &'static str) -> Option<RestoreMode> {
+        let value = self.text(var)?;
+        let m = value.parse::<RestoreMode>().ok();
+        if m.is_none() {
+            self.errors.push(SettingsError::UnknownValue {
+                var,
+                value,
+                expected: RestoreMode::EXPECTED,
+            });
+        }
+        m
+    }
+
     fn chars(&mut self, var: &'static str) -> Option<usize> {
         self.number(var, |n: &usize| *n <= MAX_RESTORE_CHARS, "0..=10000")
     }
@@ -485,9 +504,20 @@ impl Settings {
         if let Some(n) = v.chars("MEMCTL_PRECOMPACT_CHARS") {
             s.restore.precompact_chars = n;
         }
-        if let Some(b) = v.switch("MEMCTL_RESTORE_ON_STARTUP") {
-            s.restore_on_startup = b;
+        let src = &mut s.restore.sources;
+        for (var, mode) in [
+            ("MEMCTL_RESTORE_ON_COMPACT", &mut src.compact),
+            ("MEMCTL_RESTORE_ON_RESUME", &mut src.resume),
+            ("MEMCTL_RESTORE_ON_CLEAR", &mut src.clear),
+            ("MEMCTL_RESTORE_ON_STARTUP", &mut src.startup),
+        ] {
+            if let Some(m) = v.restore_mode(var) {
+                *mode = m;
+            }
         }
+        s.restore.claude_dir = v
+            .os("CLAUDE_CONFIG_DIR")
+            .or_else(|| s.home_dir.as_ref().map(|h| h.join(".claude")));
         let m = &mut s.restore.memory;
         if let Some(b) = v.switch("MEMCTL_MEMORY") {
             m.enabled = b;

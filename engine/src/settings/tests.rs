@@ -28,7 +28,8 @@ fn defaults_are_the_products() {
     assert!(s.embed.background);
     assert_eq!(s.restore.budget.max_chars, 4000);
     assert_eq!(s.restore.precompact_chars, 2000);
-    assert!(!s.restore_on_startup);
+    assert_eq!(s.restore.sources, crate::restore::RestoreSources::default());
+    assert_eq!(s.restore.claude_dir, None);
     let m = &s.restore.memory;
     assert_eq!((m.enabled, m.budget_chars, m.file_chars), (true, 1500, 600));
     assert_eq!(m.dir, None);
@@ -77,6 +78,10 @@ fn every_knob_parses() {
         ("MEMCTL_RESTORE_CHARS", "10000"),
         ("MEMCTL_PRECOMPACT_CHARS", " 1200 "),
         ("MEMCTL_RESTORE_ON_STARTUP", "yes"),
+        ("MEMCTL_RESTORE_ON_CLEAR", "Full"),
+        ("MEMCTL_RESTORE_ON_RESUME", "brief"),
+        ("MEMCTL_RESTORE_ON_COMPACT", "off"),
+        ("HOME", "/home/u"),
         ("MEMCTL_MEMORY", "off"),
         ("MEMCTL_MEMORY_CHARS", "900"),
         ("MEMCTL_MEMORY_FILE_CHARS", "120"),
@@ -101,7 +106,17 @@ fn every_knob_parses() {
     assert!(!s.embed.background);
     assert_eq!(s.restore.budget.max_chars, 10_000);
     assert_eq!(s.restore.precompact_chars, 1200);
-    assert!(s.restore_on_startup);
+    let src = &s.restore.sources;
+    assert_eq!(
+        (src.startup, src.clear, src.resume, src.compact),
+        (
+            RestoreMode::Full,
+            RestoreMode::Full,
+            RestoreMode::Brief,
+            RestoreMode::Off
+        )
+    );
+    assert_eq!(s.restore.claude_dir, Some(PathBuf::from("/home/u/.claude")));
     let m = &s.restore.memory;
     assert_eq!((m.enabled, m.budget_chars, m.file_chars), (false, 900, 120));
     assert_eq!(m.dir, Some(PathBuf::from("/mem")));
@@ -124,7 +139,8 @@ fn every_knob_parses() {
     assert_eq!(o.onnx.dylib_path, PathBuf::from("/ort/lib.so"));
     let h = crate::hooks::HookConfig::from_settings(&s);
     assert_eq!(h.inline_bytes, 0);
-    assert!(h.restore_on_startup && !h.swap.enabled && h.auto_prune.enabled);
+    assert!(!h.swap.enabled && h.auto_prune.enabled);
+    assert_eq!(h.restore.sources.startup, RestoreMode::Full);
     assert_eq!(h.restore.memory.dir, Some(PathBuf::from("/mem")));
 }
 
@@ -186,6 +202,7 @@ fn each_kind_of_bad_value_is_an_error_naming_the_variable() {
         ("MEMCTL_HOOK_DEADLINE_MS", "0"),
         ("MEMCTL_BACKGROUND_EMBED", "2"),
         ("MEMCTL_RESTORE_ON_STARTUP", "y"),
+        ("MEMCTL_RESTORE_ON_CLEAR", "some"),
         ("MEMCTL_MEMORY", "disabled"),
         ("MEMCTL_AUTOPILOT_NOTE", "enable"),
         ("MEMCTL_AUTO_PRUNE", "01"),
@@ -332,4 +349,15 @@ proptest! {
             prop_assert_eq!(l.errors.len(), 1);
         }
     }
+}
+
+/// Claude Code's folder (where its auto-memory lives, which restores do not repeat):
+/// `CLAUDE_CONFIG_DIR` when set, else `$HOME/.claude`, else unknown.
+#[test]
+fn claude_dir_prefers_claude_config_dir() {
+    let s = parse(&[("HOME", "/home/u"), ("CLAUDE_CONFIG_DIR", "/cfg/claude")]);
+    assert_eq!(s.restore.claude_dir, Some(PathBuf::from("/cfg/claude")));
+    let s = parse(&[("HOME", "/home/u")]);
+    assert_eq!(s.restore.claude_dir, Some(PathBuf::from("/home/u/.claude")));
+    assert_eq!(parse(&[]).restore.claude_dir, None);
 }

@@ -78,6 +78,23 @@ static OPEN_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
 
 const FILE_TOOLS: [&str; 4] = ["Edit", "Write", "MultiEdit", "NotebookEdit"];
 
+/// Files a chunk text's Edit / Write / MultiEdit / NotebookEdit calls wrote (as written in the
+/// tool input: absolute paths stay absolute). Restore lines tell a turn that changed code from
+/// one that only talked.
+pub(crate) fn edited_files(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for b in blocks(text) {
+        if let Block::Tool { name, input } = b
+            && FILE_TOOLS.contains(&name)
+        {
+            for m in FILE_RE.captures_iter(input).filter_map(|c| c.get(1)) {
+                push_unique(&mut out, unescape(m.as_str()));
+            }
+        }
+    }
+    out
+}
+
 fn unescape(s: &str) -> String {
     s.replace("\\\"", "\"")
         .replace("\\n", " ")
@@ -85,8 +102,8 @@ fn unescape(s: &str) -> String {
         .replace("\\\\", "\\")
 }
 
-/// Sentences of a text (split on `. `, `! `, `? ` and newlines).
-fn sentences(text: &str) -> Vec<String> {
+/// Sentences of a text (split on `. `, `! `, `? ` and newlines; list markers dropped).
+pub(crate) fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for para in text.lines() {
         let para = para.trim().trim_start_matches("- ").trim();

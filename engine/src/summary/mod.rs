@@ -11,6 +11,7 @@ pub mod external;
 mod extract;
 
 pub use extract::{Block, blocks};
+pub(crate) use extract::{edited_files, sentences};
 
 use crate::core::Core;
 use crate::error::{EngineError, StoreError};

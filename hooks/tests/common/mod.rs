@@ -38,7 +38,11 @@ pub fn run(bin: &str, home: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &s
         "MEMCTL_MEMORY_CHARS",
         "MEMCTL_SUMMARIZER_CMD",
         "MEMCTL_RESTORE_CHARS",
+        "MEMCTL_RESTORE_ON_COMPACT",
+        "MEMCTL_RESTORE_ON_RESUME",
+        "MEMCTL_RESTORE_ON_CLEAR",
         "MEMCTL_RESTORE_ON_STARTUP",
+        "CLAUDE_CONFIG_DIR",
     ] {
         cmd.env_remove(k);
     }
