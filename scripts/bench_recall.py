@@ -134,7 +134,13 @@ def bench(n, a, work):
             [memctl, "sessions", "--json"], env=env, capture_output=True, check=True).stdout)
             if s["session_id"] == sid)
     boundary = archived()
-    print(f"{n:5d}  archived turns after a+abg: {boundary} (transcript holds {n + 2 * runs} prompts)")
+    fresh = dict(env, MEMCTL_HOME=os.path.join(work, f"fresh{n}"), MEMCTL_EMBEDDER="hash")
+    subprocess.run([memctl, "ingest", "--quiet", tr], env=fresh, check=True)
+    want = max(s["turns"] for s in json.loads(subprocess.run(
+        [memctl, "sessions", "--json"], env=fresh, capture_output=True, check=True).stdout)
+        if s["session_id"] == sid)
+    print(f"{n:5d}  turns archived by the hooks' detached archives: {boundary}; "
+          f"by one inline ingest of the same transcript: {want} ({'same' if boundary == want else 'DIFFERENT'})")
     state = os.path.join(home, "context", f"{sid}.json")
     sock = os.path.join(home, "embedder.sock")
     server = subprocess.Popen([memctl, "embedder"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
