@@ -80,11 +80,14 @@ pub enum RedactionKind {
     EnvSecret,
     /// The quoted value of a `"password": "..."`-style pair (JSON, YAML, code literals).
     SecretField,
+    /// A span the user marked `<private>…</private>` (tags included; an unclosed tag runs to
+    /// the end of the text): the user's own "do not keep this", honoured like a secret.
+    Private,
 }
 
 impl RedactionKind {
     /// Every kind, in rule order.
-    pub const ALL: [RedactionKind; 15] = [
+    pub const ALL: [RedactionKind; 16] = [
         Self::PrivateKey,
         Self::AwsAccessKeyId,
         Self::AwsSecretAccessKey,
@@ -100,6 +103,7 @@ impl RedactionKind {
         Self::UrlPassword,
         Self::EnvSecret,
         Self::SecretField,
+        Self::Private,
     ];
 
     /// The label used in the marker, e.g. `github_token` in `[REDACTED:github_token]`.
@@ -120,6 +124,7 @@ impl RedactionKind {
             Self::UrlPassword => "url_password",
             Self::EnvSecret => "env_secret",
             Self::SecretField => "secret_field",
+            Self::Private => "private",
         }
     }
 
@@ -223,7 +228,13 @@ fn redact_value(v: &mut serde_json::Value) {
 /// Redact secrets in `text` and report how many of each kind were replaced.
 pub fn redact_counted(text: &str) -> (Cow<'_, str>, RedactionCounts) {
     let mut counts = RedactionCounts::default();
-    let mut current: Cow<'_, str> = Cow::Borrowed(text);
+    let mut current: Cow<'_, str> = match strip_private(text) {
+        Some((stripped, n)) => {
+            counts.add(RedactionKind::Private, n);
+            Cow::Owned(stripped)
+        }
+        None => Cow::Borrowed(text),
+    };
     // A replacement can create a word boundary that lets a rule match which did not match the
     // original text (a marker ends in `]`), so repeat until nothing changes. Every round
     // replaces non-marker text with markers, which are never matched again; the cap is only a
@@ -234,6 +245,44 @@ pub fn redact_counted(text: &str) -> (Cow<'_, str>, RedactionCounts) {
         }
     }
     (current, counts)
+}
+
+/// The tags of a private span (matched ASCII case-insensitively).
+const PRIVATE_OPEN: &str = "<private>";
+const PRIVATE_CLOSE: &str = "</private>";
+
+/// Replace every `<private>…</private>` span (tags included) with the private marker; an
+/// opening tag without its closing tag hides everything after it (a cut-off text must not leak
+/// the rest of what the user marked). `None` when the text has no opening tag.
+///
+/// Why before the rules: a private span may hold anything, secrets included, and must go whole.
+fn strip_private(text: &str) -> Option<(String, u32)> {
+    let lower_find = |hay: &str, needle: &str, from: usize| -> Option<usize> {
+        let bytes = hay.as_bytes();
+        let n = needle.len();
+        (from..=bytes.len().checked_sub(n)?)
+            .find(|&i| bytes[i..i + n].eq_ignore_ascii_case(needle.as_bytes()))
+    };
+    let mut start = lower_find(text, PRIVATE_OPEN, 0)?;
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    let mut n = 0u32;
+    loop {
+        out.push_str(&text[last..start]);
+        out.push_str(&RedactionKind::Private.marker());
+        n += 1;
+        let body = start + PRIVATE_OPEN.len();
+        match lower_find(text, PRIVATE_CLOSE, body) {
+            Some(end) => last = end + PRIVATE_CLOSE.len(),
+            None => return Some((out, n)),
+        }
+        match lower_find(text, PRIVATE_OPEN, last) {
+            Some(next) => start = next,
+            None => break,
+        }
+    }
+    out.push_str(&text[last..]);
+    Some((out, n))
 }
 
 /// Upper bound of redaction rounds (one is enough for almost every text; two covers markers

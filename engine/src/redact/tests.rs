@@ -236,6 +236,12 @@ fn positive_cases() -> Vec<Case> {
             &["x-api-key: \""],
         ),
         case(
+            "deploy with <private>the staging root pw is Kq7-violet</private> then check".into(),
+            "Kq7-violet".into(),
+            K::Private,
+            &["deploy with ", " then check"],
+        ),
+        case(
             "db:\n  password: s3cret\n  host: x\n".into(),
             "s3cret".into(),
             K::SecretField,
@@ -361,5 +367,37 @@ proptest! {
         let s: String = parts.concat();
         let once = redact(&s).into_owned();
         prop_assert_eq!(redact(&once).into_owned(), once);
+    }
+}
+
+#[test]
+fn private_spans_go_whole_and_unclosed_ones_run_to_the_end() {
+    let (out, counts) = redact_counted(
+        "a <PRIVATE>one\nline two</Private> b <private>x</private> c <private>cut off API_KEY=zzz",
+    );
+    assert_eq!(
+        out,
+        "a [REDACTED:private] b [REDACTED:private] c [REDACTED:private]"
+    );
+    assert_eq!(counts.get(RedactionKind::Private), 3);
+    assert!(matches!(
+        redact("no tags, just </private> alone"),
+        Cow::Borrowed(_)
+    ));
+    let twice = redact(&out).into_owned();
+    assert_eq!(twice, out, "idempotent");
+    // Multi-byte text around and inside the span stays valid UTF-8 and is cut at the tags.
+    assert_eq!(redact("é<private>ü</private>ß"), "é[REDACTED:private]ß");
+}
+
+proptest::proptest! {
+    #[test]
+    fn nothing_between_private_tags_survives(
+        before in "[a-z é]{0,20}", secret in "[A-Za-z0-9]{8,20}", after in "[a-z é]{0,20}"
+    ) {
+        let text = format!("{before}<private>{secret}</private>{after}");
+        let out = redact(&text);
+        proptest::prop_assert!(!out.contains(&secret), "{out}");
+        proptest::prop_assert!(out.starts_with(before.as_str()) && out.ends_with(after.as_str()));
     }
 }
