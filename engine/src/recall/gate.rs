@@ -22,9 +22,6 @@ pub struct Thresholds {
     pub coverage_with_dense: f32,
     /// Lexical coverage that is a match on its own (no model, or an exact identifier).
     pub coverage_alone: f32,
-    /// Once a better-ranked candidate passed, a model cosine at or above this is enough
-    /// ([`companion`]).
-    pub companion_dense: f32,
 }
 
 /// Thresholds of [`gate`].
@@ -43,10 +40,9 @@ impl Default for GateParams {
         Self {
             question: Thresholds {
                 dense_alone: 0.33,
-                dense_with_lexical: 0.22,
+                dense_with_lexical: 0.26,
                 coverage_with_dense: 0.10,
                 coverage_alone: 0.75,
-                companion_dense: 0.20,
             },
             other: Thresholds {
                 dense_alone: 0.50,
@@ -55,7 +51,6 @@ impl Default for GateParams {
                 // Word overlap alone is what a repeated request has ("run the linter again"):
                 // never enough for a non-question.
                 coverage_alone: f32::INFINITY,
-                companion_dense: 0.40,
             },
             min_terms: 2,
         }
@@ -128,13 +123,4 @@ pub fn gate(e: &Evidence, kind: PromptKind, p: &GateParams) -> bool {
     d >= t.dense_alone
         || (d >= t.dense_with_lexical && e.coverage >= t.coverage_with_dense)
         || e.coverage >= t.coverage_alone
-}
-
-/// Whether a candidate ranked below one that passed [`gate`] may join it in the block. Why:
-/// once one turn answers a question with confidence, the topic is in the archive, and the turn
-/// holding the fact is often a neighbour with a lower cosine (its vector diluted by tool
-/// output). It costs budget, never a block that would not have been injected. Pure, monotone,
-/// and never stricter than [`gate`].
-pub fn companion(e: &Evidence, kind: PromptKind, p: &GateParams) -> bool {
-    gate(e, kind, p) || e.dense.unwrap_or(0.0) >= p.for_kind(kind).companion_dense
 }

@@ -11,9 +11,14 @@
 //!   never a chunk already injected since the last boundary (restore blocks included,
 //!   [`ContextState::injected`]); never the compaction summary (it is in the context).
 //! - **A confidence gate** ([`gate`]): nothing is injected when nothing is a good match (a
-//!   prompt like "yes, go on" gets no block). Pure function, tuned on a labelled set
-//!   (`tests/tests/recall_gate.rs`).
-//! - **A small budget** (default 1,500 chars, [`RecallConfig::budget_chars`]).
+//!   prompt like "yes, go on" gets no block); lenient for questions, strict for requests to
+//!   act ([`prompt_kind`]).
+//!   Pure functions, tuned on a labelled set (`tests/tests/recall_gate.rs`) and checked on a
+//!   held-out one (`tests/tests/recall_heldout.rs`).
+//! - **Passages that answer** (`passage.rs`): lines sharing the prompt's terms or holding the
+//!   shape of answer it asks for, several per turn when the budget allows.
+//! - **A small budget** (default 1,500 chars, [`RecallConfig::budget_chars`]), shared by the
+//!   recalled turns, the best one counting double.
 //! - **The same retrieval as search** ([`crate::retrieve::Retriever`]), hybrid when the model
 //!   is available.
 
@@ -23,7 +28,7 @@ mod state;
 #[cfg(test)]
 mod tests;
 
-pub use gate::{Evidence, GateParams, PromptKind, Thresholds, companion, gate, prompt_kind};
+pub use gate::{Evidence, GateParams, PromptKind, Thresholds, gate, prompt_kind};
 pub use state::{ContextState, load_state, save_state, state_path};
 
 use crate::core::Core;
@@ -167,12 +172,7 @@ pub(crate) fn recall(
         if out.best.is_none() {
             out.best = Some(evidence);
         }
-        let passes = if gated.is_empty() {
-            gate(&evidence, kind, &cfg.gate)
-        } else {
-            companion(&evidence, kind, &cfg.gate)
-        };
-        if passes {
+        if gate(&evidence, kind, &cfg.gate) {
             gated.push((h.id, evidence, rec));
         }
     }

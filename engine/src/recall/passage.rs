@@ -16,8 +16,11 @@ use std::sync::LazyLock;
 
 /// Longest passage shown (a passage is a line, or a sentence of a long line).
 const PASSAGE_MAX: usize = 280;
-/// A line longer than this is split into sentences before scoring.
-const UNIT_SPLIT: usize = 240;
+/// A line longer than this is split into sentences before scoring (a prompt often says the
+/// fact in its second sentence, after one the summary already shows).
+const UNIT_SPLIT: usize = 120;
+/// Room kept for the identifiers list after the passages.
+const IDS_RESERVE: usize = 120;
 /// Score of holding a shape of answer the prompt asks for: worth two shared terms (the shared
 /// words of a paraphrase are often common verbs such as "set" or "make", weaker evidence than
 /// the answer itself).
@@ -40,6 +43,10 @@ pub(crate) enum Shape {
     Person,
     /// A number with a unit.
     Quantity,
+    /// A number with a unit of bytes (memory, disk, download size).
+    Size,
+    /// A number with a unit of time (latency, duration).
+    Duration,
     /// A dotted version number.
     Version,
     /// A shell command line.
@@ -67,6 +74,11 @@ static QUANTITY_RE: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)\b\d+(?:[.,]\d+)?\s?(?:ms|s|sec|seconds|min|minutes|h|hours|µs|us|ns|b|kb|kib|mb|mib|gb|gib|tb|%|rows/s|req/s|rps|qps|x)(?:\b|$)",
     )
 });
+static SIZE_RE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)\b\d+(?:[.,]\d+)?\s?(?:b|bytes|kb|kib|mb|mib|gb|gib|tb|tib)\b"));
+static DURATION_RE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)\b\d+(?:[.,]\d+)?\s?(?:ns|µs|us|ms|s|secs?|seconds|mins?|minutes|h|hours|days)\b")
+});
 static VERSION_RE: LazyLock<Regex> = LazyLock::new(|| re(r"\bv?\d+\.\d+\.\d+\b"));
 static COMMAND_LINE_RE: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -82,6 +94,7 @@ static NAME_RE: LazyLock<Regex> = LazyLock::new(|| {
         r"|\b[A-Z][a-z]+-[A-Z][a-z]+\b",           // Okabe-Ito style
         r"|\b[a-z]{3,}\d+[a-z0-9]*\b",             // letters then digits
         r"|\b[A-Z][a-z]+(?: [A-Z][a-z]+){1,3}\b",  // Multi Word Name
+        r"|\b[A-Z][A-Z0-9]{1,9}-\d{2,7}\b",        // OPS-4471
     ))
 });
 
@@ -138,6 +151,19 @@ const SHAPE_CUES: &[(Shape, &[&str])] = &[
             "percent",
             "p99",
             "p95",
+        ],
+    ),
+    (
+        Shape::Size,
+        &[
+            "memory", "ram", "rss", "heap", "disk", "storage", "space", "size", "big", "large",
+            "heavy", "download",
+        ],
+    ),
+    (
+        Shape::Duration,
+        &[
+            "fast", "slow", "long", "latency", "time", "took", "duration", "p99", "p95", "p50",
         ],
     ),
     (
@@ -198,23 +224,28 @@ fn has_shape(unit: &str, shape: Shape) -> bool {
         Shape::Date => DATE_RE.is_match(unit),
         Shape::Person => PERSON_RE.is_match(unit),
         Shape::Quantity => QUANTITY_RE.is_match(unit),
+        Shape::Size => SIZE_RE.is_match(unit),
+        Shape::Duration => DURATION_RE.is_match(unit),
         Shape::Version => VERSION_RE.is_match(unit),
         Shape::Command => COMMAND_LINE_RE.is_match(unit.trim_start_matches(['`', ' '])),
         Shape::Name => NAME_RE.is_match(unit),
     }
 }
 
-/// The score of one unit: distinct prompt terms it holds, plus [`SHAPE_BONUS`] when it holds a
-/// wanted shape, plus [`IDENT_BONUS`] when it holds any exact-looking token. Pure; more shared
+/// The score of one unit: distinct prompt terms it holds, plus [`SHAPE_BONUS`] for each wanted
+/// shape it holds (at most two), plus [`IDENT_BONUS`] when it holds any exact-looking token. Pure; more shared
 /// terms never lower it.
 pub(crate) fn unit_score(unit: &str, terms: &HashSet<&str>, shapes: &HashSet<Shape>) -> f32 {
     let got: HashSet<String> = crate::index::lexical::tokenize(unit).into_iter().collect();
     let shared = terms.iter().filter(|t| got.contains(**t)).count() as f32;
-    let shape = if shapes.iter().any(|s| has_shape(unit, *s)) {
-        SHAPE_BONUS
-    } else {
-        0.0
-    };
+    // Two matched shapes ("how much RAM": a size; "the invocation for one date": a command
+    // with a date) beat one ("41.2 s" for a memory question).
+    let matched = shapes
+        .iter()
+        .filter(|s| has_shape(unit, **s))
+        .count()
+        .min(2);
+    let shape = SHAPE_BONUS * matched as f32;
     let ident = if NAME_RE.is_match(unit) || crate::patterns::IDENTIFIER_RE.is_match(unit) {
         IDENT_BONUS
     } else {
@@ -238,6 +269,14 @@ pub(crate) fn units(text: &str) -> Vec<&str> {
                 l = rest.trim();
             }
         }
+        // A tool call's input is structure (JSON keys, a written file's code): only a Bash
+        // command is a passage; what a tool returned is content and stays.
+        if l.starts_with("[tool: ") {
+            if let Some(cmd) = bash_command(l) {
+                out.push(cmd);
+            }
+            continue;
+        }
         if l.is_empty() {
             continue;
         }
@@ -248,7 +287,7 @@ pub(crate) fn units(text: &str) -> Vec<&str> {
         let mut start = 0;
         let b = l.as_bytes();
         for i in 0..b.len().saturating_sub(1) {
-            if matches!(b[i], b'.' | b'?' | b'!' | b';') && b[i + 1] == b' ' {
+            if matches!(b[i], b'.' | b'?' | b'!') && b[i + 1] == b' ' {
                 let s = l[start..=i].trim();
                 if !s.is_empty() {
                     out.push(s);
@@ -262,6 +301,16 @@ pub(crate) fn units(text: &str) -> Vec<&str> {
         }
     }
     out
+}
+
+/// The command of a `[tool: Bash] {"command": ...}` line (still JSON-escaped); None for other
+/// tools or without a command.
+fn bash_command(line: &str) -> Option<&str> {
+    if !line.starts_with("[tool: Bash]") {
+        return None;
+    }
+    let c = crate::patterns::COMMAND_RE.captures(line)?.get(1)?;
+    Some(c.as_str())
 }
 
 /// The passages of `text` to show, best first, within `allowance` characters: units scoring at
@@ -378,17 +427,16 @@ pub(crate) fn recall_line(
     if with_summary || probe.is_empty() {
         s.push_str(&crate::transcript::clip_line(&c.summary, 140));
     }
+    // Passages come first (they answer), then the identifiers they do not already show (a
+    // compact fallback when no passage holds the fact; some room is kept for them), then the
+    // files when they fit whole.
     let ids = identifiers(&c.text, &s);
-    if !ids.is_empty() {
-        s.push_str(&format!(" · holds: {}", ids.join(", ")));
-    }
-    let files: Vec<&str> = c.files.iter().take(4).map(String::as_str).collect();
-    let files = if files.is_empty() {
-        String::new()
+    let reserve = if ids.is_empty() {
+        0
     } else {
-        format!(" · files: {}", files.join(", "))
+        (ids.join(", ").chars().count() + 10).min(IDS_RESERVE)
     };
-    let left = allowance.saturating_sub(s.chars().count() + files.chars().count());
+    let left = allowance.saturating_sub(s.chars().count() + reserve);
     // Only what the line really shows is excluded: the summary is clipped, and the sentence
     // holding the fact may be in its cut-off part.
     for p in passages(&c.text, terms, prompt, &s, left) {
@@ -396,6 +444,29 @@ pub(crate) fn recall_line(
         s.push_str(&p);
         s.push('\u{201d}');
     }
-    s.push_str(&files);
+    let mut first = true;
+    for id in ids
+        .iter()
+        .filter(|id| !s.contains(id.as_str()))
+        .collect::<Vec<_>>()
+    {
+        let add = if first {
+            format!(" · holds: {id}")
+        } else {
+            format!(", {id}")
+        };
+        if s.chars().count() + add.chars().count() > allowance {
+            break;
+        }
+        s.push_str(&add);
+        first = false;
+    }
+    if !c.files.is_empty() {
+        let files: Vec<&str> = c.files.iter().take(4).map(String::as_str).collect();
+        let add = format!(" · files: {}", files.join(", "));
+        if s.chars().count() + add.chars().count() <= allowance {
+            s.push_str(&add);
+        }
+    }
     crate::transcript::clip_line(&s, allowance)
 }

@@ -80,8 +80,6 @@ proptest! {
             prop_assert!(!gate(&lo, kind, &p) || gate(&hi, kind, &p));
             let no_model = Evidence { dense: None, coverage: lo.coverage };
             prop_assert!(!gate(&no_model, kind, &p) || gate(&lo, kind, &p));
-            prop_assert!(!companion(&lo, kind, &p) || companion(&hi, kind, &p));
-            prop_assert!(!gate(&lo, kind, &p) || companion(&lo, kind, &p));
         }
         prop_assert!(!gate(&lo, PromptKind::Other, &p) || gate(&lo, PromptKind::Question, &p));
     }
