@@ -41,7 +41,7 @@ impl Default for GateParams {
             question: Thresholds {
                 dense_alone: 0.33,
                 dense_with_lexical: 0.26,
-                coverage_with_dense: 0.10,
+                coverage_with_dense: 0.05,
                 coverage_alone: 0.75,
             },
             other: Thresholds {

@@ -172,7 +172,16 @@ pub(crate) fn recall(
         if out.best.is_none() {
             out.best = Some(evidence);
         }
-        if gate(&evidence, kind, &cfg.gate) {
+        let passes = gate(&evidence, kind, &cfg.gate);
+        tracing::debug!(
+            chunk = h.id,
+            turn = rec.chunk.turn_index,
+            ?evidence,
+            ?kind,
+            passes,
+            "recall candidate"
+        );
+        if passes {
             gated.push((h.id, evidence, rec));
         }
     }

@@ -264,10 +264,11 @@ pub(crate) fn units(text: &str) -> Vec<&str> {
             l = l.strip_prefix(p).unwrap_or(l);
         }
         // Claude Code's Read output: "    12→text" or "    12\ttext".
-        if let Some((num, rest)) = l.split_once(['\u{2192}', '\t']) {
-            if !num.is_empty() && num.trim().chars().all(|c| c.is_ascii_digit()) {
-                l = rest.trim();
-            }
+        if let Some((num, rest)) = l.split_once(['\u{2192}', '\t'])
+            && !num.is_empty()
+            && num.trim().chars().all(|c| c.is_ascii_digit())
+        {
+            l = rest.trim();
         }
         // A tool call's input is structure (JSON keys, a written file's code): only a Bash
         // command is a passage; what a tool returned is content and stays.
