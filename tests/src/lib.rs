@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+pub mod heldout;
 pub mod transcript_gen;
 
 /// Repository root (the workspace directory).

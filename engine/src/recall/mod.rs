@@ -11,16 +11,24 @@
 //!   never a chunk already injected since the last boundary (restore blocks included,
 //!   [`ContextState::injected`]); never the compaction summary (it is in the context).
 //! - **A confidence gate** ([`gate`]): nothing is injected when nothing is a good match (a
-//!   prompt like "yes, go on" gets no block). Pure function, tuned on a labelled set
-//!   (`tests/tests/recall_gate.rs`).
-//! - **A small budget** (default 1,500 chars, [`RecallConfig::budget_chars`]).
+//!   prompt like "yes, go on" gets no block); lenient for questions, strict for requests to
+//!   act ([`prompt_kind`]).
+//!   Pure functions, tuned on a labelled set (`tests/tests/recall_gate.rs`) and checked on a
+//!   held-out one (`tests/tests/recall_heldout.rs`).
+//! - **Passages that answer** (`passage.rs`): lines sharing the prompt's terms or holding the
+//!   shape of answer it asks for, several per turn when the budget allows.
+//! - **A small budget** (default 1,500 chars, [`RecallConfig::budget_chars`]), shared by the
+//!   recalled turns, the best one counting double.
 //! - **The same retrieval as search** ([`crate::retrieve::Retriever`]), hybrid when the model
 //!   is available.
 
+mod gate;
+mod passage;
 mod state;
 #[cfg(test)]
 mod tests;
 
+pub use gate::{Evidence, GateParams, PromptKind, Thresholds, gate, prompt_kind};
 pub use state::{ContextState, load_state, save_state, state_path};
 
 use crate::core::Core;
@@ -62,52 +70,6 @@ impl Default for RecallConfig {
             gate: GateParams::default(),
         }
     }
-}
-
-/// Thresholds of [`gate`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct GateParams {
-    /// A model cosine at or above this is a match on its own.
-    pub dense_alone: f32,
-    /// A model cosine at or above this is a match when the turn also holds at least
-    /// `coverage_with_dense` of the prompt's idf mass.
-    pub dense_with_lexical: f32,
-    /// Lexical coverage that confirms a moderate cosine.
-    pub coverage_with_dense: f32,
-    /// Lexical coverage that is a match on its own (no model, or an exact identifier).
-    pub coverage_alone: f32,
-    /// Informative prompt terms needed before recall is tried at all.
-    pub min_terms: usize,
-}
-
-impl Default for GateParams {
-    fn default() -> Self {
-        Self {
-            dense_alone: 0.45,
-            dense_with_lexical: 0.30,
-            coverage_with_dense: 0.05,
-            coverage_alone: 0.75,
-            min_terms: 2,
-        }
-    }
-}
-
-/// The evidence behind one candidate.
-#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
-pub struct Evidence {
-    /// Model cosine (None without the model or when the dense list missed it).
-    pub dense: Option<f32>,
-    /// Share of the prompt's idf mass the turn holds (0 when BM25 missed it).
-    pub coverage: f32,
-}
-
-/// Whether a candidate is a good enough match to inject. Pure and monotone: more dense or
-/// more lexical evidence never turns a match into a non-match.
-pub fn gate(e: &Evidence, p: &GateParams) -> bool {
-    let d = e.dense.unwrap_or(0.0);
-    d >= p.dense_alone
-        || (d >= p.dense_with_lexical && e.coverage >= p.coverage_with_dense)
-        || e.coverage >= p.coverage_alone
 }
 
 /// One recalled turn.
@@ -198,10 +160,12 @@ pub(crate) fn recall(
     })?;
     let recalled: HashSet<ChunkId> = state.recalled.iter().copied().collect();
     let restored: HashSet<ChunkId> = state.injected.iter().copied().collect();
+    let kind = prompt_kind(prompt);
     let mut out = Recalled::default();
+    let mut gated: Vec<(ChunkId, Evidence, ChunkRecord)> = Vec::new();
     let mut turns_seen: HashSet<(String, u32)> = HashSet::new();
     for h in &ranked.hits {
-        if out.turns.len() >= cfg.max_hits {
+        if gated.len() >= cfg.max_hits {
             break;
         }
         if recalled.contains(&h.id) {
@@ -223,15 +187,30 @@ pub(crate) fn recall(
         if out.best.is_none() {
             out.best = Some(evidence);
         }
-        if !gate(&evidence, &cfg.gate) {
-            continue;
+        let passes = gate(&evidence, kind, &cfg.gate);
+        tracing::debug!(
+            chunk = h.id,
+            turn = rec.chunk.turn_index,
+            ?evidence,
+            ?kind,
+            passes,
+            "recall candidate"
+        );
+        if passes {
+            gated.push((h.id, evidence, rec));
         }
-        let line = recall_line(&rec, session, &terms, !restored.contains(&h.id));
-        out.turns.push(RecalledTurn {
-            id: h.id,
-            evidence,
-            line,
-        });
+    }
+    let allowances = line_allowances(cfg.budget_chars, gated.len());
+    for ((id, evidence, rec), allowance) in gated.into_iter().zip(allowances) {
+        let line = passage::recall_line(
+            &rec,
+            session,
+            prompt,
+            &terms,
+            !restored.contains(&id),
+            allowance,
+        );
+        out.turns.push(RecalledTurn { id, evidence, line });
     }
     out.text = render(&out.turns, cfg.budget_chars);
     // Only turns whose line fits count as injected.
@@ -259,126 +238,41 @@ fn informative_terms(prompt: &str) -> Vec<String> {
     t
 }
 
-/// One line: where the turn is, its one-line summary, and the passage of its text that shares
-/// the most terms with the prompt (the buried fact is rarely in the summary).
-fn recall_line(rec: &ChunkRecord, session: &str, terms: &[String], with_summary: bool) -> String {
-    let c = &rec.chunk;
-    let when = crate::restore::short_time(c.started_at.as_deref());
-    let whose = if c.session_id == session {
-        "this session".to_string()
-    } else {
-        format!("session {}", c.session_id.get(..8).unwrap_or(&c.session_id))
-    };
-    let mut s = format!("[{whose}, turn {}", c.turn_index);
-    if !when.is_empty() {
-        s.push_str(&format!(", {when}"));
-    }
-    s.push_str("] ");
-    let passage = best_passage(&c.text, terms).filter(|p| !c.summary.contains(p.as_str()));
-    if with_summary || passage.is_none() {
-        s.push_str(&crate::transcript::clip_line(&c.summary, 140));
-    }
-    let ids = identifiers(&c.text, &s);
-    if !ids.is_empty() {
-        s.push_str(&format!(" · holds: {}", ids.join(", ")));
-    }
-    if let Some(p) = passage {
-        s.push_str(" · \u{201c}");
-        s.push_str(&crate::transcript::clip_line(&p, 200));
-        s.push('\u{201d}');
-    }
-    if !c.files.is_empty() {
-        let files: Vec<&str> = c.files.iter().take(4).map(String::as_str).collect();
-        s.push_str(&format!(" · files: {}", files.join(", ")));
-    }
-    crate::transcript::clip_line(&s, LINE_MAX)
+/// Characters of the block's frame (tags, label, newlines).
+fn frame_chars() -> usize {
+    RECALL_OPEN.chars().count()
+        + RECALL_LABEL.chars().count()
+        + crate::transcript::CONTEXT_CLOSE.chars().count()
+        + 3
 }
 
-/// Keys of Claude Code's tool inputs and outputs: structure, not content.
-const TOOL_KEYS: &[&str] = &[
-    "file_path",
-    "old_string",
-    "new_string",
-    "replace_all",
-    "output_mode",
-    "head_limit",
-    "run_in_background",
-    "tool_use_id",
-    "is_error",
-    "notebook_path",
-    "num_lines",
-    "start_line",
-    "total_lines",
-    "num_files",
-    "duration_ms",
-    "stdout",
-    "stderr",
-    "interrupted",
-];
-
-/// Longest recalled line (a block of three fits the default budget).
-const LINE_MAX: usize = 460;
-
-/// Exact identifiers a turn holds, in order of appearance, that `shown` does not already
-/// carry: host names, ticket ids, snake_case names, figures with units, multi-word proper
-/// names, backticked names. The buried fact of a turn is usually one of these, and the model
-/// needs it verbatim.
-fn identifiers(text: &str, shown: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for m in crate::patterns::IDENTIFIER_RE.find_iter(text) {
-        let id = m.as_str().trim_matches('`');
-        if id.len() < 3
-            || shown.contains(id)
-            || out.iter().any(|o| o == id)
-            || TOOL_KEYS.contains(&id)
-        {
-            continue;
-        }
-        // File names and paths are listed as files; long dotted runs are usually paths.
-        if id.ends_with(".py") || id.ends_with(".rs") || id.ends_with(".md") || id.contains('/') {
-            continue;
-        }
-        out.push(id.to_string());
-        if out.len() >= 8 {
-            break;
-        }
-    }
-    out
-}
-
-/// The line (or two adjacent lines) of `text` holding the most distinct prompt terms, clipped
-/// around its first match; None when no line shares a term.
-fn best_passage(text: &str, terms: &[String]) -> Option<String> {
-    let want: HashSet<&str> = terms.iter().map(String::as_str).collect();
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let score = |l: &str| {
-        let got: HashSet<String> = crate::index::lexical::tokenize(l).into_iter().collect();
-        want.iter().filter(|w| got.contains(**w)).count()
-    };
-    let (i, n) = lines
+/// Characters each of `n` recalled lines may take within `budget`, best turn first: the room
+/// left after the frame and each line's `- ` and newline, shared by weight (the best turn counts
+/// double), each share within [`LINE_MIN`]..=[`LINE_MAX`]. Why shared and weighted: when one or
+/// two turns pass the gate, the room the others would have taken shows more passages of those
+/// (the fact is often not in the first passage), and the best turn is the likeliest to hold it.
+pub(crate) fn line_allowances(budget: usize, n: usize) -> Vec<usize> {
+    let budget = budget.min(crate::restore::MAX_RESTORE_CHARS);
+    let room = budget.saturating_sub(frame_chars() + 3 * n);
+    let weights: Vec<usize> = (0..n).map(|i| if i == 0 { 2 } else { 1 }).collect();
+    let total: usize = weights.iter().sum();
+    weights
         .iter()
-        .enumerate()
-        .map(|(i, l)| (i, score(l)))
-        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))?;
-    if n == 0 {
-        return None;
-    }
-    let line = lines[i].trim();
-    let line = line
-        .strip_prefix("User: ")
-        .or_else(|| line.strip_prefix("Assistant: "))
-        .unwrap_or(line);
-    Some(crate::transcript::clip_line(line, 280))
+        .map(|w| (room * w / total.max(1)).clamp(LINE_MIN, LINE_MAX))
+        .collect()
 }
+
+/// Shortest allowance of a recalled line: where, summary, one passage.
+const LINE_MIN: usize = 250;
+/// Longest recalled line.
+const LINE_MAX: usize = 1_200;
 
 /// The block: frame, label, one `- ` line per turn, best first, within `budget` chars (whole
 /// lines only). Empty when no line fits.
 fn render(turns: &[RecalledTurn], budget: usize) -> String {
     let budget = budget.min(crate::restore::MAX_RESTORE_CHARS);
     let close = crate::transcript::CONTEXT_CLOSE;
-    let frame =
-        RECALL_OPEN.chars().count() + RECALL_LABEL.chars().count() + close.chars().count() + 3;
-    let mut used = frame;
+    let mut used = frame_chars();
     let mut body = String::new();
     for t in turns {
         let line = format!("- {}\n", t.line);
