@@ -52,6 +52,9 @@ Checks ("memctl_checks" in a scenario; every needle is a plain substring, {{...}
              "sessions_min": N, "data_dir": "..."}}
       read the store with the memctl CLI after the run: every chunk of every session
       (`memctl show <id> --json`), and the session records (`memctl show <session> --json`)
+  {"at_least": N, "of": [checks...]}
+      a floor: at least N of the nested checks pass (each is listed as ok or MISS); for
+      measurements whose honest result today is below all (recall-heldout)
   {"log_clean": true, "data_dir": ".."}   memctl.log has no ERROR line and no panic
   {"log_contains": "regex", "data_dir": ".."}
 
@@ -200,6 +203,17 @@ class Run:
     # ---- checks ----
     def check(self, c):
         """-> (ok, detail)"""
+        if "at_least" in c:
+            marks = []
+            for sub in c["of"]:
+                try:
+                    ok, _ = self.check(sub)
+                except Exception as e:  # noqa: BLE001 - a sub-check that cannot run is a miss
+                    ok = False
+                    sub = dict(sub, error=str(e))
+                marks.append(("ok  " if ok else "MISS") + " " + short(json.dumps(sub, ensure_ascii=False), 120))
+            n = sum(m.startswith("ok") for m in marks)
+            return n >= c["at_least"], f"{n} of {len(marks)} passed (floor {c['at_least']}):\n        " + "\n        ".join(marks)
         if c.get("hooks_ok"):
             bad = []
             for h in self.hooks:
@@ -400,10 +414,12 @@ CHECK_SCHEMAS = {
     "store": {},
     "log_clean": {"data_dir": STR},
     "log_contains": {"data_dir": STR},
+    "at_least": {"of": "checks"},
 }
 CHECK_VALUE = {"hooks_ok": BOOL, "cli_hook_outcomes_ok": BOOL, "steps_ok": BOOL, "hook_context": STR,
                "hook_plain": STR, "hook_silent": STR, "outside_memctl_not_contains": LIST, "request_has": LIST,
-               "tool_result": "tool_result", "store": "store", "log_clean": BOOL, "log_contains": STR}
+               "tool_result": "tool_result", "store": "store", "log_clean": BOOL, "log_contains": STR,
+               "at_least": INT}
 TOOL_RESULT = {"command_contains": STR}
 STORE = {"data_dir": STR, "sessions_min": INT, "chunk_contains": LIST, "no_chunk_contains": LIST, "session_contains": LIST}
 
@@ -416,6 +432,8 @@ def _typed(value, kind, where):
     ok = {STR: lambda v: isinstance(v, str), BOOL: lambda v: isinstance(v, bool),
           INT: lambda v: isinstance(v, int) and not isinstance(v, bool), DICT: lambda v: isinstance(v, dict),
           LIST: lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)}
+    if kind == "checks":
+        return  # validated by validate_list (nested checks)
     if kind in ok:
         if not ok[kind](value):
             raise CheckSpecError(f"{where}: expected {kind}, got {json.dumps(value)[:60]}")
@@ -434,8 +452,12 @@ def validate_checks(scen, source):
     checks = scen.get("memctl_checks")
     if not isinstance(checks, list) or not checks:
         raise CheckSpecError(f"{source}: memctl_checks: a non-empty list of checks is required")
+    validate_list(checks, f"{source}: memctl_checks")
+
+
+def validate_list(checks, prefix):
     for i, c in enumerate(checks):
-        where = f"{source}: memctl_checks[{i}]"
+        where = f"{prefix}[{i}]"
         if not isinstance(c, dict):
             raise CheckSpecError(f"{where}: expected an object")
         kinds = [k for k in c if k in CHECK_SCHEMAS]
@@ -452,6 +474,11 @@ def validate_checks(scen, source):
                 _typed(v, allowed[k], f"{where}.{k}")
         if CHECK_VALUE[kind] == BOOL and c[kind] is not True:
             raise CheckSpecError(f"{where}.{kind}: must be true (a disabled check would pass silently)")
+        if kind == "at_least":
+            of = c.get("of")
+            if not isinstance(of, list) or not of or not 1 <= c["at_least"] <= len(of):
+                raise CheckSpecError(f"{where}: at_least needs a non-empty 'of' list and 1 <= at_least <= len(of)")
+            validate_list(of, f"{where}.of")
 
 
 def bindir(args):
