@@ -167,10 +167,18 @@ impl Engine {
             fusion: req.fusion,
         })?;
         let results = retriever.load(&ranked.hits, req.k.max(1), |_, rec| req.accepts(rec))?;
+        let excluded_by = if results.is_empty() && req.has_filters() {
+            let unfiltered = retriever.load(&ranked.hits, req.candidates(), |_, _| true)?;
+            let recs: Vec<&ChunkRecord> = unfiltered.iter().map(|r| &r.record).collect();
+            req.explain_exclusions(&recs)
+        } else {
+            Vec::new()
+        };
         Ok(SearchOutcome {
             results,
             embedder,
             degraded,
+            excluded_by,
         })
     }
 

@@ -23,6 +23,7 @@ mod core;
 pub mod embed;
 mod engine;
 pub mod error;
+pub mod filter;
 pub mod hooks;
 pub mod index;
 mod ingest;

@@ -218,7 +218,28 @@ impl SearchRequest {
         }
     }
 
-    fn has_filters(&self) -> bool {
+    /// For matches that the filters rejected: which filter rejected how many of them.
+    pub(crate) fn explain_exclusions(&self, matches: &[&ChunkRecord]) -> Vec<String> {
+        let alone = |f: &dyn Fn(&mut SearchRequest)| {
+            let mut one = SearchRequest::new(String::new(), 1);
+            f(&mut one);
+            matches.iter().filter(|r| !one.accepts(r)).count()
+        };
+        let mut out = Vec::new();
+        let mut note = |name: &str, n: usize| {
+            if n > 0 {
+                out.push(format!("--{name}: {n} of {}", matches.len()));
+            }
+        };
+        note("session", alone(&|r| r.session = self.session.clone()));
+        note("tool", alone(&|r| r.tool = self.tool.clone()));
+        note("file", alone(&|r| r.file = self.file.clone()));
+        note("since", alone(&|r| r.since = self.since.clone()));
+        note("until", alone(&|r| r.until = self.until.clone()));
+        out
+    }
+
+    pub(crate) fn has_filters(&self) -> bool {
         self.session.is_some()
             || self.tool.is_some()
             || self.file.is_some()
@@ -233,7 +254,7 @@ impl SearchRequest {
             && self
                 .tool
                 .as_ref()
-                .is_none_or(|t| c.tools.iter().any(|x| x == t))
+                .is_none_or(|t| c.tools.iter().any(|x| x.eq_ignore_ascii_case(t)))
             && self
                 .file
                 .as_ref()
@@ -270,4 +291,8 @@ pub struct SearchOutcome {
     pub embedder: Option<String>,
     /// Set when search ran degraded (no model): the reason.
     pub degraded: Option<String>,
+    /// When filters left nothing although the query matched: each filter that excluded the
+    /// matches, with how many of them it excluded (`"--since: 7 of 10"`), so that an empty
+    /// answer is never silent about why.
+    pub excluded_by: Vec<String>,
 }

@@ -167,19 +167,20 @@ pub struct SearchArgs {
     /// Search every project.
     #[arg(long)]
     pub all_projects: bool,
-    /// Only this session.
+    /// Only this session (its id or a unique prefix, e.g. the 8 characters search prints).
     #[arg(long)]
     pub session: Option<String>,
-    /// Only turns that used this tool (e.g. Bash, Edit).
+    /// Only turns that used this tool (e.g. Bash, Edit; any case).
     #[arg(long)]
     pub tool: Option<String>,
     /// Only turns that touched a file path containing this text.
     #[arg(long)]
     pub file: Option<String>,
-    /// Only turns at or after this RFC 3339 time.
+    /// Only turns at or after this time: RFC 3339, a date (2025-10-24), an age (30m, 12h, 7d,
+    /// 2w) or today / yesterday.
     #[arg(long)]
     pub since: Option<String>,
-    /// Only turns before this RFC 3339 time.
+    /// Only turns before this time (same forms as --since).
     #[arg(long)]
     pub until: Option<String>,
     /// Number of results.
@@ -650,11 +651,17 @@ fn ingest(engine: Engine, a: IngestArgs, out: &mut dyn Write) -> Result<()> {
 fn search(engine: Engine, a: SearchArgs, out: &mut dyn Write) -> Result<()> {
     let mut req = SearchRequest::new(String::new(), a.k);
     req.mode = a.mode;
-    req.session = a.session.clone();
-    req.tool = a.tool.clone();
-    req.file = a.file.clone();
-    req.since = a.since.clone();
-    req.until = a.until.clone();
+    crate::filters::apply(
+        &engine,
+        &crate::filters::FilterArgs {
+            session: a.session.as_deref(),
+            tool: a.tool.as_deref(),
+            file: a.file.as_deref(),
+            since: a.since.as_deref(),
+            until: a.until.as_deref(),
+        },
+        &mut req,
+    )?;
     if let Some(f) = &a.fusion {
         const USAGE: &str = "--fusion takes 3 or 7 numbers: lexical_max,lexical_min,dense_floor\
                              [,coverage_floor,dense_margin_lo,dense_margin_hi,dense_trust]";
@@ -690,7 +697,7 @@ fn search(engine: Engine, a: SearchArgs, out: &mut dyn Write) -> Result<()> {
     }
     if !a.all_projects {
         let project = match &a.project {
-            Some(p) => p.clone(),
+            Some(p) => crate::filters::project(&engine, p)?,
             None => std::env::current_dir()
                 .context("current directory")?
                 .display()
@@ -720,6 +727,7 @@ fn search(engine: Engine, a: SearchArgs, out: &mut dyn Write) -> Result<()> {
             "query": req.query,
             "embedder": found.embedder,
             "degraded": found.degraded,
+            "excluded_by": found.excluded_by,
             "results": json_results(&found),
         });
         serde_json::to_writer(&mut *out, &doc)?;
@@ -736,6 +744,13 @@ fn search(engine: Engine, a: SearchArgs, out: &mut dyn Write) -> Result<()> {
             format!("project {} (try --all-projects)", req.projects.join(", "))
         };
         writeln!(out, "no results in {scope}")?;
+        if !found.excluded_by.is_empty() {
+            writeln!(
+                out,
+                "the query matched, but the filters excluded every match: {}",
+                found.excluded_by.join(", ")
+            )?;
+        }
         return Ok(());
     }
     for (i, r) in found.results.iter().enumerate() {
@@ -843,7 +858,8 @@ fn short(id: &str) -> &str {
 fn sessions(engine: Engine, a: SessionsArgs, out: &mut dyn Write) -> Result<()> {
     let mut list = engine.sessions()?;
     if let Some(p) = &a.project {
-        list.retain(|(_, s)| &s.project == p);
+        let p = crate::filters::project(&engine, p)?;
+        list.retain(|(_, s)| s.project == p);
     }
     list.sort_by(|a, b| b.1.last_ts.cmp(&a.1.last_ts).then(a.0.cmp(&b.0)));
     if a.json {

@@ -5,6 +5,7 @@
 
 pub mod background;
 pub mod cli;
+pub mod filters;
 pub mod hook;
 pub mod install;
 pub mod lifecycle;

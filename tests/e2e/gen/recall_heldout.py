@@ -23,6 +23,11 @@ rng = random.Random(SEED)
 # (fact, question)
 # Facts that must reach their question's request (of ten); see the checks below.
 FLOOR = 8
+# Facts that live in a file the model read (with Read, or `cat` in Bash, which CLI 2.1.330
+# tracks too): after compaction Claude Code re-attaches recently read files itself, so such a
+# fact may be in the request outside memctl's blocks (seen for the lint and size reports); the
+# "only memctl carries it" control does not apply to them.
+READ_FACTS = {"figure", "path", "ticket"}
 
 FACTS = {
     "host": ("sentry-relay-2.ams3.harbourline.dev",
@@ -252,7 +257,8 @@ def main():
                           "contains": ["<memctl-context kind=\"recall\">", n], "reaches": "main",
                           "note": f"{kind}: recall for this question carried {n!r}, and that exact block is in the question's request"})
         seen.append({"request_has": [q, n], "requests": sel})
-        checks.append({"outside_memctl_not_contains": [n], "requests": sel})
+        if kind not in READ_FACTS:
+            checks.append({"outside_memctl_not_contains": [n], "requests": sel})
     # A floor, not all ten: this scenario measures what recall still misses on held-out
     # material. Measured 8/10 when it was merged (the ticket at the end of a lint report and the
     # Kotlin version miss: cosine 0.13 / 0.19 with no shared words). Raise it as recall improves.
