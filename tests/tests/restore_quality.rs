@@ -210,6 +210,7 @@ fn setup() -> Session {
         data_dir: data.path().join("store"),
         onnx: OnnxConfig::new(none.join("lib.so"), &none),
         model_disabled: true,
+        resident: Default::default(),
     })
     .expect("open engine");
     engine
