@@ -9,3 +9,4 @@ pub mod hook;
 pub mod install;
 pub mod lifecycle;
 pub mod logging;
+pub mod mcp;
