@@ -10,3 +10,4 @@ pub mod install;
 pub mod lifecycle;
 pub mod logging;
 pub mod mcp;
+pub mod plugin;
