@@ -329,6 +329,24 @@ impl Engine {
         Ok(out)
     }
 
+    /// A session's chunks whose turn lies in `from..=to`, in turn order, read in one snapshot:
+    /// the neighbourhood of one hit without loading a whole (possibly 5,000-turn) session.
+    pub fn session_window(
+        &self,
+        session: &str,
+        from: u32,
+        to: u32,
+    ) -> Result<Vec<(TurnRef, ChunkRecord)>, EngineError> {
+        let r = self.core.store().read()?;
+        let mut out = Vec::new();
+        for (turn, id) in r.session_turn_range(session, from, to)? {
+            if let Some(rec) = r.chunk(id)? {
+                out.push(((turn, id), rec));
+            }
+        }
+        Ok(out)
+    }
+
     /// Up to `n` chunks with ids above `after`, in id order (paging through the archive).
     pub fn chunks_after(
         &self,

@@ -64,6 +64,9 @@ pub enum Command {
     Pin(crate::lifecycle::PinArgs),
     /// Unpin a chunk.
     Unpin(crate::lifecycle::PinArgs),
+    /// Serve the archive to the agent as MCP tools over stdio (search, get, timeline,
+    /// tool_output, sessions, session_summary, remember); started by Claude Code.
+    Mcp,
 }
 
 /// `memctl swap ...`.
@@ -241,7 +244,9 @@ pub fn main() -> ExitCode {
     // Started by a hook (`embed-pending --background`) or by Claude Code (`statusline`):
     // these behave like hooks, a bad setting is logged and keeps its default.
     let background = std::env::args().any(|a| a == "--background");
-    if background {
+    // The MCP server's stdout is the protocol and its stderr goes to Claude Code's debug log:
+    // it logs to the data dir's file, like the hooks.
+    if background || is_mcp_invocation(std::env::args().skip(1)) {
         crate::logging::init_file(&loaded.settings.data_dir, loaded.settings.log.as_deref());
     } else {
         crate::logging::init_cli(loaded.settings.log.as_deref());
@@ -254,7 +259,7 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    let lenient = background || matches!(cli.command, Command::Statusline(_));
+    let lenient = background || matches!(cli.command, Command::Statusline(_) | Command::Mcp);
     for v in &loaded.unknown {
         if background {
             tracing::warn!(variable = v, "unknown MEMCTL_ variable ignored");
@@ -272,7 +277,14 @@ pub fn main() -> ExitCode {
         }
         return ExitCode::from(1);
     }
-    match run(cli, &loaded.settings, &mut std::io::stdout().lock()) {
+    let result = if matches!(cli.command, Command::Mcp) {
+        // The MCP server writes the protocol to stdout from the runtime's threads: a lock held
+        // here for the whole run would deadlock its first answer.
+        run(cli, &loaded.settings, &mut std::io::sink())
+    } else {
+        run(cli, &loaded.settings, &mut std::io::stdout().lock())
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             if is_broken_pipe(&e) {
@@ -282,6 +294,18 @@ pub fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Whether the arguments run `memctl mcp` (its first positional argument, after global flags).
+fn is_mcp_invocation(mut args: impl Iterator<Item = String>) -> bool {
+    while let Some(a) = args.next() {
+        if a == "--data-dir" {
+            args.next();
+        } else if !a.starts_with('-') {
+            return a == "mcp";
+        }
+    }
+    false
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
@@ -317,6 +341,7 @@ pub fn run(cli: Cli, settings: &Settings, out: &mut dyn Write) -> Result<()> {
         Command::Prune(a) => crate::lifecycle::prune(open(opts)?, a, out),
         Command::Pin(a) => crate::lifecycle::pin(open(opts)?, a, true, out),
         Command::Unpin(a) => crate::lifecycle::pin(open(opts)?, a, false, out),
+        Command::Mcp => crate::mcp::serve(opts, s),
     }
 }
 

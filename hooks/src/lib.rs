@@ -10,3 +10,5 @@ pub mod hook;
 pub mod install;
 pub mod lifecycle;
 pub mod logging;
+pub mod mcp;
+pub mod plugin;

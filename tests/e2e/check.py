@@ -46,7 +46,9 @@ Checks ("memctl_checks" in a scenario; every needle is a plain substring, {{...}
       out, none of the needles appear (the control: without memctl the model would not see it)
   {"request_has": [..], "requests": {..}}       every needle is in every selected request
   {"tool_result": {"command_contains": "memctl search"}, "contains": [..], "not_contains": [..]}
-      a Bash tool_use whose command contains the text got a tool_result (seen in a later
+  {"tool_result": {"tool_name": "mcp__memctl__search", "input_contains": "bucket"}, ...}
+      a tool_use (a Bash command containing the text; or a tool of that exact name whose JSON
+      input contains the text) got a tool_result (seen in a later
       request) that holds every needle and none of the others
   {"store": {"chunk_contains": [..], "no_chunk_contains": [..], "session_contains": [..],
              "sessions_min": N, "data_dir": "..."}}
@@ -313,7 +315,10 @@ class Run:
             missing = [(r["seq"], n) for r in rs for n in c["request_has"] if not has(r["body"], n)]
             return not missing, f"{len(rs)} request(s) {[r['seq'] for r in rs][:8]}; missing {missing[:6]}"
         if "tool_result" in c:
-            want = c["tool_result"].get("command_contains", "")
+            sel = c["tool_result"]
+            want = sel.get("command_contains", "")
+            want_name = sel.get("tool_name")
+            want_input = sel.get("input_contains", "")
             ids = {}
             results = {}
             for r in self.reqs:
@@ -323,8 +328,11 @@ class Run:
                     for b in m["content"]:
                         if not isinstance(b, dict):
                             continue
-                        if b.get("type") == "tool_use" and want in str((b.get("input") or {}).get("command", "")):
-                            ids[b.get("id")] = b["input"]["command"]
+                        if b.get("type") == "tool_use":
+                            inp = b.get("input") or {}
+                            if (want in str(inp.get("command", "")) and want_name in (None, b.get("name"))
+                                    and want_input in json.dumps(inp, ensure_ascii=False)):
+                                ids[b.get("id")] = f"{b.get('name')} {json.dumps(inp, ensure_ascii=False)}"
                         if b.get("type") == "tool_result":
                             cont = b.get("content")
                             if isinstance(cont, list):
@@ -332,7 +340,7 @@ class Run:
                             results[b.get("tool_use_id")] = (str(cont), bool(b.get("is_error")), r["seq"])
             got = [(ids[i],) + results[i] for i in ids if i in results]
             if not got:
-                return False, f"no tool_result for a command containing {want!r} (tool_uses seen: {list(ids.values())})"
+                return False, f"no tool_result for a tool_use matching {sel!r} (matching tool_uses: {list(ids.values())})"
             problems = []
             for cmd, text, is_err, seq in got:
                 missing = [n for n in c.get("contains", []) if n not in text]
@@ -420,7 +428,7 @@ CHECK_VALUE = {"hooks_ok": BOOL, "cli_hook_outcomes_ok": BOOL, "steps_ok": BOOL,
                "hook_plain": STR, "hook_silent": STR, "outside_memctl_not_contains": LIST, "request_has": LIST,
                "tool_result": "tool_result", "store": "store", "log_clean": BOOL, "log_contains": STR,
                "at_least": INT}
-TOOL_RESULT = {"command_contains": STR}
+TOOL_RESULT = {"command_contains": STR, "tool_name": STR, "input_contains": STR}
 STORE = {"data_dir": STR, "sessions_min": INT, "chunk_contains": LIST, "no_chunk_contains": LIST, "session_contains": LIST}
 
 

@@ -14,6 +14,7 @@
 //! used up.
 
 pub mod claude_md;
+pub mod note;
 mod templates;
 
 pub use templates::{SESSION_STATE_TEMPLATE, template};

@@ -104,6 +104,8 @@ pub const KNOWN_VARS: &[&str] = &[
 /// never reported as unknown. A name ending in `_` is a prefix.
 pub const TOOLING_VARS: &[&str] = &[
     "MEMCTL_BIN",
+    // The plugin's launcher (`plugin/bin/memctl-run`): where the binaries are.
+    "MEMCTL_BIN_DIR",
     "MEMCTL_SHARED",
     "MEMCTL_REPO",
     "MEMCTL_OUT",

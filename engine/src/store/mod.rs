@@ -813,6 +813,23 @@ impl StoreReader {
         Ok(out)
     }
 
+    /// The (turn, part) entries of a session with `from <= turn <= to`, in turn order.
+    pub fn session_turn_range(
+        &self,
+        session: &str,
+        from: u32,
+        to: u32,
+    ) -> Result<Vec<TurnRef>, StoreError> {
+        let t = self.tx.open_table(TURNS)?;
+        let mut out = Vec::new();
+        for row in t.range((session, from, 0u16)..=(session, to, u16::MAX))? {
+            let (k, v) = row?;
+            let (_, turn, part) = k.value();
+            out.push(((turn, part), v.value()));
+        }
+        Ok(out)
+    }
+
     /// The last `n` (turn, part) entries of a session, newest first.
     pub fn session_turns_rev(&self, session: &str, n: usize) -> Result<Vec<TurnRef>, StoreError> {
         let t = self.tx.open_table(TURNS)?;

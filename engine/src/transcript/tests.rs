@@ -261,6 +261,50 @@ fn a_turn_is_the_prompt_and_its_assistant_loop() {
 }
 
 #[test]
+fn memctl_mcp_results_are_not_archived_again() {
+    let mut t = T::default();
+    t.user(json!("What did we decide about the bucket?"));
+    t.tool_use(
+        "m1",
+        "t1",
+        "mcp__memctl__search",
+        json!({"query": "bucket"}),
+    );
+    t.result(
+        "t1",
+        json!("{\"hits\":[{\"gist\":\"OLD-FACT-77\"}]}"),
+        false,
+    );
+    t.tool_use(
+        "m2",
+        "t2",
+        "mcp__plugin_memctl_memctl__get",
+        json!({"ids": [1]}),
+    );
+    t.result(
+        "t2",
+        json!([{"type": "text", "text": "OLD-FACT-77 in full"}]),
+        false,
+    );
+    t.assistant(
+        "m3",
+        json!([{"type": "text", "text": "We chose bucket B."}]),
+    );
+    let b = t.chunk();
+    let text = &b.chunks[0].chunk.text;
+    assert!(!text.contains("OLD-FACT-77"), "{text}");
+    assert!(
+        text.contains("[tool: mcp__memctl__search] {\"query\":\"bucket\"}"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[result: mcp__plugin_memctl_memctl__get] [memctl archive lookup: 19 chars"),
+        "{text}"
+    );
+    assert!(text.contains("We chose bucket B."), "{text}");
+}
+
+#[test]
 fn split_assistant_lines_sharing_a_message_id_are_merged_once() {
     let mut t = T::default();
     t.user(json!("go"));

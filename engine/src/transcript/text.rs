@@ -10,6 +10,18 @@ pub const CONTEXT_OPEN: &str = "<memctl-context";
 /// Closing tag of memctl's restore output.
 pub const CONTEXT_CLOSE: &str = "</memctl-context>";
 
+/// Whether `tool` is one of memctl's own MCP tools (`memctl mcp`), as Claude Code names them:
+/// `mcp__memctl__<tool>` when the server was added by hand, `mcp__plugin_memctl_memctl__<tool>`
+/// from the plugin.
+///
+/// Why: their results quote the archive (search hits, whole chunks, stored tool outputs).
+/// Archiving them again would put copies of old turns into every session that looked them up,
+/// and later searches would find the copies: the feedback loop [`strip_restored_context`]
+/// prevents for restore blocks.
+pub fn is_memctl_mcp_tool(tool: &str) -> bool {
+    tool.starts_with("mcp__memctl__") || tool.starts_with("mcp__plugin_memctl_memctl__")
+}
+
 /// Remove every `<memctl-context ...> ... </memctl-context>` block (an unclosed one runs to the
 /// end of the text).
 ///

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 
 use super::line::{Block, Content, MessageLine, ParsedLine, SystemLine};
-use super::text::{between, strip_restored_context};
+use super::text::{between, is_memctl_mcp_tool, strip_restored_context};
 use super::tool_input::{redact_json_strings, tool_input_json, tool_paths};
 use crate::redact::{RedactionCounts, redact_counted};
 
@@ -416,8 +416,15 @@ impl TurnAssembler {
         at: LineRef<'_>,
     ) {
         let raw = result_text(content);
-        let text = self.clean(&raw);
         let tool_name = self.tool_names.get(tool_use_id).cloned();
+        let text = if tool_name.as_deref().is_some_and(is_memctl_mcp_tool) {
+            format!(
+                "[memctl archive lookup: {} chars, not archived again]",
+                raw.chars().count()
+            )
+        } else {
+            self.clean(&raw)
+        };
         let result = ToolResult {
             tool_use_id: tool_use_id.to_owned(),
             tool_name,

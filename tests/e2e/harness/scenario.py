@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import sys
 import typing
 from dataclasses import dataclass, field
@@ -53,7 +54,10 @@ class ApiError:
 class Response:
     """One scripted reply of the fake model: text and/or tool_use, or raw content blocks, or an
     HTTP error. `usage` overrides the reported token counts (e.g. input_tokens to cross the
-    auto-compact threshold)."""
+    auto-compact threshold). A tool_use may `bind` input fields to what the previous tool
+    result said: {"bind": {"ids[]": "\"id\":(\\d+)"}} sets input.ids to [first match's group,
+    JSON-parsed when it parses] (a field name ending in [] makes a one-element list); the model
+    can then open what its own search found, as a real one would."""
 
     text: Optional[str] = None
     tool_use: Optional[Union[dict[str, JSON], list[dict[str, JSON]]]] = None
@@ -72,9 +76,21 @@ class Response:
         for i, tu in enumerate(self.tool_uses()):
             if not isinstance(tu.get("name"), str):
                 raise ScenarioError(f"{_prefix(where)}tool_use{'' if isinstance(self.tool_use, dict) else f'[{i}]'}: needs a string 'name'")
-            unknown = sorted(set(tu) - {"name", "input", "id"})
+            unknown = sorted(set(tu) - {"name", "input", "id", "bind"})
             if unknown:
-                raise ScenarioError(f"{_prefix(where)}tool_use: unknown key(s) {unknown}; known: ['id', 'input', 'name']")
+                raise ScenarioError(f"{_prefix(where)}tool_use: unknown key(s) {unknown}; known: ['bind', 'id', 'input', 'name']")
+            bind = tu.get("bind")
+            if bind is None:
+                continue
+            if not isinstance(bind, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in bind.items()):
+                raise ScenarioError(f"{_prefix(where)}tool_use.bind: expected an object of input field -> regex")
+            for k, rx in bind.items():
+                try:
+                    groups = re.compile(rx).groups
+                except re.error as e:
+                    raise ScenarioError(f"{_prefix(where)}tool_use.bind.{k}: bad regex: {e}") from None
+                if groups != 1:
+                    raise ScenarioError(f"{_prefix(where)}tool_use.bind.{k}: the regex needs exactly one group")
 
     def tool_uses(self) -> list[dict]:
         if self.tool_use is None:

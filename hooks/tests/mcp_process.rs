@@ -1,0 +1,432 @@
+//! `memctl mcp` as Claude Code runs it: a child process speaking JSON-RPC (MCP) over stdio,
+//! over a real store built from the sample transcript (real model when the runtime is set up).
+//!
+//! Checks the handshake, the tool list and its schemas, every tool's answer, tool errors (a
+//! clear text, the process goes on), that a session archived by another process *while the
+//! server runs* is found by its next search (the held store handle sees other writers'
+//! commits), and the size of a hit (the index-first budget: ≤ 100 tokens at chars/4).
+
+mod common;
+
+use memctl_hooks::mcp::types::*;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+/// A JSON-RPC answer (a result or an error).
+#[derive(Debug, Deserialize)]
+struct Answer {
+    id: Option<u64>,
+    #[serde(default)]
+    result: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// `tools/call`'s result.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CallResult {
+    #[serde(default)]
+    content: Vec<TextBlock>,
+    #[serde(default)]
+    structured_content: Option<Value>,
+    #[serde(default)]
+    is_error: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+struct TextBlock {
+    #[serde(default)]
+    text: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct ToolList {
+    tools: Vec<ToolInfo>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolInfo {
+    name: String,
+    description: Option<String>,
+    input_schema: Value,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InitResult {
+    server_info: ServerInfo,
+    instructions: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ServerInfo {
+    name: String,
+}
+
+/// The server child and its line-delimited JSON-RPC.
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    next_id: u64,
+}
+
+impl Server {
+    fn start(home: &Path, project: &Path) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_memctl"))
+            .arg("mcp")
+            .current_dir(project)
+            .env("MEMCTL_HOME", home)
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .env_remove("MEMCTL_MEMORY_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn memctl mcp");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            stdin: Some(stdin),
+            lines,
+            next_id: 1,
+        }
+    }
+
+    fn send(&mut self, msg: &Value) {
+        let mut text = serde_json::to_string(msg).expect("json");
+        text.push('\n');
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(text.as_bytes()).expect("write");
+        stdin.flush().expect("flush");
+    }
+
+    /// Send a request; wait (≤ 120 s: the first search may load the model) for its answer.
+    fn request(&mut self, method: &str, params: Value) -> Answer {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|e| panic!("no answer to {method} (id {id}): {e}"));
+            let a: Answer = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("not JSON-RPC on stdout: {line:?}: {e}"));
+            if a.id == Some(id) {
+                return a;
+            }
+        }
+    }
+
+    fn call(&mut self, tool: &str, args: Value) -> CallResult {
+        let a = self.request("tools/call", json!({"name": tool, "arguments": args}));
+        assert!(a.error.is_none(), "{tool}: protocol error {:?}", a.error);
+        serde_json::from_value(a.result.expect("result")).expect("a tools/call result")
+    }
+
+    /// A successful call's structured answer, typed.
+    fn ok<T: for<'de> Deserialize<'de>>(&mut self, tool: &str, args: Value) -> T {
+        let r = self.call(tool, args);
+        assert_ne!(r.is_error, Some(true), "{tool} failed: {:?}", r.content);
+        // The model reads `content`: it must carry the same answer as `structuredContent`.
+        let text = &r.content.first().expect("a text block").text;
+        let from_text: Value = serde_json::from_str(text).expect("content is the JSON answer");
+        assert_eq!(Some(&from_text), r.structured_content.as_ref());
+        serde_json::from_value(from_text).expect("typed answer")
+    }
+
+    /// A call that must fail as a tool error; returns its text.
+    fn err(&mut self, tool: &str, args: Value) -> String {
+        let r = self.call(tool, args);
+        assert_eq!(r.is_error, Some(true), "{tool} should fail: {r:?}");
+        r.content.into_iter().map(|c| c.text).collect()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            self.child.kill().expect("kill the server");
+            self.child.wait().expect("reap the server");
+        }
+    }
+}
+
+/// The sample transcript moved into `project` (its cwd rewritten), written under `dir`.
+fn sample_in(project: &Path, dir: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(common::fixture()).expect("fixture");
+    let p = project.display().to_string();
+    assert!(!p.contains('"') && !p.contains('\\'), "a plain temp path");
+    let path = dir.join(format!("{}.jsonl", common::SID));
+    std::fs::write(&path, text.replace(common::PROJECT, &p)).expect("write transcript");
+    path
+}
+
+/// A two-turn session in `project` that says `fact` once.
+fn new_session(project: &Path, dir: &Path, sid: &str, fact: &str) -> PathBuf {
+    let cwd = project.display().to_string();
+    let line = |uuid: &str, parent: Option<&str>, ty: &str, message: Value, ts: &str| {
+        json!({"parentUuid": parent, "isSidechain": false, "userType": "external", "cwd": cwd,
+               "sessionId": sid, "version": "2.0.37", "type": ty, "message": message,
+               "uuid": uuid, "timestamp": ts})
+        .to_string()
+    };
+    let lines = [
+        line(
+            "u1",
+            None,
+            "user",
+            json!({"role": "user", "content": "Which port does the staging proxy listen on?"}),
+            "2026-01-02T10:00:00.000Z",
+        ),
+        line(
+            "a1",
+            Some("u1"),
+            "assistant",
+            json!({"role": "assistant", "content": [{"type": "text", "text": fact}]}),
+            "2026-01-02T10:00:05.000Z",
+        ),
+        line(
+            "u2",
+            Some("a1"),
+            "user",
+            json!({"role": "user", "content": "Thanks, noted."}),
+            "2026-01-02T10:01:00.000Z",
+        ),
+        line(
+            "a2",
+            Some("u2"),
+            "assistant",
+            json!({"role": "assistant", "content": [{"type": "text", "text": "You're welcome."}]}),
+            "2026-01-02T10:01:02.000Z",
+        ),
+    ];
+    let path = dir.join(format!("{sid}.jsonl"));
+    std::fs::write(&path, lines.join("\n") + "\n").expect("write session");
+    path
+}
+
+fn ingest(home: &Path, transcript: &Path) {
+    let out = common::memctl(
+        home,
+        &["ingest", &transcript.display().to_string()],
+        b"",
+        &[],
+    );
+    assert!(out.status.success(), "ingest: {out:?}");
+}
+
+#[test]
+fn the_agent_reaches_its_memory_over_mcp() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("data");
+    let project = tmp.path().join("proj");
+    let transcripts = tmp.path().join("transcripts");
+    for d in [&home, &project, &transcripts] {
+        std::fs::create_dir_all(d).expect("mkdir");
+    }
+    ingest(&home, &sample_in(&project, &transcripts));
+
+    let t0 = Instant::now();
+    let mut s = Server::start(&home, &project);
+    let init = s.request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "mcp_process", "version": "0"}}),
+    );
+    let init: InitResult = serde_json::from_value(init.result.expect("initialize result"))
+        .expect("an initialize result");
+    assert_eq!(init.server_info.name, "memctl");
+    assert!(init.instructions.is_some_and(|i| i.contains("search")));
+    s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let list: ToolList =
+        serde_json::from_value(s.request("tools/list", json!({})).result.expect("tools"))
+            .expect("a tool list");
+    eprintln!("cold start (spawn → tools/list answer): {:?}", t0.elapsed());
+    let mut names: Vec<&str> = list.tools.iter().map(|t| t.name.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "get",
+            "remember",
+            "search",
+            "session_summary",
+            "sessions",
+            "timeline",
+            "tool_output"
+        ]
+    );
+    for t in &list.tools {
+        assert!(
+            t.description.as_deref().is_some_and(|d| d.len() > 20),
+            "{t:?}"
+        );
+        assert_eq!(t.input_schema["type"], "object", "{t:?}");
+    }
+    let search_schema = &list
+        .tools
+        .iter()
+        .find(|t| t.name == "search")
+        .expect("search")
+        .input_schema;
+    assert!(
+        search_schema["properties"]["query"].is_object(),
+        "{search_schema}"
+    );
+
+    // search → compact hits; the planted decision is among them.
+    let t1 = Instant::now();
+    let found: SearchOutput = s.ok(
+        "search",
+        json!({"query": "SQLite WAL mode instead of a JSON file", "k": 5}),
+    );
+    eprintln!(
+        "first search (opens the store, may load the model): {:?}",
+        t1.elapsed()
+    );
+    assert!(!found.hits.is_empty(), "{found:?}");
+    for h in &found.hits {
+        assert_eq!(h.session, &common::SID[..8]);
+        let chars = serde_json::to_string(h).expect("json").chars().count();
+        assert!(
+            chars / 4 <= 100,
+            "a hit costs ≤ 100 tokens: {chars} chars: {h:?}"
+        );
+    }
+    let t2 = Instant::now();
+    let again: SearchOutput = s.ok(
+        "search",
+        json!({"query": "why was the pool rebuilt on every call", "k": 5}),
+    );
+    eprintln!("warm search: {:?}", t2.elapsed());
+    assert!(!again.hits.is_empty());
+
+    // get → the full text of the best hit that holds the decision.
+    let ids: Vec<u64> = found.hits.iter().map(|h| h.id).collect();
+    let got: GetOutput = s.ok("get", json!({"ids": ids}));
+    let wal = got
+        .chunks
+        .iter()
+        .find(|c| c.text.contains("SQLite WAL mode"))
+        .unwrap_or_else(|| panic!("no hit holds the decision: {got:?}"));
+    assert_eq!(wal.session, common::SID);
+    assert!(got.missing.is_empty());
+
+    // timeline → the hit's turn, marked, with its neighbours.
+    let tl: TimelineOutput = s.ok("timeline", json!({"id": wal.id, "before": 2, "after": 2}));
+    assert_eq!(tl.session, common::SID);
+    let marked: Vec<&TurnLine> = tl.turns.iter().filter(|t| t.hit).collect();
+    assert_eq!(marked.len(), 1, "{tl:?}");
+    assert_eq!(marked[0].turn, wal.turn);
+    assert!(tl.turns.len() >= 2 && tl.turns.len() <= 5, "{tl:?}");
+    assert!(tl.turns.windows(2).all(|w| w[0].turn < w[1].turn), "{tl:?}");
+
+    // sessions and session_summary (by 8-char prefix).
+    let ss: SessionsOutput = s.ok("sessions", json!({}));
+    assert_eq!(ss.sessions.len(), 1, "{ss:?}");
+    assert_eq!(ss.sessions[0].id, common::SID);
+    let sum: SessionSummaryOutput = s.ok(
+        "session_summary",
+        json!({"session": &common::SID[..8], "turns": 5}),
+    );
+    assert_eq!(sum.id, common::SID);
+    assert_eq!(sum.project, project.display().to_string());
+    assert!(
+        !sum.recent_turns.is_empty() && sum.recent_turns.len() <= 5,
+        "{sum:?}"
+    );
+    assert!(sum.turns >= sum.recent_turns.len() as u32);
+
+    // remember → a redacted line in the project's memory files.
+    let noted: RememberOutput = s.ok(
+        "remember",
+        json!({"text": "CI runs pytest with -p no:cacheprovider; token sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+               "kind": "gotcha"}),
+    );
+    assert_eq!(noted.file, ".memctl/memory/gotchas.md");
+    assert!(noted.redacted >= 1, "{noted:?}");
+    let file = std::fs::read_to_string(project.join(&noted.file)).expect("memory file");
+    assert!(
+        file.contains("CI runs pytest with -p no:cacheprovider"),
+        "{file}"
+    );
+    assert!(!file.contains("AAAAAAAAAAAAAAAA"), "{file}");
+
+    // Tool errors: a clear text, and the server goes on.
+    assert!(s.err("get", json!({"ids": []})).contains("no ids"));
+    assert!(
+        s.err("session_summary", json!({"session": "zzzzzzzz"}))
+            .contains("no archived session")
+    );
+    assert!(
+        s.err("search", json!({"query": "  "}))
+            .contains("empty query")
+    );
+    assert!(s.err("tool_output", json!({"id": "ffffffff"})).len() > 10);
+    let bad = s.request(
+        "tools/call",
+        json!({"name": "search", "arguments": {"k": 3}}),
+    );
+    assert!(bad.error.is_some() || bad.result.is_some_and(|r| r["isError"] == true));
+
+    // A session archived by another process while the server runs is found by the next search.
+    let sid2 = "5e55a0e2-0000-4000-8000-000000000002";
+    let fact = "The staging proxy listens on port 48213 (ticket OPS-5521).";
+    ingest(&home, &new_session(&project, &transcripts, sid2, fact));
+    let later: SearchOutput = s.ok("search", json!({"query": "OPS-5521 staging proxy port"}));
+    let top = later.hits.first().unwrap_or_else(|| panic!("{later:?}"));
+    assert_eq!(top.session, &sid2[..8], "{later:?}");
+    let in_session: SearchOutput = s.ok(
+        "search",
+        json!({"query": "staging proxy port", "scope": "session", "session": &sid2[..8]}),
+    );
+    assert!(
+        in_session.hits.iter().all(|h| h.session == sid2[..8]),
+        "{in_session:?}"
+    );
+    assert!(!in_session.hits.is_empty());
+    let other: SearchOutput = s.ok(
+        "search",
+        json!({"query": "staging proxy port", "scope": "session", "session": &common::SID[..8]}),
+    );
+    assert!(
+        other.hits.iter().all(|h| h.session == common::SID[..8]),
+        "{other:?}"
+    );
+
+    // Closing stdin ends the server cleanly.
+    drop(s.stdin.take());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(st) = s.child.try_wait().expect("try_wait") {
+            assert!(st.success(), "exit status {st:?}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server did not exit after stdin closed"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Measure `memctl mcp` as Claude Code sees it (stdlib only).
+
+    scripts/bench_mcp.py [--bin target/release] [--turns 500] [--seed 7] [--runs 5] [--warm 20]
+
+Builds a store in a temp folder from a generated transcript (scripts/gen_transcript.py, its cwd
+is the project), then per run spawns `memctl mcp` in that project and measures:
+
+  cold start   spawn → the answer to `tools/list` (initialize + initialized + tools/list): what
+               Claude Code waits for at start-up
+  first search the first `search` call of the process (opens the store; loads the model unless
+               the resident embedder answers)
+  warm search  median / p90 of the next `--warm` searches (varied queries)
+  tokens/hit   chars/4 of each hit's JSON, and of a whole search answer (k=5)
+
+Prints one JSON object. Nothing here is a pass/fail test (hooks/tests/mcp_process.rs is).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+QUERIES = ["why did the build fail", "sqlite database is locked", "p95 latency benchmark",
+           "which files did we touch for soft delete", "structured JSON logging", "mypy error",
+           "pytest takes longer on CI", "content hash for dedup", "graceful shutdown",
+           "stale cache entry root cause"]
+
+
+class Server:
+    def __init__(self, binary: str, project: str, env: dict):
+        self.p = subprocess.Popen([binary, "mcp"], cwd=project, env=env, stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.next_id = 1
+
+    def send(self, msg: dict) -> None:
+        self.p.stdin.write((json.dumps(msg) + "\n").encode())
+        self.p.stdin.flush()
+
+    def request(self, method: str, params: dict) -> dict:
+        rid = self.next_id
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                raise RuntimeError(f"server closed stdout during {method}")
+            msg = json.loads(line)
+            if msg.get("id") == rid:
+                if "error" in msg:
+                    raise RuntimeError(f"{method}: {msg['error']}")
+                return msg["result"]
+
+    def call(self, tool: str, args: dict) -> dict:
+        r = self.request("tools/call", {"name": tool, "arguments": args})
+        if r.get("isError"):
+            raise RuntimeError(f"{tool}: {r.get('content')}")
+        return r["structuredContent"]
+
+    def close(self) -> None:
+        self.p.stdin.close()
+        self.p.wait(timeout=30)
+
+
+def build_store(binary_dir: str, tmp: str, turns: int, seed: int) -> tuple[str, dict]:
+    data = os.path.join(tmp, "data")
+    transcript = os.path.join(tmp, "t.jsonl")
+    with open(transcript, "w") as f:
+        subprocess.run([sys.executable, os.path.join(REPO, "scripts/gen_transcript.py"), "--turns",
+                        str(turns), "--seed", str(seed)], stdout=f, check=True)
+    with open(transcript) as f:
+        project = next(json.loads(l)["cwd"] for l in f if '"cwd"' in l)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCTL_")}
+    env.pop("CLAUDE_PROJECT_DIR", None)
+    env["MEMCTL_HOME"] = data
+    env["CLAUDE_PROJECT_DIR"] = project  # the generated transcript's cwd need not exist here
+    subprocess.run([os.path.join(binary_dir, "memctl"), "ingest", "--quiet", transcript], env=env, check=True)
+    return project, env
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bin", default=os.path.join(REPO, "target/release"), help="folder with memctl")
+    ap.add_argument("--turns", type=int, default=500)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--warm", type=int, default=20)
+    a = ap.parse_args()
+    a.bin = os.path.abspath(a.bin)
+    binary = os.path.join(a.bin, "memctl")
+    with tempfile.TemporaryDirectory(prefix="memctl-bench-mcp-") as tmp:
+        project, env = build_store(a.bin, tmp, a.turns, a.seed)
+        cold, first, warm, hit_tokens, answer_tokens, notes = [], [], [], [], [], set()
+        for _ in range(a.runs):
+            t0 = time.perf_counter()
+            s = Server(binary, tmp, env)
+            s.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                     "clientInfo": {"name": "bench_mcp", "version": "0"}})
+            s.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            s.request("tools/list", {})
+            cold.append((time.perf_counter() - t0) * 1000)
+            t1 = time.perf_counter()
+            s.call("search", {"query": QUERIES[0]})
+            first.append((time.perf_counter() - t1) * 1000)
+            for i in range(a.warm):
+                t2 = time.perf_counter()
+                out = s.call("search", {"query": QUERIES[(i + 1) % len(QUERIES)], "k": 5})
+                warm.append((time.perf_counter() - t2) * 1000)
+                if out.get("note"):
+                    notes.add(out["note"])
+                answer_tokens.append(len(json.dumps(out, separators=(",", ":"))) / 4)
+                hit_tokens += [len(json.dumps(h, separators=(",", ":"), ensure_ascii=False)) / 4 for h in out["hits"]]
+            s.close()
+    q = lambda xs, p: sorted(xs)[min(len(xs) - 1, int(p * len(xs)))]
+    print(json.dumps({
+        "binary": binary, "turns": a.turns, "runs": a.runs,
+        "cold_start_ms": {"median": round(statistics.median(cold), 1), "max": round(max(cold), 1)},
+        "first_search_ms": {"median": round(statistics.median(first), 1), "max": round(max(first), 1)},
+        "warm_search_ms": {"median": round(statistics.median(warm), 1), "p90": round(q(warm, 0.9), 1)},
+        "tokens_per_hit": {"median": round(statistics.median(hit_tokens), 1), "max": round(max(hit_tokens), 1)},
+        "tokens_per_search_answer_k5": {"median": round(statistics.median(answer_tokens), 1)},
+        "notes": sorted(notes),  # a degraded search (no model) says so here
+    }, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
