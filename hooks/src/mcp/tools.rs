@@ -108,7 +108,11 @@ pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOu
     let mut req = SearchRequest::new(input.query.clone(), k);
     req.tool = input.tool;
     req.file = input.file;
-    req.since = input.since;
+    req.since = input
+        .since
+        .as_deref()
+        .map(|v| memctl_engine::filter::parse_time("since", v, jiff::Timestamp::now()))
+        .transpose()?;
     match input.scope {
         Scope::All => {}
         Scope::Project => req.projects = vec![ctx.project.clone()],
@@ -144,6 +148,10 @@ pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOu
         })
         .collect();
     let note = match (&found.degraded, hits.is_empty(), input.scope) {
+        (_, true, _) if !found.excluded_by.is_empty() => Some(format!(
+            "the query matched, but the filters excluded every match: {}",
+            found.excluded_by.join(", ")
+        )),
         (Some(d), _, _) => Some(d.clone()),
         (None, true, Scope::All) => Some("nothing matched: try other words".into()),
         (None, true, _) => Some("nothing matched here: try scope=all or other words".into()),

@@ -38,7 +38,8 @@ pub struct SearchInput {
     /// Only turns that touched a file whose path contains this text.
     #[serde(default)]
     pub file: Option<String>,
-    /// Only turns at or after this time (RFC 3339 or YYYY-MM-DD).
+    /// Only turns at or after this time: RFC 3339, YYYY-MM-DD, an age (30m, 12h, 7d, 2w), today
+    /// or yesterday.
     #[serde(default)]
     pub since: Option<String>,
     /// Number of hits (default 5, at most 20).
