@@ -168,12 +168,12 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
     print(f"seed {a.seed}, {a.runs} runs per case, binaries {a.bin}, load {open('/proc/loadavg').read().split()[:3]}")
-    print("turns  case   p50 ms   p95 ms   max ms  cpu p50 ms  peak RSS KB  recall blocks  exit codes")
+    print("turns  case   p50 ms   p95 ms   max ms  cpu p50 ms  recall blocks  exit codes")
     with tempfile.TemporaryDirectory(prefix="memctl-recall-bench.") as work:
         for n in a.turns:
             for mode, s in bench(n, a, work).items():
                 print(f"{n:5d}  {mode:5s} {s['p50']:8.1f} {s['p95']:8.1f} {s['max']:8.1f} {s['cpu_p50']:11.1f} "
-                      f"{s['rss_kb']:12d} {s['blocks']:8d}/{a.runs}  {s['rc']}")
+                      f"{s['blocks']:8d}/{a.runs}  {s['rc']}")
 
 
 if __name__ == "__main__":
