@@ -246,7 +246,11 @@ pub fn main() -> ExitCode {
     let background = std::env::args().any(|a| a == "--background");
     // The MCP server's stdout is the protocol and its stderr goes to Claude Code's debug log:
     // it logs to the data dir's file, like the hooks.
-    if background || is_mcp_invocation(std::env::args().skip(1)) {
+    // A detached background command whose data dir is gone (deleted after the hook started
+    // it) must not re-create it just to log there: it logs to stderr (/dev/null) and fails.
+    if background && !loaded.settings.data_dir.is_dir() {
+        crate::logging::init_cli(loaded.settings.log.as_deref());
+    } else if background || is_mcp_invocation(std::env::args().skip(1)) {
         crate::logging::init_file(&loaded.settings.data_dir, loaded.settings.log.as_deref());
     } else {
         crate::logging::init_cli(loaded.settings.log.as_deref());

@@ -24,6 +24,7 @@ fn wait_for(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
 }
 
 fn start_embedder(home: &Path, idle_secs: &str) -> Child {
+    std::fs::create_dir_all(home).expect("data dir");
     Command::new(env!("CARGO_BIN_EXE_memctl"))
         .args(["embedder"])
         .env("MEMCTL_HOME", home)
@@ -190,4 +191,21 @@ fn recall_starts_the_embedder_and_then_uses_it() {
         "the prompt vector came from the resident embedder: {recall_lines:#?}"
     );
     std::fs::remove_file(&sock).expect("stop the embedder");
+}
+
+#[test]
+fn an_embedder_never_recreates_a_deleted_data_dir() {
+    // A hook starts the embedder detached; the data dir may be gone by the time it runs (a
+    // test's temp dir). It must exit, not re-create the dir and idle there for 15 minutes.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("gone");
+    for args in [&["embedder"][..], &["embedder", "--background"][..]] {
+        let out = common::memctl(&home, args, b"", &[]);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("does not exist"),
+            "{out:?}"
+        );
+        assert!(!home.exists(), "{args:?}: the data dir was re-created");
+    }
 }

@@ -42,7 +42,19 @@ pub fn serve(
     onnx: &OnnxConfig,
     cfg: &ResidentConfig,
 ) -> Result<ServeEnd, ResidentError> {
-    crate::paths::ensure_private_dir(data_dir)?;
+    // Never create the data dir: the hook that started us had one, and a dir that is gone
+    // was deleted on purpose (a test's temp dir, a user's `rm -rf`); re-creating it would
+    // leave a server idling in a folder nobody will clean up. A dir deleted while the model
+    // loads makes the bind below fail, and the process ends.
+    if !data_dir.is_dir() {
+        return Err(ResidentError::Io {
+            path: data_dir.to_path_buf(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "the data dir does not exist (the embedder never creates it)",
+            ),
+        });
+    }
     let sock = checked_socket(data_dir)?;
     let lock_file = lock_path(data_dir);
     let io = |path: &Path| {
