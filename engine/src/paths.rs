@@ -101,6 +101,26 @@ pub fn append_private(path: &Path) -> std::io::Result<std::fs::File> {
     o.open(path)
 }
 
+/// Take the exclusive lock on the lock file `path` (created 0600 when missing) without waiting:
+/// `Some(file)` holds it until the file is dropped, `None` when another process holds it. One
+/// helper for every "at most one of these per data dir" process (resident embedder, embedders
+/// of pending chunks, per-transcript archivers).
+pub fn try_lock_file(path: &Path) -> std::io::Result<Option<std::fs::File>> {
+    let mut o = std::fs::OpenOptions::new();
+    o.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    let file = o.open(path)?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
 /// Upper bound for our own spool and log files read back whole (one line per event).
 pub const SPOOL_MAX_BYTES: u64 = 64 << 20;
 

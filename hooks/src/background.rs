@@ -58,47 +58,35 @@ fn lock_transcript(data_dir: &Path, t: &Path) -> Result<Option<std::fs::File>> {
     memctl_engine::paths::ensure_private_dir(&dir)?;
     let name = memctl_engine::paths::sanitize_component(&t.display().to_string());
     let path = dir.join(format!("{name}.lock"));
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .with_context(|| format!("opening {}", path.display()))?;
     let give_up = Instant::now() + LOCK_WAIT;
     loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(Some(file)),
-            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < give_up => {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
-            Err(std::fs::TryLockError::Error(e)) => {
-                return Err(e).with_context(|| format!("locking {}", path.display()));
-            }
+        match memctl_engine::paths::try_lock_file(&path)
+            .with_context(|| format!("locking {}", path.display()))?
+        {
+            Some(file) => return Ok(Some(file)),
+            None if Instant::now() < give_up => std::thread::sleep(Duration::from_millis(50)),
+            None => return Ok(None),
         }
     }
 }
 
 /// Embed pending chunks unless another embedder holds the data dir's embed lock.
 fn embed_pending(engine: &Engine) -> Result<()> {
-    let path = engine.data_dir().join("embed.lock");
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .with_context(|| format!("opening {}", path.display()))?;
-    match lock.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => return Ok(()),
-        Err(std::fs::TryLockError::Error(e)) => {
-            return Err(e).with_context(|| format!("locking {}", path.display()));
-        }
-    }
+    let Some(_lock) = embed_lock(engine.data_dir())? else {
+        return Ok(());
+    };
     match engine.embed_pending(EMBED_LIMIT) {
         Ok(0) => {}
         Ok(n) => tracing::info!(chunks = n, "embedded pending chunks"),
         Err(e) => tracing::warn!(error = %e, "pending chunks not embedded"),
     }
     Ok(())
+}
+
+/// The data dir's embedder lock (`embed.lock`): one embedder of pending chunks at a time
+/// (`memctl embed-pending` and deferred archives share it). None when another holds it.
+pub fn embed_lock(data_dir: &Path) -> Result<Option<std::fs::File>> {
+    let path = data_dir.join("embed.lock");
+    memctl_engine::paths::try_lock_file(&path)
+        .with_context(|| format!("locking {}", path.display()))
 }

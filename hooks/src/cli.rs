@@ -399,23 +399,10 @@ fn install(a: InstallArgs, add: bool, s: &Settings, out: &mut dyn Write) -> Resu
 
 fn embed_pending(opts: EngineOptions, a: EmbedPendingArgs, out: &mut dyn Write) -> Result<()> {
     memctl_engine::paths::ensure_private_dir(&opts.data_dir)?;
-    let lock_path = opts.data_dir.join("embed.lock");
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .with_context(|| format!("opening {}", lock_path.display()))?;
-    match lock.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
-            writeln!(out, "another embedder is running")?;
-            return Ok(());
-        }
-        Err(std::fs::TryLockError::Error(e)) => {
-            return Err(e).context("locking the embedder lock file");
-        }
-    }
+    let Some(_lock) = crate::background::embed_lock(&opts.data_dir)? else {
+        writeln!(out, "another embedder is running")?;
+        return Ok(());
+    };
     let engine = open(opts)?;
     let n = engine.embed_pending(a.limit)?;
     tracing::info!(chunks = n, "embedded pending chunks");

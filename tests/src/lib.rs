@@ -36,6 +36,18 @@ pub fn onnx_config() -> memctl_engine::embed::OnnxConfig {
     cfg
 }
 
+/// An engine on `dir` with the real model (from [`onnx_config`]); asserts the model loads, so a
+/// test that needs it cannot pass on the hash fallback.
+pub fn model_engine(dir: &std::path::Path) -> memctl_engine::Engine {
+    let mut opts = memctl_engine::EngineOptions::from_settings(&memctl_engine::Settings::default());
+    opts.data_dir = dir.to_path_buf();
+    opts.onnx = onnx_config();
+    opts.model_disabled = false;
+    let e = memctl_engine::Engine::open(opts).expect("engine");
+    assert!(e.model().is_ok(), "the real model must load for this test");
+    e
+}
+
 /// Real transcripts written by the Claude Code CLI in harness runs (committed fixtures).
 pub fn real_transcripts_dir() -> PathBuf {
     repo_root().join("engine/tests/fixtures/transcripts")

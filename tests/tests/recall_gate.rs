@@ -8,8 +8,7 @@
 //! earlier session of the same project in which six ordinary facts were said once each.
 
 use memctl_engine::recall::{ContextState, RecallConfig};
-use memctl_engine::{Engine, EngineOptions, IngestOptions};
-use memctl_tests::onnx_config;
+use memctl_engine::{Engine, IngestOptions};
 use memctl_tests::transcript_gen::{GenConfig, Layout, generate};
 use std::path::Path;
 
@@ -136,13 +135,7 @@ fn fact_session(cwd: &str, path: &Path) {
 }
 
 fn engine(dir: &Path) -> Engine {
-    let mut opts = EngineOptions::from_settings(&memctl_engine::Settings::default());
-    opts.data_dir = dir.to_path_buf();
-    opts.onnx = onnx_config();
-    opts.model_disabled = false;
-    let e = Engine::open(opts).expect("engine");
-    assert!(e.model().is_ok(), "the real model must load for this test");
-    e
+    memctl_tests::model_engine(dir)
 }
 
 #[test]

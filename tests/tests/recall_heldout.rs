@@ -11,21 +11,14 @@
 use memctl_engine::recall::{
     ContextState, GateParams, RecallConfig, Recalled, Thresholds, gate, prompt_kind,
 };
-use memctl_engine::{Engine, EngineOptions, IngestOptions, SearchRequest};
+use memctl_engine::{Engine, IngestOptions, SearchRequest};
 use memctl_tests::heldout::{FACTS, NEGATIVES, SESSION, session_jsonl};
-use memctl_tests::onnx_config;
 use std::path::Path;
 
 const SEED: u64 = 20_261_118;
 
 fn engine(dir: &Path) -> Engine {
-    let mut opts = EngineOptions::from_settings(&memctl_engine::Settings::default());
-    opts.data_dir = dir.to_path_buf();
-    opts.onnx = onnx_config();
-    opts.model_disabled = false;
-    let e = Engine::open(opts).expect("engine");
-    assert!(e.model().is_ok(), "the real model must load for this test");
-    e
+    memctl_tests::model_engine(dir)
 }
 
 /// Every candidate passes, all are shown: where the fact's chunk sits among recall's eligible

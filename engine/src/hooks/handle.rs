@@ -301,14 +301,19 @@ pub fn handle_without_store(
         p.common.transcript_path.as_deref(),
         &cfg.autopilot,
     );
-    let out = match note {
-        Some(text) => HookOutput::Context {
+    Some((prompt_output(note.into_iter().collect()), fx))
+}
+
+/// UserPromptSubmit's output: its parts (recall block, autopilot note) joined, or nothing.
+fn prompt_output(parts: Vec<String>) -> HookOutput {
+    if parts.is_empty() {
+        HookOutput::None
+    } else {
+        HookOutput::Context {
             event: HookEventName::UserPromptSubmit.as_str().into(),
-            text,
-        },
-        None => HookOutput::None,
-    };
-    Some((out, fx))
+            text: parts.join("\n"),
+        }
+    }
 }
 
 /// Handle one event.
@@ -348,14 +353,7 @@ pub fn handle(
                 p.common.transcript_path.as_deref(),
                 &cfg.autopilot,
             ));
-            if parts.is_empty() {
-                HookOutput::None
-            } else {
-                HookOutput::Context {
-                    event: HookEventName::UserPromptSubmit.as_str().into(),
-                    text: parts.join("\n"),
-                }
-            }
+            prompt_output(parts)
         }
         HookEvent::PreCompact {
             custom_instructions,

@@ -4,7 +4,7 @@
 //! Why passages and not the summary: the buried fact of a turn is rarely in its summary (a
 //! summary is the prompt's first sentence and the outcome's), and a recalled turn whose line
 //! lacks the fact is noise. A paraphrased question shares few words with the fact's line
-//! ("where on disk do the refused records end up?" vs `quarantine_dir = "/srv/…"`), so a line is
+//! ("where on disk do the refused records end up?" vs `quarantine_dir = "~/…"`), so a line is
 //! scored by the prompt terms it holds *and* by whether it holds the shape of answer the
 //! question asks for (a path for "where", a date for "when", a figure for "how much", a command
 //! for "how do I"...). When the budget allows (fewer turns recalled), several passages are shown.

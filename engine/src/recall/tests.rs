@@ -141,11 +141,11 @@ fn a_question_asks_for_a_shape_and_the_line_holding_it_wins() {
     let q = "what was the exact invocation for re-running one date?";
     let p = passage::passages(text, &informative_terms(q), q, "", 1000);
     assert!(p.iter().any(|l| l.contains("make backfill")), "{p:?}");
-    let toml = "    1\u{2192}[rejects]\n    2\u{2192}keep_days = 21\n    3\u{2192}dir = \"/srv/x/deadletter/q\"";
+    let toml = "    1\u{2192}[rejects]\n    2\u{2192}keep_days = 21\n    3\u{2192}dir = \"~/buoy/deadletter/q\"";
     let q = "where on disk do the refused records end up?";
     let p = passage::passages(toml, &informative_terms(q), q, "", 1000);
     assert_eq!(
         p.first().map(String::as_str),
-        Some("dir = \"/srv/x/deadletter/q\"")
+        Some("dir = \"~/buoy/deadletter/q\"")
     );
 }

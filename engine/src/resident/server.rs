@@ -61,17 +61,9 @@ pub fn serve(
         let path = path.to_path_buf();
         move |source| ResidentError::Io { path, source }
     };
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_file)
-        .map_err(io(&lock_file))?;
-    match lock.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => return Ok(ServeEnd::AlreadyRunning),
-        Err(std::fs::TryLockError::Error(e)) => return Err(io(&lock_file)(e)),
-    }
+    let Some(lock) = crate::paths::try_lock_file(&lock_file).map_err(io(&lock_file))? else {
+        return Ok(ServeEnd::AlreadyRunning);
+    };
     let started = Instant::now();
     let model = Arc::new(OnnxEmbedder::load(onnx)?);
     // The first run allocates ONNX Runtime's buffers: pay it before anyone waits.

@@ -15,7 +15,7 @@ const MAX_FILE_BYTES: u64 = 256 << 10;
 const MIN_LINE_CHARS: usize = 12;
 
 /// Claude Code's folder name for a project under `~/.claude/projects/`: every character that
-/// is not an ASCII letter or digit becomes `-` (`/home/u/my.app` → `-home-u-my-app`).
+/// is not an ASCII letter or digit becomes `-` (`<dir>/u/my.app` → `…-u-my-app`).
 pub(crate) fn project_key(project: &str) -> String {
     project
         .chars()
@@ -131,8 +131,14 @@ mod tests {
 
     #[test]
     fn project_key_is_claude_codes_folder_name() {
-        assert_eq!(project_key("/home/u/my.app"), "-home-u-my-app");
-        assert_eq!(project_key("/srv/a_b"), "-srv-a-b");
+        let p = std::env::temp_dir().join("u").join("my.app");
+        let key = project_key(&p.display().to_string());
+        assert!(key.starts_with('-') && key.ends_with("-u-my-app"), "{key}");
+        assert!(
+            key.chars().all(|c| c == '-' || c.is_ascii_alphanumeric()),
+            "{key}"
+        );
+        assert_eq!(project_key("a_b/c"), "a-b-c");
     }
 
     #[test]
