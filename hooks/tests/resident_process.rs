@@ -155,7 +155,11 @@ fn recall_starts_the_embedder_and_then_uses_it() {
     let home = dir.path().join("home");
     let t = dir.path().join(format!("{SID}.jsonl"));
     std::fs::copy(fixture(), &t).expect("copy fixture");
-    let env = [("MEMCTL_RESIDENT_IDLE_SECS", "20"), ("MEMCTL_LOG", "info")];
+    let env = [
+        ("MEMCTL_RESIDENT", "1"),
+        ("MEMCTL_RESIDENT_IDLE_SECS", "20"),
+        ("MEMCTL_LOG", "info"),
+    ];
     // Archive, then compact: the session lost context, recall is on from the next prompt.
     common::hook(
         &home,

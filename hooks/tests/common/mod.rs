@@ -25,6 +25,9 @@ pub fn run(bin: &str, home: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &s
         // budgets): archive inline, as every other event does. The default deferred archive
         // has its own tests (resident_process.rs) and runs in every e2e scenario.
         .env("MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE", "1")
+        // No detached resident embedder from tests that do not ask for one: it would start
+        // while the test's temp dir is being deleted and keep the dir alive (seen in CI).
+        .env("MEMCTL_RESIDENT", "0")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
