@@ -2,6 +2,11 @@
 """Measure `memctl mcp` as Claude Code sees it (stdlib only).
 
     scripts/bench_mcp.py [--bin target/release] [--turns 500] [--seed 7] [--runs 5] [--warm 20]
+                         [--embedder hash]
+
+`--embedder hash` builds and searches the store in the hash embedder's space (MEMCTL_EMBEDDER=hash):
+every chunk has a vector at once, so large stores (1e4-1e5 chunks) can be measured without hours
+of model embedding; the dense scan costs the same per vector in either space (384-d int8 blocks).
 
 Builds a store in a temp folder from a generated transcript (scripts/gen_transcript.py, its cwd
 is the project), then per run spawns `memctl mcp` in that project and measures:
@@ -69,7 +74,7 @@ class Server:
         self.p.wait(timeout=30)
 
 
-def build_store(binary_dir: str, tmp: str, turns: int, seed: int) -> tuple[str, dict]:
+def build_store(binary_dir: str, tmp: str, turns: int, seed: int, embedder: str | None) -> tuple[str, dict]:
     data = os.path.join(tmp, "data")
     transcript = os.path.join(tmp, "t.jsonl")
     with open(transcript, "w") as f:
@@ -81,6 +86,8 @@ def build_store(binary_dir: str, tmp: str, turns: int, seed: int) -> tuple[str, 
     env.pop("CLAUDE_PROJECT_DIR", None)
     env["MEMCTL_HOME"] = data
     env["CLAUDE_PROJECT_DIR"] = project  # the generated transcript's cwd need not exist here
+    if embedder:
+        env["MEMCTL_EMBEDDER"] = embedder
     subprocess.run([os.path.join(binary_dir, "memctl"), "ingest", "--quiet", transcript], env=env, check=True)
     return project, env
 
@@ -92,11 +99,16 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--warm", type=int, default=20)
+    ap.add_argument("--embedder", choices=["hash"], help="store and queries in the hash space")
     a = ap.parse_args()
     a.bin = os.path.abspath(a.bin)
     binary = os.path.join(a.bin, "memctl")
     with tempfile.TemporaryDirectory(prefix="memctl-bench-mcp-") as tmp:
-        project, env = build_store(a.bin, tmp, a.turns, a.seed)
+        t_build = time.perf_counter()
+        project, env = build_store(a.bin, tmp, a.turns, a.seed, a.embedder)
+        build_s = time.perf_counter() - t_build
+        status = subprocess.run([binary, "status"], env=env, capture_output=True, text=True, check=True)
+        chunks = next((int(l.split()[1]) for l in status.stdout.splitlines() if l.startswith("chunks:")), None)
         cold, first, warm, hit_tokens, answer_tokens, notes = [], [], [], [], [], set()
         for _ in range(a.runs):
             t0 = time.perf_counter()
@@ -120,7 +132,8 @@ def main() -> int:
             s.close()
     q = lambda xs, p: sorted(xs)[min(len(xs) - 1, int(p * len(xs)))]
     print(json.dumps({
-        "binary": binary, "turns": a.turns, "runs": a.runs,
+        "binary": binary, "turns": a.turns, "chunks": chunks, "embedder": a.embedder or "model",
+        "runs": a.runs, "store_build_s": round(build_s, 1),
         "cold_start_ms": {"median": round(statistics.median(cold), 1), "max": round(max(cold), 1)},
         "first_search_ms": {"median": round(statistics.median(first), 1), "max": round(max(first), 1)},
         "warm_search_ms": {"median": round(statistics.median(warm), 1), "p90": round(q(warm, 0.9), 1)},
