@@ -67,8 +67,8 @@ pub struct ForgetRequest {
     pub text: Option<String>,
 }
 
-/// A request that does not say what to forget.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// A request that does not say what to forget, or a forget that could not finish.
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ForgetError {
     /// No criterion at all.
@@ -97,6 +97,17 @@ pub enum ForgetError {
     /// A session, project or time that does not parse or resolve.
     #[error(transparent)]
     Filter(#[from] FilterError),
+    /// The removal was committed but the store file was not rewritten: the forgotten bytes may
+    /// still be in its free pages. The next forget (any, even one matching nothing) retries.
+    #[error(
+        "forgotten, but the store file could not be rewritten, so their bytes may still be in \
+         its free pages (run the forget again to retry the rewrite)"
+    )]
+    Rewrite {
+        /// Why the rewrite failed.
+        #[source]
+        source: StoreError,
+    },
 }
 
 /// One forgotten turn, as reports list them.
@@ -415,7 +426,11 @@ pub(crate) fn forget(
         .meta_value(META_REWRITE_PENDING)?
         .is_some();
     if pending {
-        rep.rewrite = Some(core.store().rewrite()?);
+        rep.rewrite = Some(
+            core.store()
+                .rewrite()
+                .map_err(|source| ForgetError::Rewrite { source })?,
+        );
     }
     Ok(rep)
 }

@@ -498,3 +498,60 @@ fn spooled_calls_and_context_files_of_what_is_forgotten_go_too() {
     assert_eq!(a.injected.len(), a_ids.len() - done.removed_ids.len());
     assert!(a.injected.iter().all(|id| !done.removed_ids.contains(id)));
 }
+
+/// A rewrite that fails after the removal committed says so, and the next forget (even one
+/// that matches nothing) finishes it.
+#[test]
+fn a_failed_rewrite_is_reported_and_retried_by_the_next_forget() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (e, _) = three_sessions(dir.path());
+    let future = redb::TableDefinition::<u64, u64>::new("from_the_future");
+    e.store()
+        .write(|w| {
+            w.raw_tx().open_table(future)?.insert(1, 1)?;
+            Ok(())
+        })
+        .expect("a table this memctl does not know");
+    let err = e
+        .forget(
+            &ForgetRequest {
+                text: Some("zebrafrost".into()),
+                ..req()
+            },
+            false,
+        )
+        .expect_err("the rewrite is refused");
+    assert!(
+        matches!(err, EngineError::Forget(ForgetError::Rewrite { .. })),
+        "{err}"
+    );
+    assert!(err.to_string().contains("forgotten, but"), "{err}");
+    assert!(
+        lexical_hits(&e, "ZebraFrost").is_empty(),
+        "the removal itself committed"
+    );
+    let bytes = std::fs::read(e.store_path()).expect("read");
+    assert!(
+        bytes.windows(10).any(|w| w == b"ZebraFrost"),
+        "not rewritten: the bytes are still in free pages"
+    );
+    e.store()
+        .write(|w| {
+            w.raw_tx().delete_table(future)?;
+            Ok(())
+        })
+        .expect("drop it");
+    let retry = e
+        .forget(
+            &ForgetRequest {
+                text: Some("no such words".into()),
+                ..req()
+            },
+            false,
+        )
+        .expect("forget");
+    assert!(retry.is_empty());
+    assert!(retry.rewrite.is_some(), "the pending rewrite ran");
+    let bytes = std::fs::read(e.store_path()).expect("read");
+    assert!(!bytes.windows(10).any(|w| w == b"ZebraFrost"));
+}

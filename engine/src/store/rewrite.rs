@@ -208,8 +208,18 @@ impl Store {
             .path
             .file_name()
             .map_or_else(|| "store".into(), |n| n.to_string_lossy().into_owned());
+        // Left by a rewrite that died (no other can run: we hold the lock). They hold no
+        // forgotten bytes (a copy is of what is left), but a full copy of the store each.
+        let prefix = format!(".{name}.rewrite-");
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            if entry.file_name().to_string_lossy().starts_with(&prefix)
+                && let Err(e) = std::fs::remove_file(entry.path())
+            {
+                tracing::warn!(file = %entry.path().display(), error = %e, "could not remove an unfinished rewrite");
+            }
+        }
         let tmp = dir.join(format!(
-            ".{name}.rewrite-{}-{}",
+            "{prefix}{}-{}",
             std::process::id(),
             create::nanos()
         ));
@@ -318,6 +328,16 @@ mod tests {
             r.meta_value("row.49").expect("meta"),
             Some(49u32.to_le_bytes().to_vec())
         );
+    }
+
+    #[test]
+    fn a_dead_rewrites_copy_is_removed_by_the_next_rewrite() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = store_with_rows(dir.path());
+        let dead = dir.path().join(".memctl.redb.rewrite-999999-1");
+        std::fs::write(&dead, b"a copy left by a killed process").expect("write");
+        store.rewrite().expect("rewrite");
+        assert!(!dead.exists());
     }
 
     #[test]
