@@ -125,22 +125,6 @@ impl Store {
         Ok(Arc::clone(&slot))
     }
 
-    /// How long [`Store::write`] waits for another process's write transaction.
-    pub fn set_write_timeout(&mut self, t: Duration) {
-        self.write_timeout = t;
-    }
-
-    /// Never wait for another writer past `deadline` (the hook's own): a hook with 300 ms left
-    /// must not wait the full write timeout and be killed by Claude Code mid-way.
-    pub fn set_deadline(&mut self, deadline: Instant) {
-        self.deadline = Some(deadline);
-    }
-
-    /// The store file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Begin a write transaction on the current file: a bounded `try_begin_write` loop (see
     /// [`Self::write`]). The file is checked again once the lock is held: a forget's rewrite
     /// holds the old file's lock until the new file is in place, so a writer that waited on it

@@ -121,6 +121,22 @@ impl Store {
             .is_read_only()
     }
 
+    /// How long [`Store::write`] waits for another process's write transaction.
+    pub fn set_write_timeout(&mut self, t: Duration) {
+        self.write_timeout = t;
+    }
+
+    /// Never wait for another writer past `deadline` (the hook's own): a hook with 300 ms left
+    /// must not wait the full write timeout and be killed by Claude Code mid-way.
+    pub fn set_deadline(&mut self, deadline: Instant) {
+        self.deadline = Some(deadline);
+    }
+
+    /// The store file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Tables and schema version of a database nobody else can see yet (see [`create`]).
     fn init_new(db: &Database) -> Result<(), StoreError> {
         let mut w = StoreWriter {
