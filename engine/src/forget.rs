@@ -206,13 +206,11 @@ fn resolve(
             return Err(ForgetError::UnknownChunks { ids: missing }.into());
         }
         let ids: BTreeSet<ChunkId> = req.chunk_ids.iter().copied().collect();
-        criteria.push(format!(
-            "chunk {}",
-            ids.iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        let mut shown: Vec<String> = ids.iter().take(10).map(u64::to_string).collect();
+        if ids.len() > shown.len() {
+            shown.push(format!("… ({} ids)", ids.len()));
+        }
+        criteria.push(format!("chunk {}", shown.join(", ")));
         sel.ids = Some(ids);
         swap.windows = Some(Vec::new()); // filled from the plan: the turns' time windows
     }

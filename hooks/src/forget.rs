@@ -114,15 +114,23 @@ fn print(rep: &ForgetReport, out: &mut dyn Write) -> Result<()> {
     writeln!(out, "{verb} {what}")?;
     writeln!(out, "  matching {criteria}")?;
     if !rep.sessions_removed.is_empty() {
+        let n = rep.sessions_removed.len();
+        let mut names: Vec<&str> = rep
+            .sessions_removed
+            .iter()
+            .take(SHOWN)
+            .map(String::as_str)
+            .collect();
+        let more = format!("… {} more", n - names.len());
+        if n > names.len() {
+            names.push(&more);
+        }
+        let verb = if rep.dry_run { "would go" } else { "removed" };
         writeln!(
             out,
-            "  {} entirely: {}",
-            plural(
-                rep.sessions_removed.len() as u64,
-                "session goes",
-                "sessions go"
-            ),
-            rep.sessions_removed.join(", ")
+            "  {} {verb} entirely: {}",
+            plural(n as u64, "session", "sessions"),
+            names.join(", ")
         )?;
     }
     for l in rep.turn_lines.iter().take(SHOWN) {
