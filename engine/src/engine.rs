@@ -473,6 +473,16 @@ impl Engine {
         crate::prune::auto_pass(&self.core, cfg, now)
     }
 
+    /// Forget what `req` names, everywhere memctl keeps it, and rewrite the store file so no
+    /// byte of it is left ([`crate::forget`]); `dry_run`: only report what would go.
+    pub fn forget(
+        &self,
+        req: &crate::forget::ForgetRequest,
+        dry_run: bool,
+    ) -> Result<crate::forget::ForgetReport, EngineError> {
+        crate::forget::forget(&self.core, req, dry_run)
+    }
+
     /// Pin or unpin a chunk. Returns false when no chunk has this id.
     pub fn set_pinned(&self, id: ChunkId, pinned: bool) -> Result<bool, EngineError> {
         crate::prune::set_pinned(&self.core, id, pinned)

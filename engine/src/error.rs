@@ -98,6 +98,13 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    /// The store holds a table this memctl does not know (written by a newer version): a
+    /// rewrite of the file (forget) would drop it, so it is refused.
+    #[error(
+        "the store holds a table this memctl does not know ({name:?}, written by a newer \
+         version?): not rewriting the file"
+    )]
+    UnknownTable { name: String },
 }
 
 /// Errors from the one codec of stored values ([`crate::codec`]).
@@ -159,4 +166,7 @@ pub enum EngineError {
     /// Bad input from the caller.
     #[error("{0}")]
     Invalid(String),
+    /// A forget request that does not say what to forget ([`crate::forget`]).
+    #[error(transparent)]
+    Forget(#[from] crate::forget::ForgetError),
 }

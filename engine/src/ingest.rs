@@ -69,6 +69,8 @@ pub struct IngestReport {
     pub duplicates: u64,
     /// Secrets redacted.
     pub redactions: u64,
+    /// Chunks not stored because their turn or text was forgotten (`memctl forget`).
+    pub forgotten: u64,
     /// Chunks left waiting for a model embedding.
     pub pending: u64,
     /// True when the file was found rewritten and re-read from the start.
@@ -92,6 +94,7 @@ impl IngestReport {
         self.unchanged += o.unchanged;
         self.duplicates += o.duplicates;
         self.redactions += o.redactions;
+        self.forgotten += o.forgotten;
         self.pending += o.pending;
         self.rewritten |= o.rewritten;
         if o.embedder.is_some() {
@@ -255,17 +258,22 @@ impl Core {
 
         // Which chunks are new or changed? Only those are embedded (the open turn is re-emitted
         // on every call; re-embedding it unchanged would make work proportional to turn size).
-        let changed: Vec<bool> = {
+        // Forgotten turns are neither embedded nor stored (checked again when writing).
+        let (changed, forgotten): (Vec<bool>, Vec<bool>) = {
             let r = self.store().read()?;
             let mut v = Vec::with_capacity(chunks.len());
             for c in &chunks {
+                if r.is_forgotten(c)? {
+                    v.push((false, true));
+                    continue;
+                }
                 let same = match r.turn_chunk(&c.session_id, c.turn_index, c.part)? {
                     Some(id) => r.chunk(id)?.is_some_and(|rec| rec.chunk.sha256 == c.sha256),
                     None => false,
                 };
-                v.push(!same);
+                v.push((!same, false));
             }
-            v
+            v.into_iter().unzip()
         };
         let to_embed: Vec<&str> = chunks
             .iter()
@@ -307,7 +315,8 @@ impl Core {
             c.dev == dev && c.ino == ino && c.state == state_bytes && !report.rewritten
         });
         if same_state && !changed.iter().any(|c| *c) {
-            report.unchanged = chunks.len() as u64;
+            report.forgotten = forgotten.iter().filter(|f| **f).count() as u64;
+            report.unchanged = chunks.len() as u64 - report.forgotten;
             if !session_id.is_empty() {
                 report.sessions.push(session_id);
             }
@@ -316,9 +325,9 @@ impl Core {
         let accesses = self.claim_access_log();
         let outcome = self.store().write(|w| {
             self.apply_accesses(w, &accesses.1, now)?;
-            let mut counts = (0u64, 0u64, 0u64, 0u64, 0u64);
+            let mut counts = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
             let mut vi = 0usize;
-            for (c, ch) in chunks.iter().zip(&changed) {
+            for ((c, ch), gone) in chunks.iter().zip(&changed).zip(&forgotten) {
                 let mut vectors: Vec<(EmbedderId, Vec<f32>)> = Vec::with_capacity(2);
                 if *ch {
                     vectors.push((hash_id.clone(), hash_vecs[vi].clone()));
@@ -326,6 +335,11 @@ impl Core {
                         vectors.push((mid.clone(), mv[vi].clone()));
                     }
                     vi += 1;
+                }
+                // Forgotten, possibly by a forget that committed since the read above.
+                if *gone || w.is_forgotten(c)? {
+                    counts.5 += 1;
+                    continue;
                 }
                 let out = w.put_chunk(c, &vectors, now)?;
                 match out {
@@ -365,7 +379,10 @@ impl Core {
                     },
                 )?;
             }
-            if !session_id.is_empty() {
+            // Not for a forgotten session whose turns were all skipped: an empty record would
+            // bring its name back to `memctl sessions`.
+            let only_forgotten = counts.5 > 0 && counts.0 + counts.1 + counts.2 + counts.3 == 0;
+            if !session_id.is_empty() && (!only_forgotten || w.session(&session_id)?.is_some()) {
                 let key = key.clone();
                 w.update_session(&session_id, &project, |s| {
                     s.transcript_path = Some(key);
@@ -380,6 +397,7 @@ impl Core {
         report.unchanged = outcome.2;
         report.duplicates = outcome.3;
         report.pending = outcome.4;
+        report.forgotten = outcome.5;
         if !session_id.is_empty() {
             report.sessions.push(session_id);
         }

@@ -24,6 +24,7 @@ pub mod embed;
 mod engine;
 pub mod error;
 pub mod filter;
+pub mod forget;
 pub mod hooks;
 pub mod index;
 mod ingest;

@@ -62,7 +62,8 @@ pub fn verdict(rec: &ChunkRecord, now: i64, p: &RankParams) -> (bool, PruneInput
     (should_prune(&input, p), input)
 }
 
-/// Delete `ids` (re-checked inside the transaction) with their turn entries and session links.
+/// Delete `ids` (re-checked inside the transaction) with their turn entries and session links
+/// ([`crate::store::StoreWriter::remove_chunk`]).
 fn delete_batch(
     w: &mut crate::store::StoreWriter,
     ids: &[ChunkId],
@@ -78,13 +79,8 @@ fn delete_batch(
         if !verdict(&rec, now, p).0 {
             continue; // accessed or pinned since the scan
         }
-        let owner = rec.chunk.session_id.clone();
-        rep.turns_unlinked +=
-            w.unlink_turns(&owner, id, Some((rec.chunk.turn_index, rec.chunk.part)))?;
-        for s in &rec.shared_with {
-            rep.turns_unlinked += w.unlink_turns(s, id, None)?;
-        }
-        w.delete_chunk(id, &rec)?;
+        // The one deletion path (forget removes through it too).
+        rep.turns_unlinked += w.remove_chunk(id, &rec)?;
         rep.pruned += 1;
         if !projects.contains(&rec.project_id) {
             projects.push(rec.project_id);

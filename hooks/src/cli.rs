@@ -60,6 +60,9 @@ pub enum Command {
     Summarize(crate::lifecycle::SummarizeArgs),
     /// Delete decayed, never-used chunks (pinned ones are kept) and compact the vector blocks.
     Prune(crate::lifecycle::PruneArgs),
+    /// Forget turns for good (chunk ids, --session, --project, --since/--until, --text): shows
+    /// what matches; removes it with --yes.
+    Forget(crate::forget::ForgetArgs),
     /// Pin a chunk: never pruned.
     Pin(crate::lifecycle::PinArgs),
     /// Unpin a chunk.
@@ -343,6 +346,7 @@ pub fn run(cli: Cli, settings: &Settings, out: &mut dyn Write) -> Result<()> {
         Command::Restore(a) => crate::lifecycle::restore(open(opts)?, a, &s.restore, out),
         Command::Summarize(a) => crate::lifecycle::summarize(open(opts)?, a, &s.summarizer, out),
         Command::Prune(a) => crate::lifecycle::prune(open(opts)?, a, out),
+        Command::Forget(a) => crate::forget::run(open(opts)?, a, out),
         Command::Pin(a) => crate::lifecycle::pin(open(opts)?, a, true, out),
         Command::Unpin(a) => crate::lifecycle::pin(open(opts)?, a, false, out),
         Command::Mcp => crate::mcp::serve(opts, s),

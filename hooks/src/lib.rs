@@ -6,6 +6,7 @@
 pub mod background;
 pub mod cli;
 pub mod filters;
+pub mod forget;
 pub mod hook;
 pub mod install;
 pub mod lifecycle;

@@ -268,6 +268,7 @@ fn the_agent_reaches_its_memory_over_mcp() {
     assert_eq!(
         names,
         [
+            "forget",
             "get",
             "remember",
             "search",
@@ -413,6 +414,52 @@ fn the_agent_reaches_its_memory_over_mcp() {
     assert!(
         other.hits.iter().all(|h| h.session == common::SID[..8]),
         "{other:?}"
+    );
+
+    // forget: the user asked to forget the proxy port; its turn goes, the other session stays.
+    let port_hit = later.hits.first().expect("the port hit").id;
+    let gone: ForgetOutput = s.ok("forget", json!({"ids": [port_hit]}));
+    assert_eq!(gone.turns.len(), 1, "{gone:?}");
+    assert_eq!(gone.turns[0].session, &sid2[..8]);
+    assert!(gone.removed_ids.contains(&port_hit));
+    let after: SearchOutput = s.ok(
+        "search",
+        json!({"query": "OPS-5521 staging proxy port 48213"}),
+    );
+    assert!(
+        after.hits.iter().all(|h| !gone.removed_ids.contains(&h.id)),
+        "{after:?}"
+    );
+    let got: GetOutput = s.ok("get", json!({"ids": [port_hit]}));
+    assert_eq!(got.missing, vec![port_hit]);
+    assert!(
+        s.err("forget", json!({"ids": [port_hit]}))
+            .contains("no chunk with id")
+    );
+    assert!(s.err("forget", json!({"ids": []})).contains("no ids"));
+    // A forget by another process (the CLI rewrites the store file under the server's open
+    // handle): the server's next search reads the new file.
+    let wal_before: SearchOutput = s.ok(
+        "search",
+        json!({"query": "SQLite WAL mode instead of a JSON file", "k": 5}),
+    );
+    assert!(!wal_before.hits.is_empty());
+    let cli = common::memctl(
+        &home,
+        &["forget", "--text", "SQLite WAL mode", "--yes"],
+        b"",
+        &[],
+    );
+    assert!(cli.status.success(), "{cli:?}");
+    let got: GetOutput = s.ok(
+        "get",
+        json!({"ids": wal_before.hits.iter().map(|h| h.id).collect::<Vec<_>>()}),
+    );
+    assert!(
+        got.chunks
+            .iter()
+            .all(|c| !c.text.contains("SQLite WAL mode")),
+        "the server still serves a forgotten turn: {got:?}"
     );
 
     // Closing stdin ends the server cleanly.

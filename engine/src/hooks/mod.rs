@@ -4,7 +4,7 @@
 mod handle;
 mod payload;
 pub mod policy;
-mod spool;
+pub(crate) mod spool;
 
 pub use handle::{HookConfig, HookEffects, handle, handle_without_store};
 pub use payload::{CommonFields, HookEvent, HookOutput, HookPayload, PayloadError, SessionSource};

@@ -278,6 +278,58 @@ fn store_claimed_tool(engine: &Engine, claimed: &Path, cfg: &crate::swap::SwapCo
     }
 }
 
+/// Forget: delete the spooled tool calls `sel` names (not stored yet, they would be stored by
+/// the next hook that drains the spool); `remove` false only counts them. Calls a drainer has
+/// claimed are left to it. Returns how many matched.
+pub(crate) fn forget_tools(
+    data_dir: &Path,
+    sel: &crate::swap::forget::SwapSelector,
+    remove: bool,
+) -> Result<u64, EngineError> {
+    let dir = tools_dir(data_dir);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(io_err(&dir)(e)),
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(stem) = name.strip_suffix(".json") else {
+            continue;
+        };
+        // `<nanos>-<pid>.json`: the time the hook spooled it.
+        let created_at = stem
+            .split('-')
+            .next()
+            .and_then(|n| n.parse::<u128>().ok())
+            .map_or(0, |n| (n / 1_000_000_000) as i64);
+        let path = entry.path();
+        let rec = match crate::paths::read_regular(&path, TOOL_MAX_BYTES) {
+            Ok(b) => serde_json::from_slice::<SpooledTool>(&b),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue, // drained meanwhile
+            Err(e) => return Err(io_err(&path)(e)),
+        };
+        let Ok(rec) = rec else {
+            continue; // unreadable: the drainer sets it aside
+        };
+        let content = format!("{}\n{}", rec.tool_input, rec.tool_response);
+        if !sel.matches_call(&rec.session_id, &rec.project, created_at, &content) {
+            continue;
+        }
+        if !remove {
+            removed += 1;
+        } else {
+            match std::fs::remove_file(&path) {
+                Ok(()) => removed += 1,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io_err(&path)(e)),
+            }
+        }
+    }
+    Ok(removed)
+}
+
 #[cfg(test)]
 #[path = "spool_tests.rs"]
 mod tests;

@@ -39,7 +39,7 @@ pub(super) fn builder() -> Builder {
     b
 }
 
-fn nanos() -> u128 {
+pub(super) fn nanos() -> u128 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos())
@@ -52,7 +52,7 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     }
 }
 
-fn open_err(path: &Path, e: impl std::fmt::Display) -> StoreError {
+pub(super) fn open_err(path: &Path, e: impl std::fmt::Display) -> StoreError {
     StoreError::Open {
         path: path.to_path_buf(),
         reason: e.to_string(),
@@ -208,7 +208,7 @@ fn remove_stale_init_files(dir: &Path, name: &str) {
 }
 
 /// Make the new directory entry durable (best effort: not every file system supports it).
-fn sync_dir(dir: &Path) {
+pub(super) fn sync_dir(dir: &Path) {
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }

@@ -16,6 +16,9 @@
 #[cfg(test)]
 mod corrupt_tests;
 mod create;
+mod handle;
+pub(crate) mod remove;
+pub(crate) mod rewrite;
 mod schema;
 
 pub use schema::{ChunkRecord, CursorRecord, SCHEMA_VERSION, SessionRecord};
@@ -23,18 +26,18 @@ pub(crate) use schema::{
     SWAP_BLOBS, SWAP_ENTRIES, SWAP_ORDER, SWAP_REFS, SWAP_STATS, SWAP_VECTORS,
 };
 
+use handle::{Handle, Opened};
+
 use crate::chunk::Chunk;
 use crate::codec::{self, encode};
 use crate::embed::EmbedderId;
 use crate::error::StoreError;
 use crate::index::lexical;
 use crate::index::quant;
-use redb::{
-    Database, ReadTransaction, ReadableDatabase, ReadableTable, ReadableTableMetadata,
-    WriteTransaction,
-};
+use redb::{Database, ReadTransaction, ReadableTable, ReadableTableMetadata, WriteTransaction};
 use schema::*;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 /// Vectors per int8 block value.
@@ -46,36 +49,11 @@ pub type ChunkId = u64;
 /// `((turn index, part), chunk id)` of one stored turn part.
 pub type TurnRef = ((u32, u16), ChunkId);
 
-/// The open database: read-write, or read-only where the file cannot be written.
-enum Handle {
-    ReadWrite(Database),
-    /// A read-only data dir or file (a read-only mount, another user's store): reads work,
-    /// every write is [`StoreError::ReadOnly`].
-    ReadOnly(redb::ReadOnlyDatabase),
-}
-
-impl std::fmt::Debug for Handle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::ReadWrite(_) => "ReadWrite",
-            Self::ReadOnly(_) => "ReadOnly",
-        })
-    }
-}
-
-impl Handle {
-    fn begin_read(&self) -> Result<ReadTransaction, redb::TransactionError> {
-        match self {
-            Self::ReadWrite(db) => db.begin_read(),
-            Self::ReadOnly(db) => db.begin_read(),
-        }
-    }
-}
-
 /// Handle on the store file.
 #[derive(Debug)]
 pub(crate) struct Store {
-    db: Handle,
+    /// The open database; replaced when the file at `path` was replaced ([`handle`]).
+    opened: RwLock<Arc<Opened>>,
     path: PathBuf,
     write_timeout: Duration,
     /// No write waits past this instant (a hook's deadline), whatever `write_timeout` says.
@@ -97,10 +75,12 @@ impl Store {
         if let Some(dir) = path.parent() {
             crate::paths::ensure_private_dir(dir)?;
         }
-        let db = Handle::ReadWrite(create::open_or_create(&path, Self::init_new)?);
+        let opened = Opened::open(&path, || {
+            create::open_or_create(&path, Self::init_new).map(Handle::ReadWrite)
+        })?;
         crate::paths::restrict_file(&path)?;
         let store = Self {
-            db,
+            opened: RwLock::new(Arc::new(opened)),
             path,
             write_timeout: Duration::from_millis(2000),
             deadline: None,
@@ -112,14 +92,9 @@ impl Store {
     /// Open an existing store for reading only (never creates, never writes).
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         let path = path.as_ref().to_path_buf();
-        let db = create::builder()
-            .open_read_only(&path)
-            .map_err(|e| StoreError::Open {
-                path: path.clone(),
-                reason: e.to_string(),
-            })?;
+        let opened = Opened::open(&path, || Self::open_read_only_handle(&path))?;
         let store = Self {
-            db: Handle::ReadOnly(db),
+            opened: RwLock::new(Arc::new(opened)),
             path,
             write_timeout: Duration::ZERO,
             deadline: None,
@@ -128,9 +103,22 @@ impl Store {
         Ok(store)
     }
 
+    fn open_read_only_handle(path: &Path) -> Result<Handle, StoreError> {
+        create::builder()
+            .open_read_only(path)
+            .map(Handle::ReadOnly)
+            .map_err(|e| StoreError::Open {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            })
+    }
+
     /// True when the store was opened read-only.
     pub fn is_read_only(&self) -> bool {
-        matches!(self.db, Handle::ReadOnly(_))
+        self.opened
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_read_only()
     }
 
     /// How long [`Store::write`] waits for another process's write transaction.
@@ -167,7 +155,7 @@ impl Store {
     fn init_schema(&self) -> Result<(), StoreError> {
         // Fast path: tables exist and the version matches (one read transaction).
         {
-            let rtx = self.db.begin_read()?;
+            let rtx = self.current()?.db.begin_read()?;
             if let Ok(meta) = rtx.open_table(META) {
                 match meta.get(META_SCHEMA)? {
                     Some(v) if v.value() == SCHEMA_VERSION.to_le_bytes() => return Ok(()),
@@ -209,31 +197,7 @@ impl Store {
         &self,
         f: impl FnOnce(&mut StoreWriter) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        let Handle::ReadWrite(db) = &self.db else {
-            return Err(StoreError::ReadOnly {
-                path: self.path.clone(),
-            });
-        };
-        let start = Instant::now();
-        let give_up = self.deadline.map_or(start + self.write_timeout, |d| {
-            d.min(start + self.write_timeout)
-        });
-        let mut sleep = Duration::from_micros(200);
-        let tx = loop {
-            match db.try_begin_write() {
-                Ok(tx) => break tx,
-                Err(redb::TransactionError::WouldBlock) => {
-                    if Instant::now() >= give_up {
-                        return Err(StoreError::Busy {
-                            waited_ms: start.elapsed().as_millis() as u64,
-                        });
-                    }
-                    std::thread::sleep(sleep);
-                    sleep = (sleep * 2).min(Duration::from_millis(20));
-                }
-                Err(e) => return Err(e.into()),
-            }
-        };
+        let (_opened, tx) = self.begin_write()?;
         let mut w = StoreWriter {
             tx,
             pending_blocks: Vec::new(),
@@ -247,7 +211,7 @@ impl Store {
     /// A consistent read view.
     pub fn read(&self) -> Result<StoreReader, StoreError> {
         Ok(StoreReader {
-            tx: self.db.begin_read()?,
+            tx: self.current()?.db.begin_read()?,
         })
     }
 }
@@ -311,6 +275,7 @@ impl StoreWriter {
         self.tx.open_table(SWAP_ORDER)?;
         self.tx.open_table(SWAP_VECTORS)?;
         self.tx.open_table(SWAP_STATS)?;
+        self.tx.open_table(FORGOTTEN)?;
         Ok(())
     }
 

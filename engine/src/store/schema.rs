@@ -60,6 +60,16 @@ pub(crate) const SWAP_VECTORS: TableDefinition<(&str, &str), &[u8]> =
 /// "bytes" → total original bytes of stored blobs; "blobs" → number of blobs.
 pub(crate) const SWAP_STATS: TableDefinition<&str, u64> = TableDefinition::new("swap_stats");
 
+// Forgetting (`store::remove`). Added after schema v1 shipped: a missing table reads as empty.
+/// (kind, key) → unix seconds it was forgotten: turns that must not be archived again
+/// ([`TOMBSTONE_TURN`]: the turn's opening line uuid; [`TOMBSTONE_TEXT`]: a chunk's sha256).
+/// No text: a tombstone says *that* something was forgotten, never what.
+pub(crate) const FORGOTTEN: TableDefinition<(u8, &str), i64> = TableDefinition::new("forgotten");
+/// Tombstone kind: a turn uuid.
+pub(crate) const TOMBSTONE_TURN: u8 = 0;
+/// Tombstone kind: the sha256 of a chunk's text.
+pub(crate) const TOMBSTONE_TEXT: u8 = 1;
+
 /// A stored chunk with its ranking metadata.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChunkRecord {

@@ -21,7 +21,8 @@ use redb::TableDefinition;
 use serde::{Deserialize, Serialize};
 
 /// session id → JSON [`SessionSummary`]. Added after schema v1: a missing table reads as empty.
-const SUMMARIES: TableDefinition<&str, &[u8]> = TableDefinition::new("session_summaries");
+pub(crate) const SUMMARIES: TableDefinition<&str, &[u8]> =
+    TableDefinition::new("session_summaries");
 
 /// Limits of the extractive summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -242,18 +243,47 @@ pub(crate) fn put(w: &mut StoreWriter, s: &SessionSummary) -> Result<(), StoreEr
     w.update_session(&s.session_id, &s.project, |rec| rec.summary = Some(text))
 }
 
+/// Drop a session's stored structured summary (forget: it may quote what was forgotten).
+/// Returns whether there was one.
+pub(crate) fn drop_stored(w: &StoreWriter, session: &str) -> Result<bool, StoreError> {
+    let mut t = w
+        .raw_tx()
+        .open_table(SUMMARIES)
+        .map_err(redb::Error::from)?;
+    let removed = t.remove(session).map_err(redb::Error::from)?.is_some();
+    Ok(removed)
+}
+
+/// [`put`], unless a forget ran since `epoch` was read: the summary was built from chunks that
+/// may be forgotten now, and writing it would store their text again. Returns whether it was
+/// written.
+pub(crate) fn put_unless_forgotten(
+    w: &mut StoreWriter,
+    s: &SessionSummary,
+    epoch: u64,
+) -> Result<bool, StoreError> {
+    if w.forget_epoch()? != epoch {
+        tracing::info!(session = %s.session_id, "summary not stored: a forget ran while it was built");
+        return Ok(false);
+    }
+    put(w, s)?;
+    Ok(true)
+}
+
 /// Build and store the summary of a session (hooks: PreCompact, SessionEnd). Returns it.
 pub(crate) fn summarize_session(
     engine: &Core,
     session: &str,
     cfg: &SummaryConfig,
 ) -> Result<Option<SessionSummary>, EngineError> {
-    let built = {
+    let (built, epoch) = {
         let r = engine.store().read()?;
-        build(&r, session, cfg)?
+        (build(&r, session, cfg)?, r.forget_epoch()?)
     };
     if let Some(s) = &built {
-        engine.store().write(|w| put(w, s))?;
+        engine
+            .store()
+            .write(|w| put_unless_forgotten(w, s, epoch))?;
     }
     Ok(built)
 }
@@ -266,7 +296,7 @@ pub(crate) fn summarize_with_external(
     cfg: &SummaryConfig,
     ext: &external::ExternalConfig,
 ) -> Result<Option<SessionSummary>, EngineError> {
-    let (built, recent) = {
+    let (built, recent, epoch) = {
         let r = engine.store().read()?;
         let Some(s) = build(&r, session, cfg)? else {
             return Ok(None);
@@ -275,7 +305,7 @@ pub(crate) fn summarize_with_external(
             .into_iter()
             .map(|(_, c)| c.chunk.text)
             .collect();
-        (s, texts)
+        (s, texts, r.forget_epoch()?)
     };
     let mut s = built;
     if ext.command.is_some() {
@@ -287,7 +317,14 @@ pub(crate) fn summarize_with_external(
                 .map_err(|e| EngineError::Invalid(format!("external summariser: {e}")))?,
         );
     }
-    engine.store().write(|w| put(w, &s))?;
+    if !engine
+        .store()
+        .write(|w| put_unless_forgotten(w, &s, epoch))?
+    {
+        return Err(EngineError::Invalid(format!(
+            "session {session}: a forget ran while the summary was made; run `memctl summarize` again"
+        )));
+    }
     Ok(Some(s))
 }
 

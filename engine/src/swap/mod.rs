@@ -41,6 +41,7 @@ mod config;
 mod db;
 mod digest;
 mod extract;
+pub(crate) mod forget;
 #[cfg(test)]
 mod id_tests;
 #[cfg(test)]

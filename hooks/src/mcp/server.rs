@@ -15,7 +15,8 @@ const INSTRUCTIONS: &str = "memctl: the archive of this project's past Claude Co
 (every prompt, answer, tool call and output, redacted). Use it after a compaction or /clear, when \
 the user refers to earlier work, and before re-running an expensive command whose output may be \
 stored. Start with `search` (one line per hit), then open only what you need with `get`, \
-`timeline` or `tool_output`. `remember` appends a durable note to .memctl/memory/.";
+`timeline` or `tool_output`. `remember` appends a durable note to .memctl/memory/; `forget` \
+removes turns the user asked to forget (ask first).";
 
 /// The server: the engine (opened on first use, then held: redb's multi-writer mode lets every
 /// read transaction see what hooks committed since) and the project context.
@@ -150,6 +151,17 @@ impl MemctlServer {
             tools::session_summary(e, p.0)
         })
         .await
+    }
+
+    /// Forget archived turns for good.
+    #[tool(
+        description = "Forget archived turns for good, by chunk id (from `search` or \
+        `timeline`; each id takes the rest of its turn, and the tool outputs stored during it). \
+        Only for what the user asked you to forget: show them the turns first and ask before \
+        calling. It cannot be undone."
+    )]
+    async fn forget(&self, p: Parameters<ForgetInput>) -> Result<Json<ForgetOutput>, String> {
+        self.run("forget", move |e, _| tools::forget(e, p.0)).await
     }
 
     /// Append a durable note to the project's memory files.

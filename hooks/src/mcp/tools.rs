@@ -25,6 +25,8 @@ const MAX_SIDE: u32 = 20;
 pub const MAX_OUTPUT_CHARS: usize = 20_000;
 /// Longest compaction summary returned by `session_summary`.
 const COMPACT_SUMMARY_CHARS: usize = 2_000;
+/// Most chunk ids of one `forget`.
+const MAX_FORGET: usize = 20;
 
 /// What every tool call knows besides its input.
 #[derive(Debug, Clone)]
@@ -394,6 +396,47 @@ pub fn remember(ctx: &Ctx, input: RememberInput) -> Result<RememberOutput> {
         file,
         line: noted.line,
         redacted: noted.redactions,
+    })
+}
+
+/// `forget`: the turns of `ids`, removed for good through the same path as `memctl forget`
+/// (tombstones, stored outputs of those turns, the store file rewritten). An id that names no
+/// chunk fails the whole call: nothing is removed on a guess.
+pub fn forget(engine: &Engine, input: ForgetInput) -> Result<ForgetOutput> {
+    if input.ids.is_empty() {
+        bail!("no ids: pass the chunk ids of the turns to forget (from `search` or `timeline`)");
+    }
+    if input.ids.len() > MAX_FORGET {
+        bail!(
+            "{} ids given; at most {MAX_FORGET} per call",
+            input.ids.len()
+        );
+    }
+    let req = memctl_engine::forget::ForgetRequest {
+        chunk_ids: input.ids,
+        ..Default::default()
+    };
+    let rep = engine.forget(&req, false)?;
+    Ok(ForgetOutput {
+        turns: rep
+            .turn_lines
+            .iter()
+            .map(|l| ForgottenTurn {
+                id: l.id,
+                session: short(&l.session),
+                turn: l.turn,
+                time: l.time.clone(),
+                gist: gist(&l.gist),
+            })
+            .collect(),
+        chunks: rep.chunks,
+        removed_ids: rep.removed_ids,
+        tool_outputs: rep.tool_outputs,
+        sessions_removed: rep.sessions_removed,
+        note: "Removed from memctl's archive for good (re-archiving the transcript will not \
+               bring them back). Claude Code's own transcript files still hold these turns; \
+               memctl does not delete them."
+            .to_string(),
     })
 }
 

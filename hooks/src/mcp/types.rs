@@ -324,3 +324,50 @@ pub struct RememberOutput {
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub redacted: u32,
 }
+
+/// `forget`: remove archived turns for good.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct ForgetInput {
+    /// Chunk ids of the turns the user asked to forget (from `search`, `get` or `timeline`;
+    /// at most 20). Each id takes the rest of its turn.
+    pub ids: Vec<u64>,
+}
+
+/// One forgotten turn.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ForgottenTurn {
+    /// Its first chunk's id.
+    pub id: u64,
+    /// Session id prefix (8 chars).
+    pub session: String,
+    /// Turn index in its session.
+    pub turn: u32,
+    /// When the turn started (UTC, to the minute).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
+    /// One line: the prompt and the outcome.
+    pub gist: String,
+}
+
+/// `forget`'s answer.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ForgetOutput {
+    /// The turns removed.
+    pub turns: Vec<ForgottenTurn>,
+    /// Chunks removed (a long turn has several).
+    pub chunks: u64,
+    /// Every chunk id removed.
+    pub removed_ids: Vec<u64>,
+    /// Stored tool outputs of those turns removed.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub tool_outputs: u64,
+    /// Sessions of which nothing is left (removed entirely), full ids.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sessions_removed: Vec<String>,
+    /// What else to tell the user.
+    pub note: String,
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
+}
