@@ -1,0 +1,136 @@
+//! `memctl ingest`: archive Claude Code transcripts.
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use memctl_engine::Engine;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// `memctl ingest`.
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// Transcript files or directories (searched recursively for *.jsonl).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Store hash vectors only and leave model embedding for later (`memctl embed-pending`).
+    #[arg(long)]
+    pub no_embed: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bar and no report (background use by hooks).
+    #[arg(long)]
+    pub quiet: bool,
+    /// Run as a hook's deferred archive: quiet, log to the data dir, one archiver per
+    /// transcript at a time (later ones wait and find little left), then embed what is pending.
+    #[arg(long)]
+    pub background: bool,
+}
+
+/// New transcript bytes per commit of `memctl ingest` (≈ 60 turns, tens of ms of write lock).
+const INGEST_COMMIT_BYTES: u64 = 1 << 20;
+
+fn collect_transcripts(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).with_context(|| format!("cannot read {}", p.display()))?;
+        if meta.is_dir() {
+            walk(p, &mut files)?;
+        } else {
+            files.push(p.clone());
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
+    for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let entry = entry?;
+        let path = entry.path();
+        let ft = entry.file_type()?;
+        if ft.is_dir() {
+            walk(&path, files)?;
+        } else if ft.is_file() && path.extension().is_some_and(|e| e == "jsonl") {
+            // Only regular files: a FIFO named `*.jsonl` would block the whole ingest.
+            files.push(path);
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn ingest(engine: Engine, a: IngestArgs, out: &mut dyn Write) -> Result<()> {
+    if a.background {
+        return crate::background::archive(&engine, &a.paths, a.no_embed);
+    }
+    let files = collect_transcripts(&a.paths)?;
+    if files.is_empty() {
+        bail!("no .jsonl transcripts found in the given paths");
+    }
+    let total_bytes: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    let bar = if !a.quiet && (files.len() > 3 || total_bytes > 4 << 20) {
+        let b = indicatif::ProgressBar::new(files.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} transcripts {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        Some(b)
+    } else {
+        None
+    };
+    let opts = memctl_engine::IngestOptions {
+        embed_with_model: !a.no_embed,
+        // Bounded commits: hooks of running sessions get the store between passes.
+        commit_bytes: Some(INGEST_COMMIT_BYTES),
+        ..Default::default()
+    };
+    let mut total = memctl_engine::IngestReport::default();
+    let mut failures = Vec::new();
+    for f in &files {
+        match engine.ingest_transcript(f, &opts) {
+            Ok(r) => total.merge(&r),
+            Err(e) => failures.push(format!("{}: {e}", f.display())),
+        }
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    crate::lifecycle::summarize_sessions(&engine, &total.sessions);
+    if a.quiet {
+        // nothing to print
+    } else if a.json {
+        serde_json::to_writer(&mut *out, &total)?;
+        writeln!(out)?;
+    } else {
+        writeln!(
+            out,
+            "ingested {} transcripts: {} lines read, {} turns, {} chunks new, {} replaced, {} unchanged, {} duplicates, {} malformed lines skipped; embedder {}",
+            files.len() - failures.len(),
+            total.lines,
+            total.turns,
+            total.inserted,
+            total.replaced,
+            total.unchanged,
+            total.duplicates,
+            total.malformed,
+            total.embedder.as_deref().unwrap_or("none"),
+        )?;
+    }
+    if !failures.is_empty() {
+        bail!(
+            "{} transcript(s) failed:\n  {}",
+            failures.len(),
+            failures.join("\n  ")
+        );
+    }
+    Ok(())
+}

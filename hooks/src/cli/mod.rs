@@ -1,0 +1,336 @@
+//! `memctl`, the command-line interface: the [`Cli`]/[`Command`] definitions, the exit-code
+//! policy and the dispatch to one module per subcommand family (each owns its clap arguments),
+//! so that new subcommands arrive as whole modules and this file stays a dispatcher.
+//!
+//! Exit codes: 0 success, 1 runtime failure (store, I/O), 2 usage error (clap's convention).
+//! Every failure prints one clear `memctl: error: ...` line (with causes) on stderr.
+
+mod embed;
+mod ingest;
+mod install_cmd;
+mod search;
+mod sessions;
+mod status;
+mod swap;
+
+pub use embed::{EmbedPendingArgs, EmbedderArgs};
+pub use ingest::IngestArgs;
+pub use install_cmd::InstallArgs;
+pub use search::SearchArgs;
+pub use sessions::{SessionsArgs, ShowArgs};
+pub use swap::SwapCommand;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use memctl_engine::{ActiveEmbedder, Engine, EngineOptions, Settings};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// memctl: memory for coding agents that survives context compaction.
+#[derive(Debug, Parser)]
+#[command(name = "memctl", version, about = "memctl: memory for coding agents that survives context compaction", long_about = None)]
+pub struct Cli {
+    /// Data directory (default: $MEMCTL_HOME, else $XDG_DATA_HOME/memctl).
+    #[arg(long, global = true)]
+    pub data_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check the installation: runtime, model, active embedder, store, hooks.
+    Doctor,
+    /// Install memctl's hooks into Claude Code's settings (project by default).
+    Install(InstallArgs),
+    /// Remove memctl's hooks from Claude Code's settings.
+    Uninstall(InstallArgs),
+    /// Archive Claude Code transcripts (a .jsonl file or a directory of them).
+    Ingest(IngestArgs),
+    /// Search archived turns.
+    Search(SearchArgs),
+    /// List archived sessions.
+    Sessions(SessionsArgs),
+    /// Show a chunk (by id) or a session (by id).
+    Show(ShowArgs),
+    /// Counts, sizes, embedder and index state.
+    Status,
+    /// Embed chunks stored without a model vector (run in the background by hooks).
+    EmbedPending(EmbedPendingArgs),
+    /// Keep the model loaded and embed prompts for hooks over a Unix socket (started by hooks
+    /// when a session lost context; exits when idle).
+    Embedder(EmbedderArgs),
+    /// Tool outputs stored whole by the PostToolUse hook: list, show, search, prune.
+    #[command(subcommand)]
+    Swap(SwapCommand),
+    /// One status line for Claude Code's `statusLine` (its JSON on stdin): context fill, trend.
+    Statusline(crate::lifecycle::StatuslineArgs),
+    /// Project memory files (`.memctl/memory/`): init, show.
+    #[command(subcommand)]
+    Memory(crate::lifecycle::MemoryCommand),
+    /// Print the restore block of a session (what Claude gets after its compaction).
+    Restore(crate::lifecycle::RestoreArgs),
+    /// (Re)build a session's summary; with MEMCTL_SUMMARIZER_CMD also an external one.
+    Summarize(crate::lifecycle::SummarizeArgs),
+    /// Delete decayed, never-used chunks (pinned ones are kept) and compact the vector blocks.
+    Prune(crate::lifecycle::PruneArgs),
+    /// Forget turns for good (chunk ids, --session, --project, --since/--until, --text): shows
+    /// what matches; removes it with --yes.
+    Forget(crate::forget::ForgetArgs),
+    /// Pin a chunk: never pruned.
+    Pin(crate::lifecycle::PinArgs),
+    /// Unpin a chunk.
+    Unpin(crate::lifecycle::PinArgs),
+    /// Serve the archive to the agent as MCP tools over stdio (search, get, timeline,
+    /// tool_output, sessions, session_summary, remember); started by Claude Code.
+    Mcp,
+}
+
+/// Entry point of the `memctl` binary.
+pub fn main() -> ExitCode {
+    let loaded = Settings::load(std::env::vars_os());
+    // Started by a hook (`embed-pending --background`) or by Claude Code (`statusline`):
+    // these behave like hooks, a bad setting is logged and keeps its default.
+    let background = std::env::args().any(|a| a == "--background");
+    // The MCP server's stdout is the protocol and its stderr goes to Claude Code's debug log:
+    // it logs to the data dir's file, like the hooks.
+    // A detached background command whose data dir is gone (deleted after the hook started
+    // it) must not re-create it just to log there: it logs to stderr (/dev/null) and fails.
+    if background && !loaded.settings.data_dir.is_dir() {
+        crate::logging::init_cli(loaded.settings.log.as_deref());
+    } else if background || is_mcp_invocation(std::env::args().skip(1)) {
+        crate::logging::init_file(&loaded.settings.data_dir, loaded.settings.log.as_deref());
+    } else {
+        crate::logging::init_cli(loaded.settings.log.as_deref());
+    }
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let lenient = background || matches!(cli.command, Command::Statusline(_) | Command::Mcp);
+    for v in &loaded.unknown {
+        if background {
+            tracing::warn!(variable = v, "unknown MEMCTL_ variable ignored");
+        } else {
+            eprintln!("memctl: warning: unknown variable {v} ignored");
+        }
+    }
+    if lenient {
+        for e in &loaded.errors {
+            tracing::warn!(error = %e, "bad setting ignored; using its default");
+        }
+    } else if !loaded.errors.is_empty() {
+        for e in &loaded.errors {
+            eprintln!("memctl: error: {e}");
+        }
+        return ExitCode::from(1);
+    }
+    let result = if matches!(cli.command, Command::Mcp) {
+        // The MCP server writes the protocol to stdout from the runtime's threads: a lock held
+        // here for the whole run would deadlock its first answer.
+        run(cli, &loaded.settings, &mut std::io::sink())
+    } else {
+        run(cli, &loaded.settings, &mut std::io::stdout().lock())
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("memctl: error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Whether the arguments run `memctl mcp` (its first positional argument, after global flags).
+fn is_mcp_invocation(mut args: impl Iterator<Item = String>) -> bool {
+    while let Some(a) = args.next() {
+        if a == "--data-dir" {
+            args.next();
+        } else if !a.starts_with('-') {
+            return a == "mcp";
+        }
+    }
+    false
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Run a parsed command with `settings`, writing to `out`.
+pub fn run(cli: Cli, settings: &Settings, out: &mut dyn Write) -> Result<()> {
+    let mut opts = EngineOptions::from_settings(settings);
+    if let Some(d) = cli.data_dir {
+        opts.data_dir = d;
+    }
+    let s = settings;
+    match cli.command {
+        Command::Doctor => doctor(opts, s.home_dir.as_deref(), out),
+        Command::Install(a) => install_cmd::install(a, true, s, out),
+        Command::Uninstall(a) => install_cmd::install(a, false, s, out),
+        Command::Ingest(a) => ingest::ingest(open(opts)?, a, out),
+        Command::Search(a) => search::search(open(opts)?, a, out),
+        Command::Sessions(a) => sessions::sessions(open(opts)?, a, out),
+        Command::Show(a) => sessions::show(open(opts)?, a, out),
+        Command::Status => status::status(open(opts)?, out),
+        Command::EmbedPending(a) => embed::embed_pending(opts, a, out),
+        Command::Embedder(_) => embed::embedder(&opts, s, out),
+        Command::Swap(c) => swap::swap(open(opts)?, c, &s.swap, out),
+        Command::Statusline(a) => crate::lifecycle::statusline(opts, &s.autopilot, &a, out),
+        Command::Memory(c) => crate::lifecycle::memory_cmd(c, &s.restore.memory, out),
+        Command::Restore(a) => crate::lifecycle::restore(open(opts)?, a, &s.restore, out),
+        Command::Summarize(a) => crate::lifecycle::summarize(open(opts)?, a, &s.summarizer, out),
+        Command::Prune(a) => crate::lifecycle::prune(open(opts)?, a, out),
+        Command::Forget(a) => crate::forget::run(open(opts)?, a, out),
+        Command::Pin(a) => crate::lifecycle::pin(open(opts)?, a, true, out),
+        Command::Unpin(a) => crate::lifecycle::pin(open(opts)?, a, false, out),
+        Command::Mcp => crate::mcp::serve(opts, s),
+    }
+}
+
+/// How long a CLI command waits for the store's write lock: a person (or a background ingest)
+/// can wait for hooks and other ingests to commit; a hook's 2 s would fail `memctl ingest`
+/// whenever sessions are busy (seen: 3 of 4 concurrent ingests failed).
+const CLI_WRITE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+fn open(opts: EngineOptions) -> Result<Engine> {
+    let path = opts.store_path();
+    let mut engine =
+        Engine::open(opts).with_context(|| format!("opening the store at {}", path.display()))?;
+    engine.set_write_timeout(CLI_WRITE_TIMEOUT);
+    Ok(engine)
+}
+
+fn doctor(opts: EngineOptions, home: Option<&Path>, out: &mut dyn Write) -> Result<()> {
+    writeln!(out, "memctl {}", env!("CARGO_PKG_VERSION"))?;
+    writeln!(out, "data dir:     {}", opts.data_dir.display())?;
+    let dylib = &opts.onnx.dylib_path;
+    writeln!(
+        out,
+        "onnxruntime:  {} ({})",
+        dylib.display(),
+        if dylib.is_file() { "found" } else { "MISSING" }
+    )?;
+    let model = opts.onnx.model_path();
+    if model.is_file() {
+        let sha = sha256_file(&model)?;
+        let pinned = pinned_model_sha(&model);
+        let verdict = match pinned {
+            Some(p) if p == sha => "matches models/manifest.toml",
+            Some(_) => "DIFFERS from models/manifest.toml",
+            None => "no manifest entry found",
+        };
+        writeln!(out, "model:        {}", model.display())?;
+        writeln!(out, "model sha256: {sha} ({verdict})")?;
+    } else {
+        writeln!(
+            out,
+            "model:        {} (MISSING: run scripts/setup.sh)",
+            model.display()
+        )?;
+    }
+    let engine = open(opts)?;
+    match engine.active_embedder() {
+        ActiveEmbedder::Model(id) => {
+            writeln!(out, "embedder:     {id} (ONNX, active)")?;
+            if let Ok(m) = engine.model() {
+                writeln!(out, "ort build:    {}", m.info().build_info)?;
+            }
+        }
+        ActiveEmbedder::Hash { id, reason } => {
+            writeln!(out, "embedder:     {id} (hash FALLBACK: {reason})")?;
+        }
+    }
+    for user in [false, true] {
+        let scope = if user { "user" } else { "project" };
+        let Ok(path) = crate::install::settings_path(user, home) else {
+            continue;
+        };
+        match crate::install::installed(&path) {
+            Ok(list) if list.is_empty() => {
+                writeln!(out, "hooks ({scope}): not installed in {}", path.display())?;
+            }
+            Ok(list) => {
+                let missing: Vec<&str> = list
+                    .iter()
+                    .filter_map(|(_, cmd)| {
+                        cmd.rsplit_once(' ').map(|(bin, _)| bin.trim_matches('\''))
+                    })
+                    .filter(|bin| !Path::new(bin).is_file())
+                    .collect();
+                let events: Vec<&str> = list.iter().map(|(e, _)| e.as_str()).collect();
+                if missing.is_empty() {
+                    writeln!(
+                        out,
+                        "hooks ({scope}): {} in {}",
+                        events.join(", "),
+                        path.display()
+                    )?;
+                } else {
+                    writeln!(
+                        out,
+                        "hooks ({scope}): BROKEN, binary missing: {}",
+                        missing.join(", ")
+                    )?;
+                }
+            }
+            Err(e) => writeln!(
+                out,
+                "hooks ({scope}): cannot read {}: {e:#}",
+                path.display()
+            )?,
+        }
+    }
+    let st = engine.status()?;
+    writeln!(
+        out,
+        "store:        {} ({} chunks, {} sessions, {} bytes, {} pending embeddings)",
+        engine.store_path().display(),
+        st.chunks,
+        st.sessions,
+        st.file_bytes,
+        st.pending
+    )?;
+    Ok(())
+}
+
+/// sha256 of a file, streamed.
+fn sha256_file(path: &Path) -> Result<String> {
+    use sha2::{Digest, Sha256};
+    let mut f = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut h = Sha256::new();
+    std::io::copy(&mut f, &mut h)?;
+    Ok(hex::encode(h.finalize()))
+}
+
+/// The sha256 pinned for `model` in the nearest `manifest.toml` (model dir's parent).
+fn pinned_model_sha(model: &Path) -> Option<String> {
+    let dir = model.parent()?;
+    let manifest = std::fs::read_to_string(dir.parent()?.join("manifest.toml")).ok()?;
+    let parsed: toml::Table = manifest.parse().ok()?;
+    let dir_name = dir.file_name()?.to_str()?;
+    parsed
+        .get("model")?
+        .as_array()?
+        .iter()
+        .filter_map(|m| m.as_table())
+        .find(|m| m.get("dir").and_then(|d| d.as_str()) == Some(dir_name))
+        .and_then(|m| m.get("sha256")?.as_str().map(str::to_string))
+}
+
+/// The first 8 characters of a session id, as search and swap lists print it.
+fn short(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}

@@ -1,0 +1,132 @@
+//! `memctl sessions` and `memctl show`: list archived sessions, print a chunk or a session.
+
+use anyhow::{Result, bail};
+use clap::Args;
+use memctl_engine::Engine;
+use std::io::Write;
+
+/// `memctl sessions`.
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// Only this project (default: all).
+    #[arg(long)]
+    pub project: Option<String>,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `memctl show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// A chunk id (number) or a session id.
+    pub id: String,
+    /// JSON output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub(super) fn sessions(engine: Engine, a: SessionsArgs, out: &mut dyn Write) -> Result<()> {
+    let mut list = engine.sessions()?;
+    if let Some(p) = &a.project {
+        let p = crate::filters::project(&engine, p)?;
+        list.retain(|(_, s)| s.project == p);
+    }
+    list.sort_by(|a, b| b.1.last_ts.cmp(&a.1.last_ts).then(a.0.cmp(&b.0)));
+    if a.json {
+        let v: Vec<serde_json::Value> = list
+            .iter()
+            .map(|(id, s)| {
+                serde_json::json!({"session_id": id, "project": s.project, "turns": s.turns,
+                    "first_ts": s.first_ts, "last_ts": s.last_ts, "summary": s.summary})
+            })
+            .collect();
+        serde_json::to_writer(&mut *out, &v)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    if list.is_empty() {
+        writeln!(out, "no sessions archived yet")?;
+    }
+    for (id, s) in list {
+        writeln!(
+            out,
+            "{id}  {:>5} turns  {} → {}  {}",
+            s.turns,
+            s.first_ts.as_deref().unwrap_or("-"),
+            s.last_ts.as_deref().unwrap_or("-"),
+            s.project
+        )?;
+        if let Some(line) = s.summary.as_deref().and_then(|t| t.lines().next()) {
+            writeln!(out, "    {}", line.trim_start_matches("Summary: "))?;
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn show(engine: Engine, a: ShowArgs, out: &mut dyn Write) -> Result<()> {
+    if let Ok(id) = a.id.parse::<u64>() {
+        let Some(rec) = engine.chunk(id)? else {
+            bail!("no chunk with id {id}");
+        };
+        if a.json {
+            serde_json::to_writer(&mut *out, &rec)?;
+            writeln!(out)?;
+        } else {
+            let c = &rec.chunk;
+            writeln!(
+                out,
+                "chunk {id} · session {} · turn {} part {}/{}",
+                c.session_id,
+                c.turn_index,
+                c.part + 1,
+                c.parts
+            )?;
+            writeln!(out, "project: {}", c.project)?;
+            writeln!(
+                out,
+                "time:    {} → {}",
+                c.started_at.as_deref().unwrap_or("-"),
+                c.ended_at.as_deref().unwrap_or("-")
+            )?;
+            writeln!(out, "tools:   {}", c.tools.join(", "))?;
+            writeln!(out, "files:   {}", c.files.join(", "))?;
+            writeln!(out, "summary: {}", c.summary)?;
+            writeln!(out, "---\n{}", c.text)?;
+        }
+        return Ok(());
+    }
+    let Some(s) = engine.session(&a.id)? else {
+        bail!("no chunk or session with id {:?}", a.id);
+    };
+    let turns = engine.session_chunks(&a.id)?;
+    if a.json {
+        let chunks: Vec<serde_json::Value> = turns
+            .iter()
+            .map(|((_, cid), r)| serde_json::json!({"id": cid, "turn_index": r.chunk.turn_index, "part": r.chunk.part, "summary": r.chunk.summary, "text": r.chunk.text}))
+            .collect();
+        serde_json::to_writer(
+            &mut *out,
+            &serde_json::json!({"session_id": a.id, "session": s, "chunks": chunks}),
+        )?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "session {} · project {} · {} turns",
+        a.id, s.project, s.turns
+    )?;
+    if let Some(sum) = &s.summary {
+        writeln!(out, "{}", sum.trim_end())?;
+    }
+    for (((turn, part), cid), r) in turns {
+        let p = if r.chunk.parts > 1 {
+            format!(".{part}")
+        } else {
+            String::new()
+        };
+        writeln!(out, "  turn {turn}{p} (chunk {cid}): {}", r.chunk.summary)?;
+    }
+    Ok(())
+}

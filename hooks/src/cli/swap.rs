@@ -1,0 +1,145 @@
+//! `memctl swap ...`: tool outputs stored whole by the PostToolUse hook.
+
+use super::short;
+use anyhow::{Result, bail};
+use clap::Subcommand;
+use memctl_engine::Engine;
+use std::io::Write;
+
+/// `memctl swap ...`.
+#[derive(Debug, Subcommand)]
+pub enum SwapCommand {
+    /// List swapped outputs, newest first.
+    List {
+        /// Only this session.
+        #[arg(long)]
+        session: Option<String>,
+        /// JSON output (an array of entries).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the exact stored output (byte for byte) of an id (counts as an access).
+    Show {
+        /// The id from `memctl swap list` or a restore inventory (a unique prefix works).
+        id: String,
+    },
+    /// Find swapped outputs by meaning and words (no model needed).
+    Search {
+        /// What to look for.
+        query: String,
+        /// Number of results.
+        #[arg(short = 'k', long, default_value_t = 5)]
+        k: usize,
+        /// Only this session.
+        #[arg(long)]
+        session: Option<String>,
+        /// Only this project (default: all projects).
+        #[arg(long)]
+        project: Option<String>,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove outputs past their retention (never accessed: 6 h after the session went idle,
+    /// at most 24 h; accessed: 48 h after the last access).
+    Prune {
+        /// Only report what would be removed.
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
+pub(super) fn swap(
+    engine: Engine,
+    c: SwapCommand,
+    cfg: &memctl_engine::swap::SwapConfig,
+    out: &mut dyn Write,
+) -> Result<()> {
+    use memctl_engine::clock::unix_now;
+    use memctl_engine::swap::human_bytes;
+    match c {
+        SwapCommand::List { session, json } => {
+            let list = engine.swap_list(session.as_deref())?;
+            if json {
+                serde_json::to_writer(&mut *out, &list)?;
+                writeln!(out)?;
+                return Ok(());
+            }
+            if list.is_empty() {
+                writeln!(out, "no swapped tool outputs")?;
+                return Ok(());
+            }
+            for e in &list {
+                writeln!(
+                    out,
+                    "{}  {:<8} {:>9}  session {}  shown {}×  {}",
+                    e.short_id(),
+                    e.tool,
+                    human_bytes(e.bytes),
+                    short(&e.session_id),
+                    e.access_count,
+                    e.input_summary
+                )?;
+                writeln!(out, "    {}", e.summary)?;
+            }
+            let st = engine.swap_stats()?;
+            writeln!(
+                out,
+                "{} entries, {} distinct outputs, {}",
+                list.len(),
+                st.blobs,
+                human_bytes(st.bytes)
+            )?;
+        }
+        SwapCommand::Show { id } => {
+            let (_, text) = engine.swap_show(&id, unix_now())?;
+            out.write_all(text.as_bytes())?;
+            out.flush()?;
+        }
+        SwapCommand::Search {
+            query,
+            k,
+            session,
+            project,
+            json,
+        } => {
+            if query.trim().is_empty() {
+                bail!("empty query");
+            }
+            let hits = engine.swap_search(&query, k, session.as_deref(), project.as_deref())?;
+            if json {
+                serde_json::to_writer(&mut *out, &hits)?;
+                writeln!(out)?;
+                return Ok(());
+            }
+            if hits.is_empty() {
+                writeln!(out, "no swapped tool outputs match")?;
+            }
+            for (i, h) in hits.iter().enumerate() {
+                writeln!(
+                    out,
+                    "{:>2}. [{:.3}] {}",
+                    i + 1,
+                    h.score,
+                    h.entry.inventory_line()
+                )?;
+            }
+        }
+        SwapCommand::Prune { dry_run } => {
+            let r = engine.swap_prune(cfg, unix_now(), dry_run)?;
+            let verb = if dry_run { "would remove" } else { "removed" };
+            for e in &r.removed {
+                writeln!(
+                    out,
+                    "{verb} {}  {}  session {}  {}",
+                    memctl_engine::swap::short_id(&e.id),
+                    e.tool,
+                    short(&e.session_id),
+                    human_bytes(e.bytes)
+                )?;
+            }
+            writeln!(out, "{verb} {} expired entries", r.removed.len())?;
+        }
+    }
+    Ok(())
+}
