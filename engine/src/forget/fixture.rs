@@ -8,8 +8,8 @@ use crate::{EngineOptions, IngestOptions, SearchRequest};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
-pub(super) const PROJECT_A: &str = "/work/app";
-pub(super) const PROJECT_B: &str = "/work/other";
+pub(super) const PROJECT_A: &str = "/home/dev/src/app";
+pub(super) const PROJECT_B: &str = "/home/dev/src/other";
 
 pub(super) fn engine_at(data_dir: &Path) -> Engine {
     Engine::open(EngineOptions {
