@@ -108,7 +108,7 @@ def main() -> None:
         print(json.dumps({
             "turns": a.turns, "small": a.small, "seed": a.seed, "embed": a.embed,
             "chunks": report.get("inserted"), "ingest_s": round(ingest_s, 1),
-            "store": [l for l in status.splitlines() if l.startswith(("file size", "chunks"))],
+            "store": [l for l in status.splitlines() if l.startswith(("file size", "chunks", "vectors", "pending"))],
             "cases": cases,
         }, indent=1))
 

@@ -202,9 +202,18 @@ fn forgotten_in(
     Ok(t.get((TOMBSTONE_TEXT, chunk.sha256.as_str()))?.is_some())
 }
 
-fn epoch_of(v: Option<Vec<u8>>) -> u64 {
-    v.and_then(|b| b.try_into().ok())
-        .map_or(0, u64::from_le_bytes)
+/// The stored epoch (0 before the first forget). A value of the wrong length is
+/// [`StoreError::Corrupt`], like the other bookkeeping values of the meta table.
+fn epoch_of(v: Option<Vec<u8>>) -> Result<u64, StoreError> {
+    match v {
+        None => Ok(0),
+        Some(b) => Ok(u64::from_le_bytes(
+            codec::le_bytes::<8>(&b, "forget epoch").map_err(|source| StoreError::Corrupt {
+                what: "meta table",
+                source,
+            })?,
+        )),
+    }
 }
 
 impl StoreReader {
@@ -239,7 +248,7 @@ impl StoreReader {
 
     /// How many forgets this store has seen ([`META_FORGET_EPOCH`]).
     pub fn forget_epoch(&self) -> Result<u64, StoreError> {
-        Ok(epoch_of(self.meta_value(META_FORGET_EPOCH)?))
+        epoch_of(self.meta_value(META_FORGET_EPOCH)?)
     }
 }
 
@@ -299,7 +308,7 @@ impl StoreWriter {
 
     /// The forget epoch as this transaction sees it ([`META_FORGET_EPOCH`]).
     pub fn forget_epoch(&self) -> Result<u64, StoreError> {
-        Ok(epoch_of(self.meta_value(META_FORGET_EPOCH)?))
+        epoch_of(self.meta_value(META_FORGET_EPOCH)?)
     }
 
     /// Remove what `plan` names (made in this transaction by [`Self::forget_plan`]): chunks with

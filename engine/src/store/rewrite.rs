@@ -1,10 +1,12 @@
 //! Rewriting the store into a fresh file: how forgotten bytes leave the disk.
 //!
 //! Why not redb's `Database::compact`: measured here (redb 4.5, multi-writer mode, 10,000 rows
-//! of which 1,000 held a marker): after deleting the marked rows and compacting, 13 of the
-//! 2,041 copies of the marker were still in the file. Compaction moves live pages down and
-//! truncates the tail; freed pages in the middle keep their old bytes. It also refuses to run
-//! while any other process holds a read transaction (`TransactionInProgress`).
+//! of which 1,000 held a marker in their value and in a key of a second table, as a forgotten
+//! term is a postings key): after deleting them and compacting until it made no more progress,
+//! 13 of the 2,041 copies of the marker were still in the file (the test below keeps checking
+//! that). Compaction moves live pages down and truncates the tail; what it frees is not
+//! overwritten. It also refuses to run while any other process holds a read transaction
+//! (`TransactionInProgress`), and hooks and the MCP server read at any time.
 //!
 //! So: hold the store's write lock (no other process can commit), copy every row of every table
 //! into a new file next to the store, make it durable, rename it over the store, then let the
@@ -328,6 +330,80 @@ mod tests {
             r.meta_value("row.49").expect("meta"),
             Some(49u32.to_le_bytes().to_vec())
         );
+    }
+
+    /// Why the store is rewritten rather than compacted (the module doc's measurement, kept as
+    /// a check of the assumption: if a redb release zeroes freed pages, this fails and the
+    /// rewrite can be reconsidered).
+    #[test]
+    fn redb_compaction_leaves_deleted_bytes_and_refuses_beside_a_reader() {
+        use redb::{ReadableDatabase, ReadableTableMetadata};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("x.redb");
+        let mut db = create::builder().create(&path).expect("create");
+        let t: TableDefinition<u64, &str> = TableDefinition::new("t");
+        // Keys that say it too, like the postings' terms.
+        let k: TableDefinition<&str, u64> = TableDefinition::new("k");
+        let marker = "ZEBRAMARKER42";
+        let count = |p: &std::path::Path| {
+            let b = std::fs::read(p).expect("read");
+            b.windows(marker.len())
+                .filter(|w| *w == marker.as_bytes())
+                .count()
+        };
+        for round in 0..5u64 {
+            let w = db.begin_write().expect("write");
+            {
+                let mut table = w.open_table(t).expect("table");
+                let mut keys = w.open_table(k).expect("table");
+                for i in 0..2000u64 {
+                    let id = round * 10_000 + i;
+                    let said = i % 10 == 0;
+                    let v = if said {
+                        format!("{marker} row {id} {}", "x".repeat(300))
+                    } else {
+                        format!("plain row {id} {}", "y".repeat(300))
+                    };
+                    table.insert(id, v.as_str()).expect("insert");
+                    let key = format!("key{id}{}", if said { marker } else { "" });
+                    keys.insert(key.as_str(), id).expect("insert");
+                }
+            }
+            w.commit().expect("commit");
+        }
+        let w = db.begin_write().expect("write");
+        {
+            let mut table = w.open_table(t).expect("table");
+            let mut keys = w.open_table(k).expect("table");
+            for round in 0..5u64 {
+                for i in (0..2000u64).step_by(10) {
+                    let id = round * 10_000 + i;
+                    table.remove(id).expect("remove");
+                    keys.remove(format!("key{id}{marker}").as_str())
+                        .expect("remove");
+                }
+            }
+        }
+        w.commit().expect("commit");
+        let peer = create::builder().open(&path).expect("a second handle");
+        let reading = peer.begin_read().expect("read");
+        assert!(
+            db.compact().is_err(),
+            "compaction refuses while another handle reads"
+        );
+        drop(reading);
+        drop(peer);
+        while db.compact().expect("compact") {}
+        let left = db
+            .begin_read()
+            .expect("read")
+            .open_table(t)
+            .expect("table")
+            .len()
+            .expect("len");
+        assert_eq!(left, 9000);
+        drop(db);
+        assert!(count(&path) > 0, "compaction left no deleted byte behind");
     }
 
     #[test]
