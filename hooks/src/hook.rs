@@ -39,7 +39,11 @@ type Outcome = std::thread::Result<anyhow::Result<(HookOutput, HookEffects)>>;
 /// ends the worker wherever it is, which redb survives like a kill (tested).
 pub fn main() -> ExitCode {
     let started = Instant::now();
-    let loaded = Settings::load(std::env::vars_os());
+    // The same loader as the CLI: config files (user, project), then the environment over
+    // them. Two small files, read before the watchdog starts (bounded: regular files of at
+    // most 64 KiB, see `memctl_engine::settings::file`).
+    let cwd = std::env::current_dir().ok();
+    let loaded = Settings::load_layered(std::env::vars_os(), cwd.as_deref());
     let settings = loaded.settings;
     let logging = crate::logging::init_file(&settings.data_dir, settings.log.as_deref());
     if !logging {

@@ -1,35 +1,54 @@
-//! One `Settings`: every knob of memctl, typed, with the product's defaults.
+//! One `Settings`: every knob of memctl, typed, with the product's defaults, from four
+//! sources (lowest to highest precedence): defaults < the user's config file < the project's
+//! config file < the environment.
 //!
-//! The engine reads no environment variable. The binaries call [`Settings::load`] (or the
-//! strict [`Settings::from_vars`]) once with the process environment and build every config
-//! struct from the result ([`crate::EngineOptions::from_settings`],
+//! The engine reads no environment variable. The binaries call [`Settings::load_layered`] once
+//! with the process environment and working directory; it reads the config files ([`file`]:
+//! `$XDG_CONFIG_HOME/memctl/config.toml` or `MEMCTL_CONFIG`, and `<project>/.memctl/config.toml`)
+//! and chains their pairs before the environment's, so later pairs win. [`Settings::load`] (or
+//! the strict [`Settings::from_vars`]) takes `(name, value)` pairs alone. Every config struct is
+//! built from the result ([`crate::EngineOptions::from_settings`],
 //! [`crate::hooks::HookConfig::from_settings`], the fields below).
 //!
-//! Rules, the same for every variable:
-//! - an empty value is the same as an unset one (the default applies);
+//! Rules, the same for every source (one set of parsers, `vars.rs`):
+//! - an empty value is the same as an unset one (a lower source, else the default, applies);
 //! - a switch accepts `1/0`, `true/false`, `yes/no`, `on/off` (any case); anything else is an
 //!   error ([`parse_bool`]);
 //! - a bad value (not a number, unknown word, out of range) is a [`SettingsError`] naming the
-//!   variable and the value. [`Settings::load`] keeps the default for that knob and reports the
-//!   error: the `memctl` CLI exits non-zero with it, `memctl-hook` logs it and goes on (a hook
-//!   never fails because of its configuration);
+//!   variable (in a file: the file, line and key) and the value. Loading keeps the default for
+//!   that knob and reports the error: the `memctl` CLI exits non-zero with it, `memctl-hook`
+//!   logs it and goes on (a hook never fails because of its configuration);
+//! - in a file, an unknown key, an array or table, or bad TOML is an error too (a typo in a
+//!   file must not pass silently); a project file may not set keys that run a command, load
+//!   code or move the archive ([`ProjectRule`]);
 //! - an unknown `MEMCTL_*` variable is reported in [`Loaded::unknown`] (a warning, never an
 //!   error), except the variables of this repository's own scripts ([`TOOLING_VARS`]).
 //!
-//! A configuration file would plug in as one more source of `(name, value)` pairs chained
-//! before the environment in the binaries (`Settings::load(file_pairs.chain(env))`): later
-//! pairs win, so the environment would override the file, and the rules above apply to both.
+//! [`Loaded::entries`] says where each effective value came from ([`Source`]).
+
+mod error;
+pub mod file;
+mod keys;
+mod source;
+mod vars;
+
+pub use error::SettingsError;
+pub use file::{ConfigFile, FileScope};
+pub use keys::{KEYS, KNOWN_VARS, Key, ProjectRule, TOOLING_VARS};
+pub use source::{ConfigEntry, Source};
+pub use vars::parse_bool;
 
 use crate::autopilot::AutopilotConfig;
 use crate::prune::AutoPruneConfig;
-use crate::restore::{MAX_RESTORE_CHARS, RestoreConfig, RestoreMode};
+use crate::restore::RestoreConfig;
 use crate::summary::external::ExternalConfig;
 use crate::swap::SwapConfig;
-use std::collections::HashMap;
+use file::Value;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
-use std::path::PathBuf;
-use std::str::FromStr;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
+use vars::Vars;
 
 // The settings build the lower layers' configuration here, so that `core` and `embed` never
 // depend on `settings` (dependencies point one way: settings → configured modules).
@@ -64,116 +83,8 @@ impl crate::embed::OnnxConfig {
 
 #[cfg(test)]
 mod tests;
-
-/// Every `MEMCTL_*` variable memctl reads (the README's configuration list comes from here).
-pub const KNOWN_VARS: &[&str] = &[
-    "MEMCTL_HOME",
-    "MEMCTL_EMBEDDER",
-    "MEMCTL_MODEL_DIR",
-    "MEMCTL_ORT_THREADS",
-    "MEMCTL_BACKGROUND_EMBED",
-    "MEMCTL_RESTORE_CHARS",
-    "MEMCTL_PRECOMPACT_CHARS",
-    "MEMCTL_RESTORE_ON_COMPACT",
-    "MEMCTL_RESTORE_ON_RESUME",
-    "MEMCTL_RESTORE_ON_CLEAR",
-    "MEMCTL_RESTORE_ON_STARTUP",
-    "MEMCTL_MEMORY",
-    "MEMCTL_MEMORY_CHARS",
-    "MEMCTL_MEMORY_FILE_CHARS",
-    "MEMCTL_MEMORY_DIR",
-    "MEMCTL_CONTEXT_WINDOW",
-    "MEMCTL_AUTOPILOT_WARN",
-    "MEMCTL_AUTOPILOT_CRITICAL",
-    "MEMCTL_AUTOPILOT_NOTE",
-    "MEMCTL_AUTO_PRUNE",
-    "MEMCTL_SWAP",
-    "MEMCTL_RECALL",
-    "MEMCTL_RECALL_CHARS",
-    "MEMCTL_RESIDENT",
-    "MEMCTL_RESIDENT_IDLE_SECS",
-    "MEMCTL_SUMMARIZER_CMD",
-    "MEMCTL_SUMMARIZER_TIMEOUT_SECS",
-    "MEMCTL_HOOK_INLINE_BYTES",
-    "MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE",
-    "MEMCTL_HOOK_DEADLINE_MS",
-    "MEMCTL_LOG",
-];
-
-/// `MEMCTL_*` variables of this repository's scripts, tests and benches (not memctl's knobs):
-/// never reported as unknown. A name ending in `_` is a prefix.
-pub const TOOLING_VARS: &[&str] = &[
-    "MEMCTL_BIN",
-    // The plugin's launcher (`plugin/bin/memctl-run`): where the binaries are.
-    "MEMCTL_BIN_DIR",
-    "MEMCTL_SHARED",
-    "MEMCTL_REPO",
-    "MEMCTL_OUT",
-    "MEMCTL_LOCOMO_JSON",
-    "MEMCTL_E2E_",
-    "MEMCTL_BENCH_",
-];
-
-/// A variable whose value memctl cannot use.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum SettingsError {
-    /// A switch that is not one of `1/0/true/false/yes/no/on/off`.
-    #[error("invalid {var}={value:?}: not a boolean (use 1/0, true/false, yes/no or on/off)")]
-    NotBool {
-        /// The variable.
-        var: &'static str,
-        /// Its value.
-        value: String,
-    },
-    /// A number that does not parse.
-    #[error("invalid {var}={value:?}: not a number")]
-    NotNumber {
-        /// The variable.
-        var: &'static str,
-        /// Its value.
-        value: String,
-    },
-    /// A number outside the accepted range.
-    #[error("invalid {var}={value:?}: out of range (allowed: {allowed})")]
-    OutOfRange {
-        /// The variable.
-        var: &'static str,
-        /// Its value.
-        value: String,
-        /// The accepted range, for the message.
-        allowed: &'static str,
-    },
-    /// A word that is not one of the accepted values.
-    #[error("invalid {var}={value:?}: expected one of {expected}")]
-    UnknownValue {
-        /// The variable.
-        var: &'static str,
-        /// Its value.
-        value: String,
-        /// The accepted values, for the message.
-        expected: &'static str,
-    },
-    /// A non-path value that is not UTF-8.
-    #[error("invalid {var}: the value is not UTF-8")]
-    NotUnicode {
-        /// The variable.
-        var: &'static str,
-    },
-}
-
-impl SettingsError {
-    /// The variable the error is about.
-    pub fn var(&self) -> &'static str {
-        match self {
-            Self::NotBool { var, .. }
-            | Self::NotNumber { var, .. }
-            | Self::OutOfRange { var, .. }
-            | Self::UnknownValue { var, .. }
-            | Self::NotUnicode { var } => var,
-        }
-    }
-}
+#[cfg(test)]
+mod tests_file;
 
 /// Which embedder answers queries and embeds in the background.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -320,140 +231,129 @@ impl Default for Settings {
     }
 }
 
-/// What [`Settings::load`] found: the settings (defaults where a value was bad), the bad
-/// values, and the unknown `MEMCTL_*` variables.
+/// What loading found: the settings (defaults where a value was bad), the bad values, the
+/// unknown `MEMCTL_*` variables, and where each value came from.
 #[derive(Debug, Clone)]
 pub struct Loaded {
     /// Usable settings.
     pub settings: Settings,
-    /// One error per bad variable (its knob kept the default).
+    /// One error per bad variable, key or file (the knob keeps its default; a file's other
+    /// keys still apply, except when the file is not valid TOML).
     pub errors: Vec<SettingsError>,
     /// `MEMCTL_*` variables memctl does not know (sorted).
     pub unknown: Vec<String>,
-}
-
-/// Parse a switch: `1/0`, `true/false`, `yes/no`, `on/off`, any case, surrounding blanks
-/// ignored. `None` for anything else.
-pub fn parse_bool(value: &str) -> Option<bool> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Some(true),
-        "0" | "false" | "no" | "off" => Some(false),
-        _ => None,
-    }
-}
-
-/// The variables of interest, and the errors found so far.
-struct Vars {
-    map: HashMap<String, OsString>,
-    errors: Vec<SettingsError>,
-}
-
-impl Vars {
-    /// The value when set and not empty.
-    fn os(&self, var: &str) -> Option<PathBuf> {
-        self.map
-            .get(var)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    }
-
-    fn text(&mut self, var: &'static str) -> Option<String> {
-        let v = self.map.get(var).filter(|v| !v.is_empty())?;
-        match v.to_str() {
-            Some(s) => Some(s.to_string()),
-            None => {
-                self.errors.push(SettingsError::NotUnicode { var });
-                None
-            }
-        }
-    }
-
-    fn switch(&mut self, var: &'static str) -> Option<bool> {
-        let value = self.text(var)?;
-        let b = parse_bool(&value);
-        if b.is_none() {
-            self.errors.push(SettingsError::NotBool { var, value });
-        }
-        b
-    }
-
-    /// A number in `ok` (described by `allowed` in errors).
-    fn number<T: FromStr>(
-        &mut self,
-        var: &'static str,
-        ok: impl Fn(&T) -> bool,
-        allowed: &'static str,
-    ) -> Option<T> {
-        let value = self.text(var)?;
-        match value.trim().parse::<T>() {
-            Ok(n) if ok(&n) => Some(n),
-            Ok(_) => {
-                self.errors.push(SettingsError::OutOfRange {
-                    var,
-                    value,
-                    allowed,
-                });
-                None
-            }
-            Err(_) => {
-                self.errors.push(SettingsError::NotNumber { var, value });
-                None
-            }
-        }
-    }
-
-    /// `full` / `brief` / `off` (or a switch word).
-    fn restore_mode(&mut self, var: &'static str) -> Option<RestoreMode> {
-        let value = self.text(var)?;
-        let m = value.parse::<RestoreMode>().ok();
-        if m.is_none() {
-            self.errors.push(SettingsError::UnknownValue {
-                var,
-                value,
-                expected: RestoreMode::EXPECTED,
-            });
-        }
-        m
-    }
-
-    fn chars(&mut self, var: &'static str) -> Option<usize> {
-        self.number(var, |n: &usize| *n <= MAX_RESTORE_CHARS, "0..=10000")
-    }
+    /// The config files looked for, user file first ([`Settings::load_layered`] only).
+    pub files: Vec<ConfigFile>,
+    /// The project directory the project file was looked up in.
+    pub project_dir: Option<PathBuf>,
+    /// The source of each variable of [`KEYS`] that was used (absent: the default).
+    sources: HashMap<&'static str, Source>,
 }
 
 impl Settings {
-    /// Parse `(name, value)` pairs (the binaries pass `std::env::vars_os()`): every knob, the
-    /// data dir facts (`HOME`, `XDG_DATA_HOME`) and `CLAUDE_PROJECT_DIR`. Never fails: a bad
-    /// value keeps its knob's default and is listed in [`Loaded::errors`]. When a name appears
-    /// twice the later pair wins.
+    /// Parse `(name, value)` pairs alone (no config file): every knob, the data dir facts
+    /// (`HOME`, `XDG_DATA_HOME`) and `CLAUDE_PROJECT_DIR`. Never fails: a bad value keeps its
+    /// knob's default and is listed in [`Loaded::errors`]. When a name appears twice the later
+    /// pair wins.
     pub fn load<I, K, V>(vars: I) -> Loaded
     where
         I: IntoIterator<Item = (K, V)>,
         K: Into<OsString>,
         V: Into<OsString>,
     {
+        let env = env_pairs(vars);
+        Self::load_sources(Vec::new(), &env, Vec::new(), Vec::new(), None)
+    }
+
+    /// What both binaries call: the config files, then the environment `vars` over them
+    /// (`cwd`: the working directory, where the project file is looked for when
+    /// `CLAUDE_PROJECT_DIR` is unset). Never fails, like [`Settings::load`]; a file that
+    /// cannot be read or parsed is an error in [`Loaded::errors`] and contributes nothing.
+    pub fn load_layered<I, K, V>(vars: I, cwd: Option<&Path>) -> Loaded
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<OsString>,
+        V: Into<OsString>,
+    {
+        let env = env_pairs(vars);
+        let last: HashMap<String, OsString> = env.iter().cloned().collect();
+        let (files, project_dir) = file::locate(&last, cwd);
+        let home = last
+            .get("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        let mut errors = Vec::new();
+        let mut layers = Vec::new();
+        for f in &files {
+            layers.extend(file::read(
+                f,
+                home.as_deref(),
+                project_dir.as_deref(),
+                &mut errors,
+            ));
+        }
+        Self::load_sources(layers, &env, errors, files, project_dir)
+    }
+
+    /// Chain the file pairs (in order) and the environment's, then parse.
+    fn load_sources(
+        file_pairs: Vec<(&'static str, Value)>,
+        env: &[(String, OsString)],
+        errors: Vec<SettingsError>,
+        files: Vec<ConfigFile>,
+        project_dir: Option<PathBuf>,
+    ) -> Loaded {
         let mut map = HashMap::new();
+        for (var, value) in file_pairs {
+            map.insert(var.to_string(), value);
+        }
         let mut unknown = Vec::new();
-        for (k, v) in vars {
-            // Names that are not UTF-8 are nobody's knobs.
-            let Ok(k) = k.into().into_string() else {
-                continue;
-            };
-            if k.starts_with("MEMCTL_") && !is_known(&k) && !unknown.contains(&k) {
+        for (k, v) in env {
+            if k.starts_with("MEMCTL_") && !keys::is_known(k) && !unknown.contains(k) {
                 unknown.push(k.clone());
             }
-            map.insert(k, v.into());
+            // Empty is unset: it does not hide a file's value.
+            if v.is_empty()
+                && map
+                    .get(k)
+                    .is_some_and(|old: &Value| old.source != Source::Environment)
+            {
+                continue;
+            }
+            let value = Value {
+                value: v.clone(),
+                source: Source::Environment,
+                at: None,
+            };
+            map.insert(k.clone(), value);
         }
         unknown.sort();
         let mut v = Vars {
             map,
-            errors: Vec::new(),
+            errors,
+            failed: HashSet::new(),
         };
         let settings = Self::from_parsed(&mut v);
+        // In the order of the files and their lines (the environment's after): read top down.
+        v.errors.sort_by_key(|e| match e.place() {
+            Some((path, line)) => (files.iter().position(|f| f.path == path), line),
+            None => (Some(usize::MAX), 0),
+        });
+        let sources = KEYS
+            .iter()
+            .filter(|k| !v.failed.contains(k.var))
+            .filter_map(|k| {
+                let set = v.map.get(k.var).filter(|s| !s.value.is_empty())?;
+                Some((k.var, set.source.clone()))
+            })
+            .collect();
         Loaded {
             settings,
             errors: v.errors,
             unknown,
+            files,
+            project_dir,
+            sources,
         }
     }
 
@@ -484,7 +384,7 @@ impl Settings {
             match e.trim().to_ascii_lowercase().as_str() {
                 "onnx" | "model" => s.embed.embedder = EmbedderChoice::Onnx,
                 "hash" => s.embed.embedder = EmbedderChoice::Hash,
-                _ => v.errors.push(SettingsError::UnknownValue {
+                _ => v.error(SettingsError::UnknownValue {
                     var: "MEMCTL_EMBEDDER",
                     value: e,
                     expected: "onnx, hash",
@@ -583,7 +483,38 @@ impl Settings {
     }
 }
 
+/// The environment's pairs with UTF-8 names (other names are nobody's knobs), in order.
+fn env_pairs<I, K, V>(vars: I) -> Vec<(String, OsString)>
+where
+    I: IntoIterator<Item = (K, V)>,
+    K: Into<OsString>,
+    V: Into<OsString>,
+{
+    vars.into_iter()
+        .filter_map(|(k, v)| Some((k.into().into_string().ok()?, v.into())))
+        .collect()
+}
+
 impl Loaded {
+    /// Where the effective value of `var` (a variable of [`KEYS`]) came from.
+    pub fn source(&self, var: &str) -> Source {
+        self.sources.get(var).cloned().unwrap_or(Source::Default)
+    }
+
+    /// Every key with its effective value and its source, in [`KEYS`] order (what
+    /// `memctl config` prints).
+    pub fn entries(&self) -> Vec<ConfigEntry> {
+        source::describe(&self.settings, self.project_dir.as_deref())
+            .into_iter()
+            .map(|(key, value, note)| ConfigEntry {
+                key,
+                value,
+                source: self.source(key.var),
+                note,
+            })
+            .collect()
+    }
+
     /// The settings, or the first bad value.
     pub fn into_result(self) -> Result<Settings, SettingsError> {
         match self.errors.into_iter().next() {
@@ -591,15 +522,4 @@ impl Loaded {
             None => Ok(self.settings),
         }
     }
-}
-
-fn is_known(name: &str) -> bool {
-    KNOWN_VARS.contains(&name)
-        || TOOLING_VARS.iter().any(|t| {
-            if t.ends_with('_') {
-                name.starts_with(t)
-            } else {
-                name == *t
-            }
-        })
 }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::restore::{MAX_RESTORE_CHARS, RestoreMode};
 use proptest::prelude::*;
 
 fn load(vars: &[(&str, &str)]) -> Loaded {
@@ -208,7 +209,7 @@ fn each_kind_of_bad_value_is_an_error_naming_the_variable() {
         ("MEMCTL_AUTO_PRUNE", "01"),
     ] {
         let e = error(var, value);
-        assert_eq!(e.var(), var);
+        assert_eq!(e.var(), Some(var));
         assert!(
             e.to_string().contains(var) && e.to_string().contains(value),
             "{e}"
@@ -232,7 +233,7 @@ fn a_bad_value_keeps_its_default_and_the_strict_parse_fails() {
         "good knobs still apply"
     );
     let strict = Settings::from_vars(vars.map(|(k, v)| (k.to_string(), v.to_string())));
-    assert_eq!(strict.unwrap_err().var(), "MEMCTL_RESTORE_CHARS");
+    assert_eq!(strict.unwrap_err().var(), Some("MEMCTL_RESTORE_CHARS"));
 }
 
 #[cfg(unix)]
@@ -291,7 +292,11 @@ fn every_known_variable_is_read() {
         "MEMCTL_SUMMARIZER_CMD",
         "MEMCTL_LOG",
     ];
-    for var in KNOWN_VARS.iter().filter(|v| !free.contains(v)) {
+    // MEMCTL_CONFIG names a file: read by `load_layered` (tests_file.rs), not a knob.
+    for var in KNOWN_VARS
+        .iter()
+        .filter(|v| **v != "MEMCTL_CONFIG" && !free.contains(v))
+    {
         let l = load(&[(var, "?")]);
         assert_eq!(l.errors.len(), 1, "{var}");
         assert!(l.unknown.is_empty());
@@ -360,4 +365,27 @@ fn claude_dir_prefers_claude_config_dir() {
     let s = parse(&[("HOME", "/home/u")]);
     assert_eq!(s.restore.claude_dir, Some(PathBuf::from("/home/u/.claude")));
     assert_eq!(parse(&[]).restore.claude_dir, None);
+}
+
+/// The README's configuration part names every variable and file key memctl reads, and the
+/// keys a project file may not set (KNOWN_VARS is the list it is written from).
+#[test]
+fn the_readme_documents_every_variable() {
+    let readme = include_str!("../../../README.md");
+    let config = &readme[readme
+        .find("## Configuration")
+        .expect("a Configuration part")..];
+    for var in KNOWN_VARS.iter().chain(&["ORT_DYLIB_PATH"]) {
+        assert!(config.contains(&format!("`{var}`")), "README misses {var}");
+    }
+    for k in KEYS {
+        if let ProjectRule::Refused(_) = k.project {
+            assert!(
+                config.contains(&format!("`{}`", k.name)),
+                "README misses that a project file cannot set {}",
+                k.name
+            );
+        }
+    }
+    assert!(config.contains("memctl config"));
 }

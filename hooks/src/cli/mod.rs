@@ -5,6 +5,7 @@
 //! Exit codes: 0 success, 1 runtime failure (store, I/O), 2 usage error (clap's convention).
 //! Every failure prints one clear `memctl: error: ...` line (with causes) on stderr.
 
+mod config;
 mod embed;
 mod ingest;
 mod install_cmd;
@@ -13,6 +14,7 @@ mod sessions;
 mod status;
 mod swap;
 
+pub use config::{ConfigAction, ConfigArgs};
 pub use embed::{EmbedPendingArgs, EmbedderArgs};
 pub use ingest::IngestArgs;
 pub use install_cmd::InstallArgs;
@@ -22,7 +24,7 @@ pub use swap::SwapCommand;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use memctl_engine::{ActiveEmbedder, Engine, EngineOptions, Settings};
+use memctl_engine::{ActiveEmbedder, Engine, EngineOptions, Loaded, Settings};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -86,11 +88,15 @@ pub enum Command {
     /// Serve the archive to the agent as MCP tools over stdio (search, get, timeline,
     /// tool_output, sessions, session_summary, remember); started by Claude Code.
     Mcp,
+    /// Show the configuration: every key, its effective value and where it came from
+    /// (default, user file, project file, environment); `path`: the files read; `get KEY`.
+    Config(ConfigArgs),
 }
 
 /// Entry point of the `memctl` binary.
 pub fn main() -> ExitCode {
-    let loaded = Settings::load(std::env::vars_os());
+    let cwd = std::env::current_dir().ok();
+    let loaded = Settings::load_layered(std::env::vars_os(), cwd.as_deref());
     // Started by a hook (`embed-pending --background`) or by Claude Code (`statusline`):
     // these behave like hooks, a bad setting is logged and keeps its default.
     let background = std::env::args().any(|a| a == "--background");
@@ -125,20 +131,28 @@ pub fn main() -> ExitCode {
         for e in &loaded.errors {
             tracing::warn!(error = %e, "bad setting ignored; using its default");
         }
-    } else if !loaded.errors.is_empty() {
+    } else if !loaded.errors.is_empty() && !matches!(cli.command, Command::Config(_)) {
         for e in &loaded.errors {
             eprintln!("memctl: error: {e}");
         }
         return ExitCode::from(1);
     }
+    // `memctl config` shows what it can, then the errors, and fails with them.
+    let config_errors = matches!(cli.command, Command::Config(_)) && !loaded.errors.is_empty();
     let result = if matches!(cli.command, Command::Mcp) {
         // The MCP server writes the protocol to stdout from the runtime's threads: a lock held
         // here for the whole run would deadlock its first answer.
-        run(cli, &loaded.settings, &mut std::io::sink())
+        run(cli, &loaded, &mut std::io::sink())
     } else {
-        run(cli, &loaded.settings, &mut std::io::stdout().lock())
+        run(cli, &loaded, &mut std::io::stdout().lock())
     };
     match result {
+        Ok(()) if config_errors => {
+            for e in &loaded.errors {
+                eprintln!("memctl: error: {e}");
+            }
+            ExitCode::from(1)
+        }
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             if is_broken_pipe(&e) {
@@ -169,13 +183,13 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// Run a parsed command with `settings`, writing to `out`.
-pub fn run(cli: Cli, settings: &Settings, out: &mut dyn Write) -> Result<()> {
-    let mut opts = EngineOptions::from_settings(settings);
-    if let Some(d) = cli.data_dir {
-        opts.data_dir = d;
+/// Run a parsed command with the `loaded` settings, writing to `out`.
+pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
+    let s = &loaded.settings;
+    let mut opts = EngineOptions::from_settings(s);
+    if let Some(d) = &cli.data_dir {
+        opts.data_dir = d.clone();
     }
-    let s = settings;
     match cli.command {
         Command::Doctor => doctor(opts, s.home_dir.as_deref(), out),
         Command::Install(a) => install_cmd::install(a, true, s, out),
@@ -197,6 +211,7 @@ pub fn run(cli: Cli, settings: &Settings, out: &mut dyn Write) -> Result<()> {
         Command::Pin(a) => crate::lifecycle::pin(open(opts)?, a, true, out),
         Command::Unpin(a) => crate::lifecycle::pin(open(opts)?, a, false, out),
         Command::Mcp => crate::mcp::serve(opts, s),
+        Command::Config(a) => config::config(loaded, cli.data_dir.as_deref(), a, out),
     }
 }
 

@@ -28,6 +28,9 @@ pub fn run(bin: &str, home: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &s
         // No detached resident embedder from tests that do not ask for one: it would start
         // while the test's temp dir is being deleted and keep the dir alive (seen in CI).
         .env("MEMCTL_RESIDENT", "0")
+        // No user config file: the developer's `~/.config/memctl/config.toml` stays out
+        // (a test that wants one passes XDG_CONFIG_HOME or MEMCTL_CONFIG in `env`).
+        .env("XDG_CONFIG_HOME", home.join("no-config"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -46,6 +49,9 @@ pub fn run(bin: &str, home: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &s
         "MEMCTL_RESTORE_ON_CLEAR",
         "MEMCTL_RESTORE_ON_STARTUP",
         "CLAUDE_CONFIG_DIR",
+        "MEMCTL_CONFIG",
+        // The project file is looked up there (else in the test's working directory).
+        "CLAUDE_PROJECT_DIR",
     ] {
         cmd.env_remove(k);
     }
