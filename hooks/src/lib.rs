@@ -5,6 +5,7 @@
 
 pub mod background;
 pub mod cli;
+pub mod doctor;
 pub mod filters;
 pub mod hook;
 pub mod install;
@@ -12,3 +13,4 @@ pub mod lifecycle;
 pub mod logging;
 pub mod mcp;
 pub mod plugin;
+pub mod setup;
