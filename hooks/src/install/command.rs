@@ -198,21 +198,26 @@ pub fn run(a: &InstallArgs, add: bool, env: &InstallEnv, out: &mut dyn Write) ->
         } else {
             Scope::Project
         };
-        if scope == Scope::Local && !a.local {
-            writeln!(
-                out,
+        let note = if scope == Scope::Local && !a.local {
+            Some(format!(
                 "note: the hook commands name paths of this machine ({}), so they go to the untracked \
                  .claude/settings.local.json; with memctl-hook on PATH (cargo install --path hooks) and no \
                  --data-dir they would go to the shared .claude/settings.json (--project forces that)",
                 hook.command("<Event>")
-            )?;
-        }
-        if scope == Scope::Project && !hook.portable() {
-            writeln!(
-                out,
+            ))
+        } else if scope == Scope::Project && !hook.portable() {
+            Some(format!(
                 "note: .claude/settings.json is usually committed, and these commands name paths of this machine: {}",
                 hook.command("<Event>")
-            )?;
+            ))
+        } else {
+            None
+        };
+        // A dry run's stdout is the settings text alone.
+        match note {
+            Some(n) if a.dry_run => eprintln!("memctl: {n}"),
+            Some(n) => writeln!(out, "{n}")?,
+            None => {}
         }
         let path = env.settings_file(scope)?;
         edits.get(&path)?.merge_hooks(&hook)?;

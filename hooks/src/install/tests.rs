@@ -172,6 +172,19 @@ fn a_binary_on_path_is_named_bare_and_goes_to_the_shared_settings() {
 #[test]
 fn a_machine_path_goes_to_the_local_settings_unless_project_is_forced() {
     let f = Fixture::new(false);
+    // A dry run prints the settings alone (valid JSON) and writes nothing.
+    let dry = f
+        .run(
+            &InstallArgs {
+                dry_run: true,
+                ..args()
+            },
+            true,
+        )
+        .expect("dry run");
+    let v: Value = serde_json::from_str(&dry).expect("dry run output is the settings JSON");
+    assert!(hook_command(&v, "SessionStart").ends_with("memctl-hook SessionStart"));
+    assert!(!f.file(Scope::Local).exists());
     let out = f.run(&args(), true).expect("install");
     assert!(out.contains("settings.local.json"), "{out}");
     assert!(
