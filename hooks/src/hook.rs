@@ -11,7 +11,9 @@
 
 use memctl_engine::hooks::{HookConfig, HookEffects, HookOutput, HookPayload, policy};
 use memctl_engine::{Engine, EngineOptions, Settings};
+use std::ffi::OsString;
 use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -39,11 +41,17 @@ type Outcome = std::thread::Result<anyhow::Result<(HookOutput, HookEffects)>>;
 /// ends the worker wherever it is, which redb survives like a kill (tested).
 pub fn main() -> ExitCode {
     let started = Instant::now();
+    let args = HookArgs::parse(std::env::args_os().skip(1));
+    let mut vars: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    if let Some(d) = &args.data_dir {
+        // `--data-dir` is this hook's `MEMCTL_HOME` (the last value of a variable wins).
+        vars.push(("MEMCTL_HOME".into(), d.clone().into_os_string()));
+    }
     // The same loader as the CLI: config files (user, project), then the environment over
     // them. Two small files, read before the watchdog starts (bounded: regular files of at
     // most 64 KiB, see `memctl_engine::settings::file`).
     let cwd = std::env::current_dir().ok();
-    let loaded = Settings::load_layered(std::env::vars_os(), cwd.as_deref());
+    let loaded = Settings::load_layered(vars, cwd.as_deref());
     let settings = loaded.settings;
     let logging = crate::logging::init_file(&settings.data_dir, settings.log.as_deref());
     if !logging {
@@ -58,10 +66,14 @@ pub fn main() -> ExitCode {
     for v in &loaded.unknown {
         tracing::warn!(variable = v, "unknown MEMCTL_ variable ignored");
     }
+    for p in &args.problems {
+        tracing::warn!(problem = %p, "bad memctl-hook argument ignored");
+    }
     let opts = EngineOptions::from_settings(&settings);
     let opts_model_disabled = opts.model_disabled;
     let cfg = HookConfig::from_settings(&settings);
-    let event_arg = std::env::args().nth(1);
+    let event_arg = args.event;
+    let home = args.data_dir.as_deref();
     let mut raw = Vec::new();
     if let Err(e) = std::io::stdin().take(MAX_PAYLOAD).read_to_end(&mut raw) {
         tracing::error!(error = %e, "reading the hook payload from stdin failed");
@@ -109,7 +121,7 @@ pub fn main() -> ExitCode {
     let output = match outcome {
         Ok(Ok(Ok((out, fx)))) => {
             for t in &fx.background_ingest {
-                spawn_background(&["ingest", "--no-embed", "--quiet"], Some(t));
+                spawn_background(&["ingest", "--no-embed", "--quiet"], Some(t), home);
             }
             for t in &fx.deferred_archive {
                 let args: &[&str] = if settings.embed.background && !opts_model_disabled {
@@ -117,14 +129,14 @@ pub fn main() -> ExitCode {
                 } else {
                     &["ingest", "--background", "--no-embed"]
                 };
-                spawn_background(args, Some(t));
+                spawn_background(args, Some(t), home);
             }
             if fx.pending_embeds > 0 && settings.embed.background {
-                spawn_background(&["embed-pending", "--background"], None);
+                spawn_background(&["embed-pending", "--background"], None, home);
             }
             if fx.start_resident {
                 // Exits at once when one already runs for this data dir.
-                spawn_background(&["embedder", "--background"], None);
+                spawn_background(&["embedder", "--background"], None, home);
             }
             out
         }
@@ -190,8 +202,9 @@ pub fn run(
 
 /// Start `memctl <args> [path]` detached: own process group, no stdio; the hook never waits.
 /// (`embed-pending --background` exits at once when another embedder holds the lock; hooks
-/// start it only when `MEMCTL_BACKGROUND_EMBED` is on.)
-fn spawn_background(args: &[&str], path: Option<&std::path::Path>) {
+/// start it only when `MEMCTL_BACKGROUND_EMBED` is on.) `data_dir`: the hook's `--data-dir`,
+/// passed on as `MEMCTL_HOME` so the child works on the same data dir.
+fn spawn_background(args: &[&str], path: Option<&Path>, data_dir: Option<&Path>) {
     let Some(memctl) = std::env::current_exe()
         .ok()
         .and_then(|p| p.parent().map(|d| d.join("memctl")))
@@ -202,6 +215,9 @@ fn spawn_background(args: &[&str], path: Option<&std::path::Path>) {
     };
     let mut cmd = std::process::Command::new(memctl);
     cmd.args(args);
+    if let Some(d) = data_dir {
+        cmd.env("MEMCTL_HOME", d);
+    }
     if let Some(p) = path {
         cmd.arg(p);
     }
@@ -215,5 +231,62 @@ fn spawn_background(args: &[&str], path: Option<&std::path::Path>) {
     }
     if let Err(e) = cmd.spawn() {
         tracing::warn!(error = %e, ?args, "could not start a background memctl");
+    }
+}
+
+/// `memctl-hook [--data-dir DIR] <Event>`: what `memctl install` writes. Parsing never fails
+/// (a hook exits 0 whatever it is given): problems are logged and the rest is used.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct HookArgs {
+    data_dir: Option<PathBuf>,
+    event: Option<String>,
+    problems: Vec<String>,
+}
+
+impl HookArgs {
+    fn parse(args: impl IntoIterator<Item = OsString>) -> Self {
+        let mut out = Self::default();
+        let mut args = args.into_iter();
+        while let Some(a) = args.next() {
+            let text = a.to_string_lossy();
+            if text == "--data-dir" {
+                match args.next().filter(|d| !d.is_empty()) {
+                    Some(d) => out.data_dir = Some(PathBuf::from(d)),
+                    None => out.problems.push("--data-dir without a directory".into()),
+                }
+            } else if let Some(d) = text.strip_prefix("--data-dir=") {
+                out.data_dir = Some(PathBuf::from(d));
+            } else if text.starts_with('-') || out.event.is_some() {
+                out.problems.push(format!("unexpected argument {text:?}"));
+            } else {
+                out.event = Some(text.into_owned());
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> HookArgs {
+        HookArgs::parse(args.iter().map(OsString::from))
+    }
+
+    #[test]
+    fn the_data_dir_and_the_event_are_read_and_bad_arguments_only_noted() {
+        let a = parse(&["--data-dir", "/d/x y", "Stop"]);
+        assert_eq!(a.data_dir, Some(PathBuf::from("/d/x y")));
+        assert_eq!(a.event.as_deref(), Some("Stop"));
+        assert!(a.problems.is_empty());
+        assert_eq!(parse(&["PreCompact"]).event.as_deref(), Some("PreCompact"));
+        let eq = parse(&["--data-dir=/d", "Stop"]);
+        assert_eq!(eq.data_dir, Some(PathBuf::from("/d")));
+        let bad = parse(&["Stop", "--data-dir"]);
+        assert_eq!(bad.event.as_deref(), Some("Stop"));
+        assert_eq!(bad.data_dir, None);
+        assert_eq!(bad.problems.len(), 1);
+        assert_eq!(parse(&["--verbose", "Stop", "extra"]).problems.len(), 2);
     }
 }

@@ -1,9 +1,21 @@
-//! `memctl install` / `uninstall`: merge our hook entries into Claude Code's settings.json.
+//! `memctl install` / `uninstall`: merge our hook entries (and, on request, the status line)
+//! into Claude Code's settings files.
 //!
-//! The file belongs to the user: unknown keys and other hooks are preserved exactly (typed
+//! The files belong to the user: unknown keys and other hooks are preserved exactly (typed
 //! structs with flattened "everything else" maps), our entries are recognised by the
-//! `memctl-hook` command name, the merge is idempotent, and the file is replaced atomically
+//! `memctl-hook` command name, the merge is idempotent, and a file is replaced atomically
 //! (temp file + rename) so a crash never leaves half a settings file.
+//!
+//! [`command`] is the command itself (which file, which binary name, the warnings);
+//! [`sources`] finds every place memctl's hooks are installed (for the double-install warning
+//! and `memctl doctor`).
+
+pub mod command;
+pub mod sources;
+#[cfg(test)]
+mod tests;
+
+pub use command::{InstallArgs, InstallEnv};
 
 use anyhow::{Context, Result};
 use memctl_engine::hooks::HookEventName;
@@ -18,10 +30,34 @@ pub const EVENTS: [HookEventName; 7] = HookEventName::ALL;
 /// Marker that identifies our hook commands.
 pub const HOOK_BIN: &str = "memctl-hook";
 
+/// A Claude Code settings file, as far as memctl reads or writes it.
 #[derive(Debug, Default, Serialize, Deserialize)]
-struct Settings {
+pub(crate) struct Settings {
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     hooks: Map<String, Value>,
+    #[serde(
+        rename = "statusLine",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    status_line: Option<StatusLine>,
+    #[serde(
+        rename = "enabledPlugins",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    enabled_plugins: Option<Map<String, Value>>,
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+}
+
+/// `statusLine`: `{"type": "command", "command": "..."}` (other keys, e.g. `padding`, kept).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct StatusLine {
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    command: Option<String>,
     #[serde(flatten)]
     rest: Map<String, Value>,
 }
@@ -52,24 +88,32 @@ fn is_ours(e: &HookEntry) -> bool {
     e.command.contains(HOOK_BIN)
 }
 
-/// The settings file for a scope (`home`: the user's home directory, `HOME`).
-pub fn settings_path(user: bool, home: Option<&Path>) -> Result<PathBuf> {
-    if user {
-        let home = home.context("HOME is not set")?;
-        Ok(home.join(".claude/settings.json"))
-    } else {
-        Ok(std::env::current_dir()?.join(".claude/settings.json"))
+/// How settings name a binary and the data dir: `<bin> [--data-dir <dir>] <args>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    /// The binary as written: a bare name (found on PATH) or a quoted absolute path.
+    pub bin: String,
+    /// `--data-dir` carried into the command (absolute).
+    pub data_dir: Option<PathBuf>,
+}
+
+impl Invocation {
+    /// The command line for `args` (e.g. an event name, or `statusline`).
+    pub fn command(&self, args: &str) -> String {
+        match &self.data_dir {
+            Some(d) => format!("{} --data-dir {} {args}", self.bin, shell_quote(d)),
+            None => format!("{} {args}", self.bin),
+        }
+    }
+
+    /// Whether the command holds no path of this machine (fit for a committed settings file).
+    pub fn portable(&self) -> bool {
+        self.data_dir.is_none() && !self.bin.contains('/')
     }
 }
 
-/// The `memctl-hook` binary next to the running executable.
-pub fn hook_binary() -> Result<PathBuf> {
-    let exe = std::env::current_exe().context("locating the memctl executable")?;
-    let dir = exe.parent().context("executable has no directory")?;
-    Ok(dir.join(HOOK_BIN))
-}
-
-fn shell_quote(p: &Path) -> String {
+/// Quote a path for a POSIX shell when it needs it (Claude Code runs hook commands with sh).
+pub fn shell_quote(p: &Path) -> String {
     let s = p.display().to_string();
     if s.chars()
         .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
@@ -80,7 +124,9 @@ fn shell_quote(p: &Path) -> String {
     }
 }
 
-fn load(path: &Path) -> Result<Settings> {
+/// Read a settings file; a missing or empty file is empty settings, invalid JSON an error
+/// (we never overwrite a file we cannot read).
+pub(crate) fn load(path: &Path) -> Result<Settings> {
     match std::fs::read_to_string(path) {
         Ok(text) if text.trim().is_empty() => Ok(Settings::default()),
         Ok(text) => serde_json::from_str(&text).with_context(|| {
@@ -102,133 +148,146 @@ fn groups(s: &Settings, event: &str) -> Result<Vec<MatcherGroup>> {
     }
 }
 
-/// Merge our entries (idempotent). Returns the new JSON text and whether it changed.
-pub fn merged(path: &Path, hook_bin: &Path) -> Result<(String, bool)> {
-    let mut s = load(path)?;
-    let before = serde_json::to_string(&s)?;
-    for ev in EVENTS {
-        let (event, timeout) = (ev.as_str(), ev.install_timeout_secs());
-        let mut gs = groups(&s, event)?;
-        let command = format!("{} {event}", shell_quote(hook_bin));
-        let mut found = false;
-        for g in &mut gs {
-            for e in g.hooks.iter_mut().filter(|e| is_ours(e)) {
-                found = true;
-                e.command.clone_from(&command);
-                e.timeout = Some(timeout);
+impl Settings {
+    /// The settings as the file text we write (pretty JSON, trailing newline).
+    pub(crate) fn text(&self) -> Result<String> {
+        Ok(serde_json::to_string_pretty(self)? + "\n")
+    }
+
+    /// Merge our hook entries, each running `hook` (idempotent; existing entries of ours are
+    /// updated in place, so a changed binary path or data dir replaces the old one).
+    pub(crate) fn merge_hooks(&mut self, hook: &Invocation) -> Result<()> {
+        for ev in EVENTS {
+            let (event, timeout) = (ev.as_str(), ev.install_timeout_secs());
+            let mut gs = groups(self, event)?;
+            let command = hook.command(event);
+            let mut found = false;
+            for g in &mut gs {
+                for e in g.hooks.iter_mut().filter(|e| is_ours(e)) {
+                    found = true;
+                    e.command.clone_from(&command);
+                    e.timeout = Some(timeout);
+                }
+            }
+            if !found {
+                gs.push(MatcherGroup {
+                    matcher: ev.tool_matcher(),
+                    hooks: vec![HookEntry {
+                        kind: "command".into(),
+                        command,
+                        timeout: Some(timeout),
+                        rest: Map::new(),
+                    }],
+                    rest: Map::new(),
+                });
+            }
+            self.hooks
+                .insert(event.to_string(), serde_json::to_value(gs)?);
+        }
+        Ok(())
+    }
+
+    /// Remove our hook entries (and groups left empty).
+    pub(crate) fn remove_hooks(&mut self) -> Result<()> {
+        let events: Vec<String> = self.hooks.keys().cloned().collect();
+        for event in events {
+            let mut gs = groups(self, &event)?;
+            for g in &mut gs {
+                g.hooks.retain(|e| !is_ours(e));
+            }
+            gs.retain(|g| !g.hooks.is_empty());
+            if gs.is_empty() {
+                self.hooks.remove(&event);
+            } else {
+                self.hooks.insert(event, serde_json::to_value(gs)?);
             }
         }
-        if !found {
-            gs.push(MatcherGroup {
-                matcher: ev.tool_matcher(),
-                hooks: vec![HookEntry {
-                    kind: "command".into(),
-                    command,
-                    timeout: Some(timeout),
-                    rest: Map::new(),
-                }],
-                rest: Map::new(),
-            });
-        }
-        s.hooks.insert(event.to_string(), serde_json::to_value(gs)?);
+        Ok(())
     }
-    let after = serde_json::to_string(&s)?;
-    Ok((serde_json::to_string_pretty(&s)? + "\n", before != after))
+
+    /// Our hook entries: (event, command).
+    pub(crate) fn our_hooks(&self) -> Result<Vec<(String, String)>> {
+        let mut out = Vec::new();
+        for event in EVENTS.map(HookEventName::as_str) {
+            for g in groups(self, event)? {
+                for e in g.hooks.iter().filter(|e| is_ours(e)) {
+                    out.push((event.to_string(), e.command.clone()));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The status line command, when one is set.
+    pub(crate) fn status_command(&self) -> Option<&str> {
+        self.status_line.as_ref()?.command.as_deref()
+    }
+
+    /// Set the status line to `command`. Returns the command already there when it is
+    /// someone else's and `force` is off (then nothing changes).
+    pub(crate) fn set_status_line(&mut self, command: &str, force: bool) -> Option<String> {
+        if let Some(old) = self.status_command()
+            && !is_our_statusline(old)
+            && !force
+        {
+            return Some(old.to_string());
+        }
+        let mut line = self.status_line.take().unwrap_or(StatusLine {
+            kind: None,
+            command: None,
+            rest: Map::new(),
+        });
+        line.kind = Some("command".into());
+        line.command = Some(command.to_string());
+        self.status_line = Some(line);
+        None
+    }
+
+    /// Remove the status line when it is ours.
+    pub(crate) fn remove_status_line(&mut self) {
+        if self.status_command().is_some_and(is_our_statusline) {
+            self.status_line = None;
+        }
+    }
+
+    /// Enabled plugins named `memctl` (`memctl@<marketplace>`): they install the same hooks.
+    pub(crate) fn memctl_plugins(&self) -> Vec<String> {
+        self.enabled_plugins
+            .iter()
+            .flatten()
+            .filter(|(k, v)| k.split('@').next() == Some("memctl") && v.as_bool() == Some(true))
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
 }
 
-/// Remove our entries. Returns the new JSON text and whether it changed.
-pub fn removed(path: &Path) -> Result<(String, bool)> {
-    let mut s = load(path)?;
-    let before = serde_json::to_string(&s)?;
-    let events: Vec<String> = s.hooks.keys().cloned().collect();
-    for event in events {
-        let mut gs = groups(&s, &event)?;
-        for g in &mut gs {
-            g.hooks.retain(|e| !is_ours(e));
-        }
-        gs.retain(|g| !g.hooks.is_empty());
-        if gs.is_empty() {
-            s.hooks.remove(&event);
-        } else {
-            s.hooks.insert(event, serde_json::to_value(gs)?);
-        }
-    }
-    let after = serde_json::to_string(&s)?;
-    Ok((serde_json::to_string_pretty(&s)? + "\n", before != after))
+/// Whether a status line command is `memctl [--data-dir D] statusline` (any path to memctl).
+pub fn is_our_statusline(command: &str) -> bool {
+    let Some(words) = shlex::split(command) else {
+        return false;
+    };
+    let named_memctl = words
+        .first()
+        .and_then(|b| Path::new(b).file_name())
+        .is_some_and(|n| n == "memctl");
+    named_memctl && words.last().is_some_and(|w| w == "statusline")
 }
 
 /// Write `text` to `path` atomically (temp file in the same directory, then rename).
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
     let dir = path.parent().context("settings path has no directory")?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let tmp = dir.join(format!(".settings.json.memctl-{}", std::process::id()));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.memctl-{}", std::process::id()));
     std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))?;
     Ok(())
 }
 
-/// Which of our events are installed in `path`, and the commands' binaries.
+/// Which of our events are installed in `path`, and their commands.
 pub fn installed(path: &Path) -> Result<Vec<(String, String)>> {
-    let s = load(path)?;
-    let mut out = Vec::new();
-    for event in EVENTS.map(HookEventName::as_str) {
-        for g in groups(&s, event)? {
-            for e in g.hooks.iter().filter(|e| is_ours(e)) {
-                out.push((event.to_string(), e.command.clone()));
-            }
-        }
-    }
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn merge_is_idempotent_and_preserves_other_hooks() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("settings.json");
-        std::fs::write(
-            &path,
-            r#"{"model":"x","hooks":{"PreCompact":[{"hooks":[{"type":"command","command":"other.sh","timeout":3}]}],"Stop":[{"hooks":[{"type":"command","command":"stop.sh"}]}]}}"#,
-        )
-        .unwrap();
-        let bin = Path::new("/opt/memctl/memctl-hook");
-        let (text, changed) = merged(&path, bin).unwrap();
-        assert!(changed);
-        write_atomic(&path, &text).unwrap();
-        let (again, changed2) = merged(&path, bin).unwrap();
-        assert!(!changed2, "second install must change nothing");
-        assert_eq!(text, again);
-        let v: Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(v["model"], "x");
-        assert_eq!(v["hooks"]["Stop"][0]["hooks"][0]["command"], "stop.sh");
-        assert_eq!(
-            v["hooks"]["PreCompact"][0]["hooks"][0]["command"],
-            "other.sh"
-        );
-        assert_eq!(
-            v["hooks"]["PreCompact"][1]["hooks"][0]["command"],
-            "/opt/memctl/memctl-hook PreCompact"
-        );
-        assert_eq!(installed(&path).unwrap().len(), EVENTS.len());
-        let (un, changed3) = removed(&path).unwrap();
-        assert!(changed3);
-        let v: Value = serde_json::from_str(&un).unwrap();
-        assert_eq!(
-            v["hooks"]["PreCompact"][0]["hooks"][0]["command"],
-            "other.sh"
-        );
-        assert!(v["hooks"].get("UserPromptSubmit").is_none());
-        assert_eq!(v["model"], "x");
-    }
-
-    #[test]
-    fn invalid_settings_are_refused_not_overwritten() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("settings.json");
-        std::fs::write(&path, "{not json").unwrap();
-        assert!(merged(&path, Path::new("/x/memctl-hook")).is_err());
-    }
+    load(path)?.our_hooks()
 }

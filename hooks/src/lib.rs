@@ -5,6 +5,7 @@
 
 pub mod background;
 pub mod cli;
+pub mod doctor;
 pub mod filters;
 pub mod forget;
 pub mod hook;
@@ -13,3 +14,4 @@ pub mod lifecycle;
 pub mod logging;
 pub mod mcp;
 pub mod plugin;
+pub mod setup;

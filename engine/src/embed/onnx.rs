@@ -26,6 +26,10 @@ pub const MINILM_NAME: &str = "all-MiniLM-L6-v2";
 pub const MINILM_DIMS: usize = 384;
 /// File name of the runtime library that `scripts/setup.sh` installs.
 pub const ORT_LIB_FILE: &str = "libonnxruntime.so.1.31.1";
+/// Where a root keeps the fp32 model (`models/manifest.toml`'s default `dir`).
+const MODEL_SUBDIR: &str = "models/all-MiniLM-L6-v2";
+/// Where a root keeps the int8 model (the fp32 dir's name + `-int8`, see `query_config`).
+const INT8_MODEL_SUBDIR: &str = "models/all-MiniLM-L6-v2-int8";
 
 /// Where the runtime and model are, and how to run them.
 #[derive(Debug, Clone)]
@@ -88,12 +92,21 @@ impl OnnxConfig {
 
     /// The runtime and model named (`ort_dylib`, `model_dir`), else found.
     ///
-    /// Runtime: `ort_dylib`, else `<root>/.cache/onnxruntime/libonnxruntime.so.1.31.1`.
-    /// Model: `model_dir`, else `<root>/models/all-MiniLM-L6-v2`. `<root>` is, in order,
-    /// `home` (`MEMCTL_HOME`) and the data dir, then every ancestor of the running executable (so
-    /// a binary built in a checkout finds that checkout's setup). Returns the best guess even
-    /// when files are missing; [`OnnxEmbedder::load`] reports what is missing. The settings call
-    /// this (`OnnxConfig::from_settings`).
+    /// Runtime: `ort_dylib`, else `<root>/.cache/onnxruntime/libonnxruntime.so.1.31.1` (a
+    /// checkout's `scripts/setup.sh`) or `<root>/runtime/…` (`memctl setup` in a data dir).
+    /// Model: `model_dir`, else `<root>/models/all-MiniLM-L6-v2`, else, in the same root,
+    /// `<root>/models/all-MiniLM-L6-v2-int8`. `<root>` is, in order, `home` (`MEMCTL_HOME`) and
+    /// the data dir, then every ancestor of the running executable (so a binary built in a
+    /// checkout finds that checkout's setup). The first root holding a model wins.
+    ///
+    /// Why the int8 fallback: `memctl setup --int8-only` installs no fp32 model (its export
+    /// needs a Python toolchain); the int8 file then embeds everything, labelled with the fp32
+    /// variant for the reason [`Self::query_config`] gives (the same space, cosine ≥ 0.998), so
+    /// installing the fp32 model later needs no re-embedding. A checkout holds both, and keeps
+    /// the fp32 one.
+    ///
+    /// Returns the best guess even when files are missing; [`OnnxEmbedder::load`] reports what
+    /// is missing. The settings call this (`OnnxConfig::from_settings`).
     pub fn locate(
         ort_dylib: Option<PathBuf>,
         model_dir: Option<PathBuf>,
@@ -107,9 +120,9 @@ impl OnnxConfig {
                 .unwrap_or_else(|| PathBuf::from(ORT_LIB_FILE))
         });
         let model_dir = model_dir.unwrap_or_else(|| {
-            first_existing(&roots, &["models/all-MiniLM-L6-v2"], "model.onnx")
+            first_existing(&roots, &[MODEL_SUBDIR, INT8_MODEL_SUBDIR], "model.onnx")
                 .and_then(|p| p.parent().map(Path::to_path_buf))
-                .unwrap_or_else(|| PathBuf::from("models/all-MiniLM-L6-v2"))
+                .unwrap_or_else(|| PathBuf::from(MODEL_SUBDIR))
         });
         let mut cfg = Self::new(dylib, model_dir);
         cfg.intra_threads = ort_threads;
@@ -392,5 +405,42 @@ impl Embedder for OnnxEmbedder {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn touch_model(root: &Path, sub: &str) -> PathBuf {
+        let dir = root.join(sub);
+        std::fs::create_dir_all(&dir).expect("model dir");
+        std::fs::write(dir.join("model.onnx"), b"m").expect("model");
+        dir
+    }
+
+    #[test]
+    fn a_root_with_only_the_int8_model_uses_it_and_fp32_wins_where_both_are() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let int8 = touch_model(tmp.path(), INT8_MODEL_SUBDIR);
+        let cfg = OnnxConfig::locate(None, None, 1, Some(tmp.path()), None);
+        assert_eq!(cfg.model_dir, int8);
+        assert_eq!(cfg.variant, "fp32", "int8 embeds in the fp32 space");
+        // The query config of the int8 model is that model itself.
+        assert_eq!(cfg.query_config().model_dir, int8);
+
+        let fp32 = touch_model(tmp.path(), MODEL_SUBDIR);
+        let cfg = OnnxConfig::locate(None, None, 1, Some(tmp.path()), None);
+        assert_eq!(cfg.model_dir, fp32);
+    }
+
+    #[test]
+    fn the_runtime_is_found_in_a_data_dir_runtime_folder() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let rt = tmp.path().join("runtime");
+        std::fs::create_dir_all(&rt).expect("runtime dir");
+        std::fs::write(rt.join(ORT_LIB_FILE), b"so").expect("lib");
+        let cfg = OnnxConfig::locate(None, None, 1, None, Some(tmp.path()));
+        assert_eq!(cfg.dylib_path, rt.join(ORT_LIB_FILE));
     }
 }

@@ -8,7 +8,6 @@
 mod config;
 mod embed;
 mod ingest;
-mod install_cmd;
 mod search;
 mod sessions;
 mod status;
@@ -17,16 +16,15 @@ mod swap;
 pub use config::{ConfigAction, ConfigArgs};
 pub use embed::{EmbedPendingArgs, EmbedderArgs};
 pub use ingest::IngestArgs;
-pub use install_cmd::InstallArgs;
 pub use search::SearchArgs;
 pub use sessions::{SessionsArgs, ShowArgs};
 pub use swap::SwapCommand;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use memctl_engine::{ActiveEmbedder, Engine, EngineOptions, Loaded, Settings};
+use memctl_engine::{Engine, EngineOptions, Loaded, Settings};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// memctl: memory for coding agents that survives context compaction.
@@ -43,12 +41,15 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Check the installation: runtime, model, active embedder, store, hooks.
-    Doctor,
-    /// Install memctl's hooks into Claude Code's settings (project by default).
-    Install(InstallArgs),
+    /// Check the installation: runtime, model, embedder, store, hooks, the agent's PATH
+    /// (exits 1 when something is broken).
+    Doctor(crate::doctor::DoctorArgs),
+    /// Install ONNX Runtime and the model into the data dir (pinned sha256; no checkout needed).
+    Setup(crate::setup::SetupArgs),
+    /// Install memctl's hooks into Claude Code's settings (this project by default).
+    Install(crate::install::InstallArgs),
     /// Remove memctl's hooks from Claude Code's settings.
-    Uninstall(InstallArgs),
+    Uninstall(crate::install::InstallArgs),
     /// Archive Claude Code transcripts (a .jsonl file or a directory of them).
     Ingest(IngestArgs),
     /// Search archived turns.
@@ -185,15 +186,25 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// Run a parsed command with the `loaded` settings, writing to `out`.
 pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
-    let s = &loaded.settings;
-    let mut opts = EngineOptions::from_settings(s);
-    if let Some(d) = &cli.data_dir {
-        opts.data_dir = d.clone();
-    }
+    // `--data-dir` replaces the data dir everywhere, the search for the runtime and model
+    // (`<data dir>/runtime`, `<data dir>/models`, where `memctl setup` puts them) included.
+    let with_dir;
+    let s = match &cli.data_dir {
+        Some(d) => {
+            let mut c = loaded.settings.clone();
+            c.data_dir.clone_from(d);
+            with_dir = c;
+            &with_dir
+        }
+        None => &loaded.settings,
+    };
+    let opts = EngineOptions::from_settings(s);
+    let install_env = || crate::install::InstallEnv::current(s, cli.data_dir.as_deref());
     match cli.command {
-        Command::Doctor => doctor(opts, s.home_dir.as_deref(), out),
-        Command::Install(a) => install_cmd::install(a, true, s, out),
-        Command::Uninstall(a) => install_cmd::install(a, false, s, out),
+        Command::Doctor(ref a) => crate::doctor::run(a, opts, &install_env()?, out),
+        Command::Setup(ref a) => crate::setup::run(a, &opts.data_dir, cli.data_dir.is_some(), out),
+        Command::Install(ref a) => crate::install::command::run(a, true, &install_env()?, out),
+        Command::Uninstall(ref a) => crate::install::command::run(a, false, &install_env()?, out),
         Command::Ingest(a) => ingest::ingest(open(opts)?, a, out),
         Command::Search(a) => search::search(open(opts)?, a, out),
         Command::Sessions(a) => sessions::sessions(open(opts)?, a, out),
@@ -226,123 +237,6 @@ fn open(opts: EngineOptions) -> Result<Engine> {
         Engine::open(opts).with_context(|| format!("opening the store at {}", path.display()))?;
     engine.set_write_timeout(CLI_WRITE_TIMEOUT);
     Ok(engine)
-}
-
-fn doctor(opts: EngineOptions, home: Option<&Path>, out: &mut dyn Write) -> Result<()> {
-    writeln!(out, "memctl {}", env!("CARGO_PKG_VERSION"))?;
-    writeln!(out, "data dir:     {}", opts.data_dir.display())?;
-    let dylib = &opts.onnx.dylib_path;
-    writeln!(
-        out,
-        "onnxruntime:  {} ({})",
-        dylib.display(),
-        if dylib.is_file() { "found" } else { "MISSING" }
-    )?;
-    let model = opts.onnx.model_path();
-    if model.is_file() {
-        let sha = sha256_file(&model)?;
-        let pinned = pinned_model_sha(&model);
-        let verdict = match pinned {
-            Some(p) if p == sha => "matches models/manifest.toml",
-            Some(_) => "DIFFERS from models/manifest.toml",
-            None => "no manifest entry found",
-        };
-        writeln!(out, "model:        {}", model.display())?;
-        writeln!(out, "model sha256: {sha} ({verdict})")?;
-    } else {
-        writeln!(
-            out,
-            "model:        {} (MISSING: run scripts/setup.sh)",
-            model.display()
-        )?;
-    }
-    let engine = open(opts)?;
-    match engine.active_embedder() {
-        ActiveEmbedder::Model(id) => {
-            writeln!(out, "embedder:     {id} (ONNX, active)")?;
-            if let Ok(m) = engine.model() {
-                writeln!(out, "ort build:    {}", m.info().build_info)?;
-            }
-        }
-        ActiveEmbedder::Hash { id, reason } => {
-            writeln!(out, "embedder:     {id} (hash FALLBACK: {reason})")?;
-        }
-    }
-    for user in [false, true] {
-        let scope = if user { "user" } else { "project" };
-        let Ok(path) = crate::install::settings_path(user, home) else {
-            continue;
-        };
-        match crate::install::installed(&path) {
-            Ok(list) if list.is_empty() => {
-                writeln!(out, "hooks ({scope}): not installed in {}", path.display())?;
-            }
-            Ok(list) => {
-                let missing: Vec<&str> = list
-                    .iter()
-                    .filter_map(|(_, cmd)| {
-                        cmd.rsplit_once(' ').map(|(bin, _)| bin.trim_matches('\''))
-                    })
-                    .filter(|bin| !Path::new(bin).is_file())
-                    .collect();
-                let events: Vec<&str> = list.iter().map(|(e, _)| e.as_str()).collect();
-                if missing.is_empty() {
-                    writeln!(
-                        out,
-                        "hooks ({scope}): {} in {}",
-                        events.join(", "),
-                        path.display()
-                    )?;
-                } else {
-                    writeln!(
-                        out,
-                        "hooks ({scope}): BROKEN, binary missing: {}",
-                        missing.join(", ")
-                    )?;
-                }
-            }
-            Err(e) => writeln!(
-                out,
-                "hooks ({scope}): cannot read {}: {e:#}",
-                path.display()
-            )?,
-        }
-    }
-    let st = engine.status()?;
-    writeln!(
-        out,
-        "store:        {} ({} chunks, {} sessions, {} bytes, {} pending embeddings)",
-        engine.store_path().display(),
-        st.chunks,
-        st.sessions,
-        st.file_bytes,
-        st.pending
-    )?;
-    Ok(())
-}
-
-/// sha256 of a file, streamed.
-fn sha256_file(path: &Path) -> Result<String> {
-    use sha2::{Digest, Sha256};
-    let mut f = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
-    let mut h = Sha256::new();
-    std::io::copy(&mut f, &mut h)?;
-    Ok(hex::encode(h.finalize()))
-}
-
-/// The sha256 pinned for `model` in the nearest `manifest.toml` (model dir's parent).
-fn pinned_model_sha(model: &Path) -> Option<String> {
-    let dir = model.parent()?;
-    let manifest = std::fs::read_to_string(dir.parent()?.join("manifest.toml")).ok()?;
-    let parsed: toml::Table = manifest.parse().ok()?;
-    let dir_name = dir.file_name()?.to_str()?;
-    parsed
-        .get("model")?
-        .as_array()?
-        .iter()
-        .filter_map(|m| m.as_table())
-        .find(|m| m.get("dir").and_then(|d| d.as_str()) == Some(dir_name))
-        .and_then(|m| m.get("sha256")?.as_str().map(str::to_string))
 }
 
 /// The first 8 characters of a session id, as search and swap lists print it.
