@@ -8,8 +8,22 @@ use crate::{EngineOptions, IngestOptions, SearchRequest};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
-pub(super) const PROJECT_A: &str = "/home/dev/src/app";
-pub(super) const PROJECT_B: &str = "/home/dev/src/other";
+/// The two projects' directories: under the temp dir, so that no path of a real machine is
+/// written into the code (they are never created: a project is a namespace in the store).
+static PROJECTS: std::sync::LazyLock<[String; 2]> = std::sync::LazyLock::new(|| {
+    let root = std::env::temp_dir().join("memctl-forget-fixture");
+    ["app", "other"].map(|p| root.join(p).to_string_lossy().into_owned())
+});
+
+/// Project A's directory (two sessions).
+pub(super) fn project_a() -> &'static str {
+    &PROJECTS[0]
+}
+
+/// Project B's directory (one session).
+pub(super) fn project_b() -> &'static str {
+    &PROJECTS[1]
+}
 
 pub(super) fn engine_at(data_dir: &Path) -> Engine {
     Engine::open(EngineOptions {
@@ -137,7 +151,7 @@ pub(super) fn three_sessions(dir: &Path) -> (Engine, Vec<PathBuf>) {
     let a = transcript(
         &tdir,
         SA,
-        PROJECT_A,
+        project_a(),
         &[
             turn(
                 "How do we deploy the scheduler?",
@@ -161,7 +175,7 @@ pub(super) fn three_sessions(dir: &Path) -> (Engine, Vec<PathBuf>) {
     let b = transcript(
         &tdir,
         SB,
-        PROJECT_A,
+        project_a(),
         &[
             turn(
                 "Why is the cache cold after restart?",
@@ -176,7 +190,7 @@ pub(super) fn three_sessions(dir: &Path) -> (Engine, Vec<PathBuf>) {
     let c = transcript(
         &tdir,
         SC,
-        PROJECT_B,
+        project_b(),
         &[turn(
             "Rename the CLI flag --fast to --quick",
             "Renamed in args.rs (TangerineComet).",
@@ -188,11 +202,11 @@ pub(super) fn three_sessions(dir: &Path) -> (Engine, Vec<PathBuf>) {
     swap(
         &e,
         SA,
-        PROJECT_A,
+        project_a(),
         "release ZEBRAFROST-77 built",
         unix(&ts(1, 3)),
     );
-    swap(&e, SC, PROJECT_B, "quick flag output", unix(&ts(0, 3)));
+    swap(&e, SC, project_b(), "quick flag output", unix(&ts(0, 3)));
     (e, vec![a, b, c])
 }
 

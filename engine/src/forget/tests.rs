@@ -48,7 +48,7 @@ fn requests_that_do_not_say_what_to_forget_are_errors() {
             project: Some("/nowhere".into()),
             ..req()
         })
-        .contains(PROJECT_A)
+        .contains(project_a())
     );
     let inverted = ForgetRequest {
         since: Some("2026-01-03".into()),
@@ -197,7 +197,7 @@ fn a_project_and_a_text_and_together() {
     let none = e
         .forget(
             &ForgetRequest {
-                project: Some(format!("{PROJECT_A}/")),
+                project: Some(format!("{}/", project_a())),
                 text: Some("TangerineComet".into()),
                 ..req()
             },
@@ -209,7 +209,7 @@ fn a_project_and_a_text_and_together() {
     let done = e
         .forget(
             &ForgetRequest {
-                project: Some(PROJECT_B.into()),
+                project: Some(project_b().into()),
                 ..req()
             },
             false,
@@ -278,7 +278,7 @@ fn forgotten_turns_do_not_come_back_when_the_transcript_is_archived_again() {
     // The session goes on: a new turn is archived as usual.
     let mut text = std::fs::read_to_string(&paths[0]).expect("read");
     let line = json!({"parentUuid": null, "isSidechain": false, "userType": "external",
-        "cwd": PROJECT_A, "sessionId": SA, "version": "2.0.37", "type": "user",
+        "cwd": project_a(), "sessionId": SA, "version": "2.0.37", "type": "user",
         "message": {"role": "user", "content": "A new question about the pager rota"},
         "uuid": "new-u", "timestamp": ts(9, 0)});
     text.push_str(&format!("{line}\n"));
@@ -429,7 +429,7 @@ fn spooled_calls_and_context_files_of_what_is_forgotten_go_too() {
     for sid in [SC, SB] {
         let call = crate::swap::ToolCall {
             session_id: sid,
-            project: if sid == SC { PROJECT_B } else { PROJECT_A },
+            project: if sid == SC { project_b() } else { project_a() },
             tool_name: "Bash",
             tool_input: r#"{"command":"make"}"#,
             tool_response: &response,
@@ -457,7 +457,7 @@ fn spooled_calls_and_context_files_of_what_is_forgotten_go_too() {
     let dry = e
         .forget(
             &ForgetRequest {
-                project: Some(PROJECT_B.into()),
+                project: Some(project_b().into()),
                 ..req()
             },
             true,
@@ -467,7 +467,7 @@ fn spooled_calls_and_context_files_of_what_is_forgotten_go_too() {
     let done = e
         .forget(
             &ForgetRequest {
-                project: Some(PROJECT_B.into()),
+                project: Some(project_b().into()),
                 ..req()
             },
             false,
