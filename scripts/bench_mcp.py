@@ -24,6 +24,7 @@ Prints one JSON object. Nothing here is a pass/fail test (hooks/tests/mcp_proces
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -74,13 +75,10 @@ class Server:
         self.p.wait(timeout=30)
 
 
-def build_store(binary_dir: str, tmp: str, turns: int, seed: int, embedder: str | None) -> tuple[str, dict]:
+def store_env(tmp: str, embedder: str | None) -> tuple[str, dict]:
+    """The project (the generated transcript's cwd) and the environment that reaches the store."""
     data = os.path.join(tmp, "data")
-    transcript = os.path.join(tmp, "t.jsonl")
-    with open(transcript, "w") as f:
-        subprocess.run([sys.executable, os.path.join(REPO, "scripts/gen_transcript.py"), "--turns",
-                        str(turns), "--seed", str(seed)], stdout=f, check=True)
-    with open(transcript) as f:
+    with open(os.path.join(tmp, "t.jsonl")) as f:
         project = next(json.loads(l)["cwd"] for l in f if '"cwd"' in l)
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCTL_")}
     env.pop("CLAUDE_PROJECT_DIR", None)
@@ -88,6 +86,15 @@ def build_store(binary_dir: str, tmp: str, turns: int, seed: int, embedder: str 
     env["CLAUDE_PROJECT_DIR"] = project  # the generated transcript's cwd need not exist here
     if embedder:
         env["MEMCTL_EMBEDDER"] = embedder
+    return project, env
+
+
+def build_store(binary_dir: str, tmp: str, turns: int, seed: int, embedder: str | None) -> tuple[str, dict]:
+    transcript = os.path.join(tmp, "t.jsonl")
+    with open(transcript, "w") as f:
+        subprocess.run([sys.executable, os.path.join(REPO, "scripts/gen_transcript.py"), "--turns",
+                        str(turns), "--seed", str(seed)], stdout=f, check=True)
+    project, env = store_env(tmp, embedder)
     subprocess.run([os.path.join(binary_dir, "memctl"), "ingest", "--quiet", transcript], env=env, check=True)
     return project, env
 
@@ -100,13 +107,26 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--warm", type=int, default=20)
     ap.add_argument("--embedder", choices=["hash"], help="store and queries in the hash space")
+    ap.add_argument("--keep", metavar="DIR",
+                    help="build the store in DIR once and reuse it on later runs with the same "
+                         "--turns/--seed/--embedder (a 1e5-chunk store takes a long time to build)")
     a = ap.parse_args()
     a.bin = os.path.abspath(a.bin)
     binary = os.path.join(a.bin, "memctl")
-    with tempfile.TemporaryDirectory(prefix="memctl-bench-mcp-") as tmp:
+    with contextlib.ExitStack() as stack:
+        tmp = a.keep or stack.enter_context(tempfile.TemporaryDirectory(prefix="memctl-bench-mcp-"))
+        os.makedirs(tmp, exist_ok=True)
+        stamp = os.path.join(tmp, "built.json")
+        want = {"turns": a.turns, "seed": a.seed, "embedder": a.embedder}
         t_build = time.perf_counter()
-        project, env = build_store(a.bin, tmp, a.turns, a.seed, a.embedder)
-        build_s = time.perf_counter() - t_build
+        if a.keep and os.path.exists(stamp) and json.load(open(stamp)) == want:
+            project, env = store_env(tmp, a.embedder)
+            build_s = None
+        else:
+            project, env = build_store(a.bin, tmp, a.turns, a.seed, a.embedder)
+            build_s = round(time.perf_counter() - t_build, 1)
+            with open(stamp, "w") as f:
+                json.dump(want, f)
         status = subprocess.run([binary, "status"], env=env, capture_output=True, text=True, check=True)
         chunks = next((int(l.split()[1]) for l in status.stdout.splitlines() if l.startswith("chunks:")), None)
         cold, first, warm, hit_tokens, answer_tokens, notes = [], [], [], [], [], set()
@@ -133,7 +153,7 @@ def main() -> int:
     q = lambda xs, p: sorted(xs)[min(len(xs) - 1, int(p * len(xs)))]
     print(json.dumps({
         "binary": binary, "turns": a.turns, "chunks": chunks, "embedder": a.embedder or "model",
-        "runs": a.runs, "store_build_s": round(build_s, 1),
+        "runs": a.runs, "store_build_s": build_s,
         "cold_start_ms": {"median": round(statistics.median(cold), 1), "max": round(max(cold), 1)},
         "first_search_ms": {"median": round(statistics.median(first), 1), "max": round(max(first), 1)},
         "warm_search_ms": {"median": round(statistics.median(warm), 1), "p90": round(q(warm, 0.9), 1)},

@@ -150,6 +150,15 @@ pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
     Ok(f)
 }
 
+/// Whether `path`'s real location (every symlink resolved) lies inside `root`'s.
+///
+/// Why: a cloned repository can carry links out of itself (`.memctl/memory/decisions.md ->
+/// ~/.aws/config`, or `.memctl -> ~`); memctl must neither inject the target into the model's
+/// context nor append a note to it. `NotFound` when either does not exist.
+pub fn resolves_inside(path: &Path, root: &Path) -> std::io::Result<bool> {
+    Ok(path.canonicalize()?.starts_with(root.canonicalize()?))
+}
+
 /// Read a whole regular file of at most `max_bytes` (see [`open_regular`]); a bigger file is
 /// an error (`InvalidData`), never a huge allocation: a 3 GB sparse file in a project must not
 /// abort a hook.

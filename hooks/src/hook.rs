@@ -120,8 +120,10 @@ pub fn main() -> ExitCode {
     let event = payload.event.name().to_string();
     let output = match outcome {
         Ok(Ok(Ok((out, fx)))) => {
+            // `--background`: logs to the data dir and keeps going past a bad setting, like a
+            // hook; a plain `--quiet` ingest would exit 1 on one and archive nothing, unseen.
             for t in &fx.background_ingest {
-                spawn_background(&["ingest", "--no-embed", "--quiet"], Some(t), home);
+                spawn_background(&["ingest", "--background", "--no-embed"], Some(t), home);
             }
             for t in &fx.deferred_archive {
                 let args: &[&str] = if settings.embed.background && !opts_model_disabled {

@@ -163,16 +163,43 @@ pub fn find_dir(project: &str, cfg: &MemoryConfig) -> Option<PathBuf> {
         return None;
     }
     let m = Path::new(project).join(MEMORY_DIR);
-    m.is_dir().then_some(m)
+    if !m.is_dir() {
+        return None;
+    }
+    match crate::paths::resolves_inside(&m, Path::new(project)) {
+        Ok(true) => Some(m),
+        Ok(false) => {
+            tracing::warn!(dir = %m.display(), "memory folder links out of the project; skipped");
+            None
+        }
+        Err(e) => {
+            tracing::warn!(dir = %m.display(), error = %e, "memory folder skipped");
+            None
+        }
+    }
 }
 
 /// Largest memory file read (a few KB is typical; only the newest lines are injected anyway).
 pub const MAX_FILE_BYTES: u64 = 256 << 10;
 
-/// Read one memory file: a bounded regular-file read; a missing file is `None` silently,
-/// anything else unreadable (a FIFO, a device, a 3 GB file) is `None` with a log line.
-fn read_memory_file(path: &Path) -> Option<Vec<u8>> {
-    match crate::paths::read_regular(path, MAX_FILE_BYTES) {
+/// Read one memory file of `dir`: a bounded regular-file read; a missing file is `None`
+/// silently, anything else unreadable (a FIFO, a device, a 3 GB file, a link out of `dir`) is
+/// `None` with a log line.
+fn read_memory_file(dir: &Path, name: &str) -> Option<Vec<u8>> {
+    let path = dir.join(name);
+    match crate::paths::resolves_inside(&path, dir) {
+        Ok(true) => {}
+        Ok(false) => {
+            tracing::warn!(file = %path.display(), "memory file links out of its folder; skipped");
+            return None;
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => {
+            tracing::warn!(file = %path.display(), error = %e, "memory file skipped");
+            return None;
+        }
+    }
+    match crate::paths::read_regular(&path, MAX_FILE_BYTES) {
         Ok(b) => Some(b),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => {
@@ -292,7 +319,7 @@ pub fn collect(dir: &Path, cfg: &MemoryConfig) -> Vec<MemoryLine> {
         }
     };
     // session-state.json first: it says where the task stands.
-    if let Some(bytes) = read_memory_file(&dir.join(SESSION_STATE_FILE)) {
+    if let Some(bytes) = read_memory_file(dir, SESSION_STATE_FILE) {
         match serde_json::from_slice::<SessionState>(&bytes) {
             Ok(st) if !st.is_empty() => {
                 let lines = first_within(
@@ -310,7 +337,7 @@ pub fn collect(dir: &Path, cfg: &MemoryConfig) -> Vec<MemoryLine> {
         }
     }
     for file in FILES {
-        let Some(bytes) = read_memory_file(&dir.join(file)) else {
+        let Some(bytes) = read_memory_file(dir, file) else {
             continue;
         };
         let text = String::from_utf8_lossy(&bytes);

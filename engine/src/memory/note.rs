@@ -126,8 +126,24 @@ pub fn append_note(
                 path: project.join(MEMORY_DIR),
                 source,
             };
+            // Checked before `init` too: templates must not be created through a link either.
+            let out_of_project = || {
+                io(std::io::Error::other(
+                    "the memory folder links out of the project",
+                ))
+            };
+            let top = project.join(MEMORY_DIR.split('/').next().unwrap_or(MEMORY_DIR));
+            if std::fs::symlink_metadata(&top).is_ok()
+                && !matches!(crate::paths::resolves_inside(&top, project), Ok(true))
+            {
+                return Err(out_of_project());
+            }
             super::init(project).map_err(io)?;
-            project.join(MEMORY_DIR)
+            let dir = project.join(MEMORY_DIR);
+            if !crate::paths::resolves_inside(&dir, project).map_err(io)? {
+                return Err(out_of_project());
+            }
+            dir
         }
     };
     let path = dir.join(kind.file());
@@ -136,6 +152,19 @@ pub fn append_note(
         path: path.clone(),
         source,
     };
+    // A link out of the memory folder (a cloned repository's `decisions.md -> ~/.bashrc`)
+    // must not receive the note, nor a dangling link create its target.
+    match std::fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io(e)),
+        Ok(_) => {
+            if !matches!(crate::paths::resolves_inside(&path, &dir), Ok(true)) {
+                return Err(io(std::io::Error::other(
+                    "the file is a link out of the memory folder",
+                )));
+            }
+        }
+    }
     // Opening a FIFO for writing would block until a reader appears: regular files only.
     match std::fs::metadata(&path) {
         Ok(m) if !m.is_file() => {

@@ -287,3 +287,54 @@ fn restore_block_injects_memory_first_within_the_total_budget() {
     assert!(mem_part.contains("decision 199 "), "newest entries kept");
     assert!(!mem_part.contains("decision 0 "), "oldest entries cut");
 }
+
+/// A cloned repository can carry links out of itself: their targets are never injected into
+/// the model's context and never receive a note (a dangling link does not create its target).
+#[cfg(unix)]
+#[test]
+fn links_out_of_the_memory_folder_are_neither_read_nor_written() {
+    use std::os::unix::fs::symlink;
+    let d = tempfile::tempdir().unwrap();
+    let outside = d.path().join("home");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(
+        outside.join("secret.md"),
+        "- private plan: move to Lisbon\n",
+    )
+    .unwrap();
+    let repo = d.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    init(&repo).unwrap();
+    let dir = repo.join(MEMORY_DIR);
+    write(&dir, "gotchas.md", "- the real gotcha\n");
+    std::fs::remove_file(dir.join("decisions.md")).unwrap();
+    symlink(outside.join("secret.md"), dir.join("decisions.md")).unwrap();
+    std::fs::remove_file(dir.join("feedback.md")).unwrap();
+    symlink(outside.join("not-yet.md"), dir.join("feedback.md")).unwrap();
+    let cfg = MemoryConfig::default();
+    let lines = restore_lines(repo.to_str().unwrap(), &cfg);
+    let all: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+    assert_eq!(all, ["[gotchas] the real gotcha"], "{all:?}");
+    for kind in [note::NoteKind::Decision, note::NoteKind::Feedback] {
+        let e = note::append_note(&repo, kind, "a note", &cfg, 0).unwrap_err();
+        assert!(
+            e.to_string().contains("link out of the memory folder"),
+            "{e}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(outside.join("secret.md")).unwrap(),
+        "- private plan: move to Lisbon\n"
+    );
+    assert!(!outside.join("not-yet.md").exists());
+
+    // The whole `.memctl` folder linked elsewhere: nothing read, nothing written there.
+    let repo2 = d.path().join("repo2");
+    std::fs::create_dir_all(&repo2).unwrap();
+    init(&outside).unwrap();
+    write(&outside.join(MEMORY_DIR), "gotchas.md", "- from outside\n");
+    symlink(outside.join(".memctl"), repo2.join(".memctl")).unwrap();
+    assert!(restore_lines(repo2.to_str().unwrap(), &cfg).is_empty());
+    let e = note::append_note(&repo2, note::NoteKind::Gotcha, "x", &cfg, 0).unwrap_err();
+    assert!(e.to_string().contains("links out of the project"), "{e}");
+}
