@@ -277,7 +277,15 @@ pub(super) fn export(
         } else {
             projects.iter().cloned().collect()
         };
+        // One directory may serve every project (`MEMCTL_MEMORY_DIR`): its files go once.
+        let mut dirs_seen = BTreeSet::new();
         for project in memory_projects {
+            let Some(dir) = crate::memory::find_dir(&project, &opts.memory) else {
+                continue;
+            };
+            if !dirs_seen.insert(dir) {
+                continue;
+            }
             for (name, text) in super::memory::read_files(&project, &opts.memory)? {
                 w.put(&Record::MemoryFile(MemoryFileRec {
                     project: project.clone(),

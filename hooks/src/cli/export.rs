@@ -4,7 +4,9 @@
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use memctl_engine::Engine;
-use memctl_engine::export::{ExportOptions, ImportOptions, ImportReport, KindCounts, Phase, Progress};
+use memctl_engine::export::{
+    ExportOptions, ImportOptions, ImportReport, KindCounts, Phase, Progress,
+};
 use memctl_engine::memory::MemoryConfig;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -186,7 +188,11 @@ fn print_report(r: &ImportReport, out: &mut dyn Write) -> Result<()> {
     writeln!(
         out,
         "{}{} records read (format v{}, written by memctl {})",
-        if r.dry_run { "dry run, nothing written: " } else { "" },
+        if r.dry_run {
+            "dry run, nothing written: "
+        } else {
+            ""
+        },
         r.records,
         r.version,
         r.written_by
