@@ -20,6 +20,7 @@
 pub mod format;
 mod import;
 mod memory;
+mod read;
 #[cfg(test)]
 mod tests;
 mod write;

@@ -62,6 +62,6 @@ fn unknown_fields_are_ignored_and_every_kind_is_known() {
         }
     );
     // `kind()` and the list the error message shows agree.
-    let serialized = serde_json::to_value(&Record::Trailer(t)).expect("json");
+    let serialized = serde_json::to_value(Record::Trailer(t)).expect("json");
     assert!(KINDS.contains(&serialized["kind"].as_str().unwrap_or_default()));
 }

@@ -183,7 +183,7 @@ pub(super) fn export(
     } else {
         r.for_each_chunk_with(|id, rec| {
             done += 1;
-            if done % 64 == 0 {
+            if done.is_multiple_of(64) {
                 progress(Progress {
                     phase: Phase::Export,
                     done,
