@@ -17,6 +17,7 @@
 mod corrupt_tests;
 mod create;
 mod handle;
+pub(crate) mod port;
 pub(crate) mod remove;
 pub(crate) mod rewrite;
 mod schema;

@@ -162,7 +162,7 @@ pub(crate) fn resolve(
     })
 }
 
-fn add_stats(tx: &WriteTransaction, bytes: i64, blobs: i64) -> Result<(), StoreError> {
+pub(super) fn add_stats(tx: &WriteTransaction, bytes: i64, blobs: i64) -> Result<(), StoreError> {
     let mut t = tx.open_table(SWAP_STATS)?;
     for (k, d) in [(STAT_BYTES, bytes), (STAT_BLOBS, blobs)] {
         let cur = t.get(k)?.map_or(0, |v| v.value());
@@ -179,7 +179,7 @@ pub(crate) fn stats(t: &impl ReadableTable<&'static str, u64>) -> Result<(u64, u
 }
 
 /// Write `e` (replacing `old`, whose order key is removed).
-fn write_entry(
+pub(super) fn write_entry(
     tx: &WriteTransaction,
     e: &SwapEntry,
     old: Option<&SwapEntry>,

@@ -44,6 +44,7 @@ mod extract;
 pub(crate) mod forget;
 #[cfg(test)]
 mod id_tests;
+pub(crate) mod port;
 #[cfg(test)]
 mod tests;
 
@@ -52,7 +53,7 @@ pub use digest::{Digest, definitions, digest};
 pub use extract::{input_summary, output_text};
 
 use crate::core::Core;
-use crate::embed::{Embedder, HashEmbedder};
+use crate::embed::Embedder;
 use crate::error::{EngineError, StoreError};
 use crate::store::{SWAP_BLOBS, SWAP_ENTRIES, SWAP_REFS, SWAP_STATS, SWAP_VECTORS, StoreReader};
 use serde::{Deserialize, Serialize};
@@ -65,7 +66,7 @@ pub const MIN_ID_PREFIX: usize = 4;
 /// Characters of the summary shown in an inventory line.
 const INVENTORY_SUMMARY_CHARS: usize = 160;
 /// Characters of the output's head that go into its vector.
-const VECTOR_HEAD_CHARS: usize = 2000;
+pub(crate) const VECTOR_HEAD_CHARS: usize = 2000;
 
 /// One swapped output of one session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -311,15 +312,7 @@ pub fn prepare(call: &ToolCall<'_>, cfg: &SwapConfig, now: i64) -> Result<Prepar
     }
     let input = crate::redact::redact(&input_summary(call.tool_name, call.tool_input)).into_owned();
     let d = digest(call.tool_name, &input, &content);
-    let head: String = content.chars().take(VECTOR_HEAD_CHARS).collect();
-    let vector = HashEmbedder::new().embed_one(&format!(
-        "{} {}\n{}\n{}\n{}",
-        call.tool_name,
-        input,
-        d.summary,
-        d.patterns.join(" "),
-        head
-    ));
+    let vector = port::entry_vector(call.tool_name, &input, &d.summary, &d.patterns, &content);
     let blob = db::encode_blob(content.as_bytes());
     let entry = SwapEntry {
         id: content_id(&content),

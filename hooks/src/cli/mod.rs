@@ -7,6 +7,7 @@
 
 mod config;
 mod embed;
+mod export;
 mod ingest;
 mod search;
 mod sessions;
@@ -89,6 +90,10 @@ pub enum Command {
     /// Serve the archive to the agent as MCP tools over stdio (search, get, timeline,
     /// tool_output, sessions, session_summary, remember); started by Claude Code.
     Mcp,
+    /// Write the archive to a portable JSON Lines file (`--out F.jsonl[.gz]`).
+    Export(export::ExportArgs),
+    /// Merge an export file into the archive (dedup by content; `--dry-run` first).
+    Import(export::ImportArgs),
     /// Show the configuration: every key, its effective value and where it came from
     /// (default, user file, project file, environment); `path`: the files read; `get KEY`.
     Config(ConfigArgs),
@@ -223,6 +228,8 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
         Command::Unpin(a) => crate::lifecycle::pin(open(opts)?, a, false, out),
         Command::Mcp => crate::mcp::serve(opts, s),
         Command::Config(a) => config::config(loaded, cli.data_dir.as_deref(), a, out),
+        Command::Export(a) => export::export(open(opts)?, a, &s.restore.memory, out),
+        Command::Import(a) => export::import(open(opts)?, a, &s.restore.memory, out),
     }
 }
 

@@ -1,0 +1,231 @@
+//! Reading an export file: line by line (gzip detected by its first bytes), each line one
+//! typed record, with the line number in every error; and the first pass of an import, which
+//! checks the whole file (header version, every record, the trailer's counts) before anything
+//! is written.
+
+use super::format::{Counts, FORMAT, Header, KINDS, MemoryFileRec, Record, TombstoneKind, VERSION};
+use super::{ExportError, Phase, Progress};
+use std::cell::Cell;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+/// Longest line accepted (the largest stored tool output is far below it).
+const MAX_LINE_BYTES: u64 = 256 << 20;
+
+/// Counts the bytes read from the file (progress).
+struct Counting<R> {
+    inner: R,
+    n: Rc<Cell<u64>>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let k = self.inner.read(buf)?;
+        self.n.set(self.n.get() + k as u64);
+        Ok(k)
+    }
+}
+
+/// Reads records line by line.
+pub(super) struct Reader {
+    inner: Box<dyn BufRead>,
+    path: PathBuf,
+    line: u64,
+    /// The current line's bytes (its size counts toward a batch's bytes).
+    pub(super) buf: Vec<u8>,
+    read: Rc<Cell<u64>>,
+    total: u64,
+}
+
+/// Only the tag of a line that did not parse as a known record.
+#[derive(serde::Deserialize)]
+struct KindOnly {
+    kind: Option<serde_json::Value>,
+}
+
+impl Reader {
+    pub(super) fn open(path: &Path) -> Result<Self, ExportError> {
+        let io = |source| ExportError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let total = file.metadata().map_err(io)?.len();
+        let read = Rc::new(Cell::new(0));
+        let mut raw = BufReader::with_capacity(
+            1 << 20,
+            Counting {
+                inner: file,
+                n: Rc::clone(&read),
+            },
+        );
+        let gz = raw.fill_buf().map_err(io)?.starts_with(&[0x1f, 0x8b]);
+        let inner: Box<dyn BufRead> = if gz {
+            Box::new(BufReader::with_capacity(
+                1 << 20,
+                flate2::bufread::MultiGzDecoder::new(raw),
+            ))
+        } else {
+            Box::new(raw)
+        };
+        Ok(Self {
+            inner,
+            path: path.to_path_buf(),
+            line: 0,
+            buf: Vec::new(),
+            read,
+            total,
+        })
+    }
+
+    /// The next record with its line number; `None` at the end of the file.
+    pub(super) fn next(&mut self) -> Result<Option<(u64, Record)>, ExportError> {
+        self.buf.clear();
+        let n = (&mut self.inner)
+            .take(MAX_LINE_BYTES + 1)
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|source| ExportError::Io {
+                path: self.path.clone(),
+                source,
+            })?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.line += 1;
+        let line = self.line;
+        if n as u64 > MAX_LINE_BYTES {
+            return Err(ExportError::Line {
+                line,
+                reason: format!("longer than {MAX_LINE_BYTES} bytes"),
+            });
+        }
+        if self.buf.last() != Some(&b'\n') {
+            return Err(ExportError::Line {
+                line,
+                reason: "the last line is cut short (no newline): the file is truncated".into(),
+            });
+        }
+        match serde_json::from_slice::<Record>(&self.buf) {
+            Ok(r) => Ok(Some((line, r))),
+            Err(e) => Err(match serde_json::from_slice::<KindOnly>(&self.buf) {
+                Ok(KindOnly {
+                    kind: Some(serde_json::Value::String(k)),
+                }) if !KINDS.contains(&k.as_str()) => ExportError::UnknownKind { line, kind: k },
+                Ok(KindOnly { kind: None }) => ExportError::Line {
+                    line,
+                    reason: "a JSON object without a \"kind\"".into(),
+                },
+                _ => ExportError::Line {
+                    line,
+                    reason: format!("not a valid record: {e}"),
+                },
+            }),
+        }
+    }
+
+    pub(super) fn progress(&self, phase: Phase) -> Progress {
+        Progress {
+            phase,
+            done: self.read.get(),
+            total: self.total,
+        }
+    }
+}
+
+/// Check a header line.
+fn check_header(line: u64, r: Option<Record>) -> Result<Header, ExportError> {
+    let h = match r {
+        Some(Record::Header(h)) => h,
+        Some(other) => {
+            return Err(ExportError::NotExport(format!(
+                "it starts with a {} record, not a header",
+                other.kind()
+            )));
+        }
+        None => return Err(ExportError::NotExport("the file is empty".into())),
+    };
+    debug_assert_eq!(line, 1);
+    if h.format != FORMAT {
+        return Err(ExportError::NotExport(format!("format {:?}", h.format)));
+    }
+    if h.version > VERSION {
+        return Err(ExportError::Newer {
+            found: h.version,
+            supported: VERSION,
+            memctl: h.memctl,
+        });
+    }
+    Ok(h)
+}
+
+/// What a record must hold beyond its JSON shape.
+fn check_record(line: u64, r: &Record) -> Result<(), ExportError> {
+    let bad = |reason: String| Err(ExportError::Line { line, reason });
+    match r {
+        Record::Header(_) => bad("a second header".into()),
+        Record::Chunk(c) => {
+            for v in &c.vectors {
+                v.values()
+                    .map_err(|reason| ExportError::Line { line, reason })?;
+            }
+            if c.session.is_empty() {
+                return bad("a chunk without a session".into());
+            }
+            Ok(())
+        }
+        Record::SwapOutput(s) if crate::swap::content_id(&s.content) != s.entry.id => bad(format!(
+            "tool output {}: its content does not match its id (sha256)",
+            s.entry.id
+        )),
+        Record::MemoryFile(m) if !MemoryFileRec::name_is_safe(&m.name) => bad(format!(
+            "memory file name {:?} is not a plain .md/.json file name",
+            m.name
+        )),
+        Record::Tombstone(t)
+            if t.what == TombstoneKind::Text
+                && (t.key.len() != 64 || !t.key.bytes().all(|b| b.is_ascii_hexdigit())) =>
+        {
+            bad(format!("text tombstone {:?} is not a sha256", t.key))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// First pass: the whole file is well formed and complete. Returns its header.
+pub(super) fn check_file(
+    path: &Path,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Header, ExportError> {
+    let mut rd = Reader::open(path)?;
+    let first = rd.next()?;
+    let header = check_header(1, first.map(|(_, r)| r))?;
+    let mut counts = Counts::default();
+    loop {
+        let Some((line, r)) = rd.next()? else {
+            return Err(ExportError::Truncated { lines: rd.line });
+        };
+        if line.is_multiple_of(256) {
+            progress(rd.progress(Phase::Check));
+        }
+        if let Record::Trailer(t) = &r {
+            if t.counts != counts {
+                return Err(ExportError::CountMismatch {
+                    line,
+                    expected: Box::new(t.counts),
+                    found: Box::new(counts),
+                });
+            }
+            if let Some((after, _)) = rd.next()? {
+                return Err(ExportError::Line {
+                    line: after,
+                    reason: "a record after the trailer".into(),
+                });
+            }
+            progress(rd.progress(Phase::Check));
+            return Ok(header);
+        }
+        check_record(line, &r)?;
+        counts.add(&r);
+    }
+}

@@ -1,0 +1,307 @@
+//! Writing an export: one read transaction (a consistent snapshot while hooks keep writing),
+//! every table streamed row by row into a buffered writer, so memory stays bounded by the
+//! largest single record whatever the size of the store.
+
+use super::format::{
+    ChunkRec, Counts, FORMAT, Header, MemoryFileRec, ProjectRec, Record, SessionRec, SwapOutputRec,
+    TombstoneKind, TombstoneRec, Trailer, TurnLinkRec, VERSION, VectorRec,
+};
+use super::{ExportError, ExportOptions, ExportReport, Phase, Progress};
+use crate::core::Core;
+use crate::embed::{Embedder as _, EmbedderId};
+use crate::store::{ChunkRecord, StoreReader};
+use std::collections::BTreeSet;
+use std::io::Write;
+
+/// Serializes records, one per line, counting them.
+struct Lines<'w> {
+    out: &'w mut dyn Write,
+    counts: Counts,
+    bytes: u64,
+}
+
+impl Lines<'_> {
+    fn put(&mut self, r: &Record) -> Result<(), ExportError> {
+        let mut line = serde_json::to_vec(r).map_err(|e| ExportError::Encode(e.to_string()))?;
+        line.push(b'\n');
+        self.out.write_all(&line).map_err(ExportError::Write)?;
+        self.bytes += line.len() as u64;
+        self.counts.add(r);
+        Ok(())
+    }
+}
+
+/// Does the export take this chunk (by project, session and start time)?
+fn selected(opts: &ExportOptions, projects: &BTreeSet<String>, rec: &ChunkRecord) -> bool {
+    let c = &rec.chunk;
+    (opts.projects.is_empty() || projects.contains(&c.project))
+        && opts
+            .since
+            .as_deref()
+            .is_none_or(|s| c.started_at.as_deref().is_some_and(|t| t >= s))
+}
+
+/// The chunk as a record, seen as turn (session, turn, part) (a session export writes shared
+/// chunks as its own turns).
+fn chunk_rec(rec: ChunkRecord, vectors: Vec<VectorRec>, at: Option<(&str, u32, u16)>) -> ChunkRec {
+    let ChunkRecord {
+        chunk: c,
+        ingested_at,
+        access_count,
+        last_access,
+        confidence,
+        pinned,
+        ..
+    } = rec;
+    let (session, turn, part) = match at {
+        Some((s, t, p)) => (s.to_string(), t, p),
+        None => (c.session_id, c.turn_index, c.part),
+    };
+    ChunkRec {
+        session,
+        project: c.project,
+        turn,
+        part,
+        parts: c.parts,
+        turn_uuid: c.turn_uuid,
+        line_uuids: c.line_uuids,
+        started_at: c.started_at,
+        ended_at: c.ended_at,
+        text: c.text,
+        tools: c.tools,
+        files: c.files,
+        summary: c.summary,
+        is_compact_summary: c.is_compact_summary,
+        ingested_at,
+        access_count,
+        last_access,
+        confidence,
+        pinned,
+        vectors,
+    }
+}
+
+/// Model vectors of a chunk in the space `emb` (none when not embedded yet).
+fn vectors_of(
+    r: &StoreReader,
+    id: u64,
+    rec: &ChunkRecord,
+    emb: Option<&EmbedderId>,
+) -> Result<Vec<VectorRec>, ExportError> {
+    let Some(emb) = emb else {
+        return Ok(Vec::new());
+    };
+    let key = emb.key();
+    if !rec.embedders.contains(&key) {
+        return Ok(Vec::new());
+    }
+    Ok(r.vector(id, emb)?
+        .map(|v| vec![VectorRec::new(key, &v)])
+        .unwrap_or_default())
+}
+
+/// Write the whole export to `out` (see [`crate::Engine::export`]).
+pub(super) fn export(
+    core: &Core,
+    opts: &ExportOptions,
+    out: &mut dyn Write,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<ExportReport, ExportError> {
+    // The model's space, for `--vectors`: the space its vectors were stored in. Loading the
+    // model is the only way to learn its id; without it there are no model vectors to export.
+    let emb = if opts.vectors {
+        Some(core.model().map_err(ExportError::NoModel)?.id().clone())
+    } else {
+        None
+    };
+    let r = core.store().read()?;
+    let projects: BTreeSet<String> = opts.projects.iter().cloned().collect();
+    let total = r.chunk_count()?;
+    let mut w = Lines {
+        out,
+        counts: Counts::default(),
+        bytes: 0,
+    };
+    let mut scope = Vec::new();
+    if !opts.projects.is_empty() {
+        scope.push(format!("projects: {}", opts.projects.join(", ")));
+    }
+    if let Some(s) = &opts.session {
+        scope.push(format!("session: {s}"));
+    }
+    if let Some(s) = &opts.since {
+        scope.push(format!("since: {s}"));
+    }
+    w.put(&Record::Header(Header {
+        format: FORMAT.to_string(),
+        version: VERSION,
+        memctl: env!("CARGO_PKG_VERSION").to_string(),
+        created: jiff::Timestamp::now().to_string(),
+        embedder: emb.as_ref().map(EmbedderId::key),
+        scope,
+    }))?;
+    for (path, _) in r.projects()? {
+        if projects.is_empty() || projects.contains(&path) {
+            w.put(&Record::Project(ProjectRec { path }))?;
+        }
+    }
+    // Tombstones carry no project (a uuid or a hash, never text): all of them go, so that an
+    // import anywhere does not bring back what was forgotten here.
+    r.for_each_tombstone(|turn, key, at| {
+        w.put(&Record::Tombstone(TombstoneRec {
+            what: if turn {
+                TombstoneKind::Turn
+            } else {
+                TombstoneKind::Text
+            },
+            key: key.to_string(),
+            forgotten_at: at,
+        }))
+    })?;
+
+    // Sessions whose turns went into the file (the session records follow the chunks).
+    let mut sessions: BTreeSet<String> = BTreeSet::new();
+    let mut done = 0u64;
+    if let Some(only) = &opts.session {
+        // One session: its turns in order, shared chunks written as its own turns (their
+        // owners are not in the file).
+        for ((turn, part), id) in r.session_turns(only)? {
+            let Some(rec) = r.chunk(id)? else { continue };
+            if !selected(opts, &projects, &rec) {
+                continue;
+            }
+            let v = vectors_of(&r, id, &rec, emb.as_ref())?;
+            w.put(&Record::Chunk(chunk_rec(rec, v, Some((only, turn, part)))))?;
+            sessions.insert(only.clone());
+            done += 1;
+            progress(Progress {
+                phase: Phase::Export,
+                done,
+                total,
+            });
+        }
+    } else {
+        r.for_each_chunk_with(|id, rec| {
+            done += 1;
+            if done.is_multiple_of(64) {
+                progress(Progress {
+                    phase: Phase::Export,
+                    done,
+                    total,
+                });
+            }
+            if !selected(opts, &projects, &rec) {
+                return Ok(());
+            }
+            sessions.insert(rec.chunk.session_id.clone());
+            let v = vectors_of(&r, id, &rec, emb.as_ref())?;
+            w.put(&Record::Chunk(chunk_rec(rec, v, None)))
+        })?;
+        progress(Progress {
+            phase: Phase::Export,
+            done,
+            total,
+        });
+        // Turns that resolve to another turn's chunk (identical text in a fork): links, after
+        // every chunk, so the importer finds the chunk by its hash.
+        let mut links = Vec::new();
+        r.for_each_turn(|e| {
+            if !e.own {
+                links.push((e.session.to_string(), e.turn, e.part, e.chunk));
+            }
+            Ok::<(), ExportError>(())
+        })?;
+        for (session, turn, part, id) in links {
+            let Some(rec) = r.chunk(id)? else { continue };
+            if !selected(opts, &projects, &rec) {
+                continue;
+            }
+            sessions.insert(session.clone());
+            w.put(&Record::TurnLink(TurnLinkRec {
+                session,
+                project: rec.chunk.project,
+                turn,
+                part,
+                text_sha256: rec.chunk.sha256,
+            }))?;
+        }
+    }
+
+    let filtered = opts.session.is_some() || opts.since.is_some();
+    for (id, s) in r.sessions()? {
+        let take = if filtered {
+            sessions.contains(&id)
+        } else {
+            projects.is_empty() || projects.contains(&s.project)
+        };
+        if !take {
+            continue;
+        }
+        let structured = crate::summary::stored(&r, &id)?;
+        w.put(&Record::Session(SessionRec {
+            id,
+            project: s.project,
+            transcript_path: s.transcript_path,
+            first_ts: s.first_ts,
+            last_ts: s.last_ts,
+            turns: s.turns,
+            updated_at: s.updated_at,
+            summary: s.summary,
+            compact_summary: s.compact_summary,
+            compactions: s.compactions,
+            structured_summary: structured,
+        }))?;
+    }
+
+    let since_unix = match &opts.since {
+        Some(s) => Some(
+            s.parse::<jiff::Timestamp>()
+                .map_err(|e| ExportError::Invalid(format!("since {s:?}: {e}")))?
+                .as_second(),
+        ),
+        None => None,
+    };
+    crate::swap::port::for_each_output(&r, |entry, content| {
+        let take = (projects.is_empty() || projects.contains(&entry.project))
+            && opts.session.as_ref().is_none_or(|s| *s == entry.session_id)
+            && since_unix.is_none_or(|t| entry.created_at >= t);
+        if take {
+            w.put(&Record::SwapOutput(SwapOutputRec { entry, content }))?;
+        }
+        Ok::<(), ExportError>(())
+    })?;
+
+    if opts.session.is_none() {
+        let memory_projects: Vec<String> = if projects.is_empty() {
+            r.projects()?.into_iter().map(|(p, _)| p).collect()
+        } else {
+            projects.iter().cloned().collect()
+        };
+        // One directory may serve every project (`MEMCTL_MEMORY_DIR`): its files go once.
+        let mut dirs_seen = BTreeSet::new();
+        for project in memory_projects {
+            let Some(dir) = crate::memory::find_dir(&project, &opts.memory) else {
+                continue;
+            };
+            if !dirs_seen.insert(dir) {
+                continue;
+            }
+            for (name, text) in super::memory::read_files(&project, &opts.memory)? {
+                w.put(&Record::MemoryFile(MemoryFileRec {
+                    project: project.clone(),
+                    name,
+                    text,
+                }))?;
+            }
+        }
+    }
+
+    let counts = w.counts;
+    w.put(&Record::Trailer(Trailer { counts }))?;
+    w.out.flush().map_err(ExportError::Write)?;
+    Ok(ExportReport {
+        counts,
+        bytes: w.bytes,
+        embedder: emb.map(|e| e.key()),
+    })
+}

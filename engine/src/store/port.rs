@@ -1,0 +1,186 @@
+//! Store accessors of `memctl export` / `import` ([`crate::export`]): streaming reads of whole
+//! tables in one read transaction, and the writes an import needs beyond `put_chunk`.
+//!
+//! Kept apart from the table families' own files so that export/import has one place to look
+//! at when the schema changes: every table it reads or writes is named here.
+
+use super::schema::{CHUNKS, FORGOTTEN, HASHES, SESSIONS, TOMBSTONE_TEXT, TOMBSTONE_TURN, TURNS};
+use super::{ChunkId, ChunkRecord, SessionRecord, StoreReader, StoreWriter};
+use crate::codec;
+use crate::error::StoreError;
+use redb::ReadableTable;
+
+/// The leading fields of a stored [`ChunkRecord`] (its chunk's identity): decoding only them
+/// spares the text when a turn entry only needs to be compared with its chunk's own turn.
+#[derive(serde::Deserialize)]
+struct ChunkHead {
+    session_id: String,
+    _project: String,
+    turn_index: u32,
+    part: u16,
+}
+
+/// One turn entry as [`StoreReader::for_each_turn`] reports it.
+#[derive(Debug)]
+pub(crate) struct TurnEntry<'a> {
+    /// Session of the entry.
+    pub session: &'a str,
+    /// Turn index.
+    pub turn: u32,
+    /// Part.
+    pub part: u16,
+    /// The chunk it resolves to.
+    pub chunk: ChunkId,
+    /// True when the chunk is this very turn's own (not another turn's identical copy).
+    pub own: bool,
+}
+
+impl StoreReader {
+    /// Every turn entry, in (session, turn, part) order, streamed; `f` gets whether the chunk
+    /// is the entry's own (only the chunk's leading fields are decoded for that).
+    pub fn for_each_turn<E: From<StoreError>>(
+        &self,
+        mut f: impl FnMut(TurnEntry<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let turns = self.tx.open_table(TURNS).map_err(StoreError::from)?;
+        let chunks = self.tx.open_table(CHUNKS).map_err(StoreError::from)?;
+        for row in turns.iter().map_err(StoreError::from)? {
+            let (k, v) = row.map_err(StoreError::from)?;
+            let (session, turn, part) = k.value();
+            let id = v.value();
+            let Some(raw) = chunks.get(id).map_err(StoreError::from)? else {
+                continue;
+            };
+            let head: ChunkHead =
+                codec::decode(raw.value(), "chunk record").map_err(StoreError::from)?;
+            f(TurnEntry {
+                session,
+                turn,
+                part,
+                chunk: id,
+                own: head.session_id == session && head.turn_index == turn && head.part == part,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Every tombstone as (is a turn uuid, key, unix seconds), in key order, streamed.
+    pub fn for_each_tombstone<E: From<StoreError>>(
+        &self,
+        mut f: impl FnMut(bool, &str, i64) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let t = match self.tx.open_table(FORGOTTEN) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(()),
+            Err(e) => return Err(StoreError::from(e).into()),
+        };
+        for row in t.iter().map_err(StoreError::from)? {
+            let (k, v) = row.map_err(StoreError::from)?;
+            let (kind, key) = k.value();
+            f(kind == TOMBSTONE_TURN, key, v.value())?;
+        }
+        Ok(())
+    }
+}
+
+impl StoreReader {
+    /// Every chunk record in id order, streamed (never collected): `f`'s own error type stops
+    /// the walk and comes back as is.
+    pub fn for_each_chunk_with<E: From<StoreError>>(
+        &self,
+        mut f: impl FnMut(ChunkId, ChunkRecord) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let t = self.tx.open_table(CHUNKS).map_err(StoreError::from)?;
+        for row in t.iter().map_err(StoreError::from)? {
+            let (k, v) = row.map_err(StoreError::from)?;
+            let rec = codec::decode(v.value(), "chunk record").map_err(StoreError::from)?;
+            f(k.value(), rec)?;
+        }
+        Ok(())
+    }
+}
+
+impl StoreWriter {
+    /// The chunk a (session, turn, part) resolves to, inside the write transaction.
+    pub fn turn_chunk(
+        &self,
+        session: &str,
+        turn: u32,
+        part: u16,
+    ) -> Result<Option<ChunkId>, StoreError> {
+        Ok(self
+            .tx
+            .open_table(TURNS)?
+            .get((session, turn, part))?
+            .map(|v| v.value()))
+    }
+
+    /// The chunk of `project` whose text has this sha256 (the dedup index).
+    pub fn chunk_by_hash(
+        &self,
+        project_id: u32,
+        sha256: &str,
+    ) -> Result<Option<(ChunkId, ChunkRecord)>, StoreError> {
+        let id = self
+            .tx
+            .open_table(HASHES)?
+            .get((project_id, sha256))?
+            .map(|v| v.value());
+        match id {
+            Some(id) => Ok(self.get_record(id)?.map(|r| (id, r))),
+            None => Ok(None),
+        }
+    }
+
+    /// Number of projects.
+    pub fn projects_len(&self) -> Result<u64, StoreError> {
+        use redb::ReadableTableMetadata;
+        Ok(self.tx.open_table(super::schema::PROJECTS)?.len()?)
+    }
+
+    /// Does the session have any turn entry?
+    pub fn session_has_turns(&self, session: &str) -> Result<bool, StoreError> {
+        let t = self.tx.open_table(TURNS)?;
+        let mut range = t.range((session, 0u32, 0u16)..=(session, u32::MAX, u16::MAX))?;
+        Ok(range.next().transpose()?.is_some())
+    }
+
+    /// Write a session record as given (an imported session new to this store).
+    pub fn put_session(&mut self, id: &str, rec: &SessionRecord) -> Result<(), StoreError> {
+        self.tx
+            .open_table(SESSIONS)?
+            .insert(id, codec::encode(rec)?.as_slice())?;
+        Ok(())
+    }
+
+    /// Record a tombstone unless one exists (the earlier time is kept). Returns whether it was
+    /// new.
+    pub fn put_tombstone(&mut self, turn: bool, key: &str, at: i64) -> Result<bool, StoreError> {
+        let kind = if turn { TOMBSTONE_TURN } else { TOMBSTONE_TEXT };
+        let mut t = self.tx.open_table(FORGOTTEN)?;
+        if t.get((kind, key))?.is_some() {
+            return Ok(false);
+        }
+        t.insert((kind, key), at)?;
+        Ok(true)
+    }
+}
+
+impl super::Store {
+    /// Run `f` in one write transaction and roll it back (`memctl import --dry-run`: exact
+    /// counts, nothing written).
+    pub fn write_rolled_back<T>(
+        &self,
+        f: impl FnOnce(&mut StoreWriter) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let (_opened, tx) = self.begin_write()?;
+        let mut w = StoreWriter {
+            tx,
+            pending_blocks: Vec::new(),
+        };
+        let out = f(&mut w)?;
+        w.flush_blocks()?;
+        w.tx.abort()?;
+        Ok(out)
+    }
+}
