@@ -13,6 +13,10 @@
 //! bounded loop ([`Store::write`]) and report [`StoreError::Busy`] past the deadline; callers
 //! (hooks) then spool the event and ingest it later.
 
+pub mod check;
+#[cfg(test)]
+mod check_tests;
+mod check_vectors;
 #[cfg(test)]
 mod corrupt_tests;
 mod create;
