@@ -20,6 +20,8 @@ mod check_vectors;
 #[cfg(test)]
 mod corrupt_tests;
 mod create;
+#[cfg(test)]
+mod fault_inject;
 mod handle;
 pub(crate) mod remove;
 pub(crate) mod rewrite;
