@@ -66,7 +66,18 @@ pub fn parse_time(flag: &'static str, value: &str, now: Timestamp) -> Result<Str
             }
         }
     };
-    Ok(ts.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+    // An age reaching before year 0 (`18000000h`) or a date written with an extended year
+    // (`-000005-01-01T00:00:00Z`) printed as `-084-07-28T...`: no stored form, and no value
+    // this parser reads back (found by fuzzing, issue 14). Year 0 compares the same against
+    // every stored time: a `--since` before it takes everything, an `--until` nothing.
+    let earliest = jiff::civil::date(0, 1, 1)
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .map_err(|_| bad())?
+        .timestamp();
+    Ok(ts
+        .max(earliest)
+        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string())
 }
 
 /// `30m`, `12h`, `7d`, `2w` (also `90s`): an age; None for anything else.
@@ -165,6 +176,19 @@ mod tests {
         "2026-11-25T10:30:00Z"
             .parse()
             .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Fuzzing found it (`scripts/fuzz.sh`, target filters: --since/--until, minimal input
+    /// `("18000000h", now = 0)`): a time before year 0 was printed as `-084-07-28T...`.
+    #[test]
+    fn a_time_before_year_zero_is_year_zero_and_reads_back() {
+        let epoch = Timestamp::UNIX_EPOCH;
+        for input in ["18000000h", "-000005-01-01T00:00:00Z"] {
+            let got = parse_time("since", input, epoch);
+            assert_eq!(got, Ok("0000-01-01T00:00:00.000Z".into()), "{input}");
+            let back = parse_time("since", "0000-01-01T00:00:00.000Z", epoch);
+            assert_eq!(back, got, "{input}: the stored form reads back as itself");
+        }
     }
 
     #[test]
