@@ -24,7 +24,7 @@ LOG=$(mktemp "${TMPDIR:-/tmp}/memctl-fuzz.XXXXXX")
 trap 'rm -f "$LOG"' EXIT
 rc=0
 env "${mode[@]}" MEMCTL_FUZZ_SEED="$seed" \
-    cargo test --release -p memctl-engine --test fuzz -- --nocapture $filter 2>&1 | tee "$LOG" || rc=$?
+    cargo test -p memctl-engine --test fuzz -- --nocapture $filter 2>&1 | tee "$LOG" || rc=$?
 echo
 echo "fuzz.sh: executions per target (seed $seed):"
 grep -E "^fuzz target " "$LOG" | sed 's/^fuzz target /  /' || true
