@@ -130,8 +130,24 @@ pub fn resolve_session<'a>(
 }
 
 /// A project path as projects are stored (the directory Claude Code ran in): no trailing
-/// slash (the root stays `/`), no `.` components.
+/// slash (the root stays `/`), no `.` components, no surrounding whitespace.
+///
+/// A fixed point (normalizing twice changes nothing): forget compares normalized stored paths
+/// with a normalized argument. One pass was not one: `"฿ /"` became `"฿ "` (the slash gone,
+/// the space exposed), which the next pass trimmed (found by fuzzing, issue 14).
 pub fn normalize_project(path: &str) -> String {
+    let mut cur = path.to_string();
+    // Each pass only removes characters, so this ends.
+    loop {
+        let next = normalize_once(&cur);
+        if next == cur {
+            return cur;
+        }
+        cur = next;
+    }
+}
+
+fn normalize_once(path: &str) -> String {
     let p = std::path::Path::new(path.trim());
     let mut out = std::path::PathBuf::new();
     for c in p.components() {
@@ -176,6 +192,21 @@ mod tests {
         "2026-11-25T10:30:00Z"
             .parse()
             .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Fuzzing found it (`scripts/fuzz.sh --secs 75 --seed 20261125`, target filters:
+    /// --session prefix, --project path, minimal input `"฿ /"`): normalizing twice differed.
+    #[test]
+    fn normalizing_a_project_twice_changes_nothing() {
+        for input in ["฿ /", "/a/b /", " /a/./b/ ", "./", " ", "", "/x/ ./"] {
+            let once = normalize_project(input);
+            assert_eq!(normalize_project(&once), once, "{input:?}");
+        }
+        assert_eq!(normalize_project("฿ /"), "฿");
+        assert_eq!(
+            normalize_project(" /home/dev/src/quill-notes/ "),
+            "/home/dev/src/quill-notes"
+        );
     }
 
     /// Fuzzing found it (`scripts/fuzz.sh`, target filters: --since/--until, minimal input
