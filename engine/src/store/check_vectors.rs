@@ -112,6 +112,9 @@ pub(super) fn check(
     check_blocks(tx, chunks, &expected, found, counts)
 }
 
+/// One int8 block: its number and the chunk ids it holds.
+type Block = (u64, Vec<ChunkId>);
+
 /// Int8 blocks: contiguous numbers, full blocks before the tail, the tail entry, and every live
 /// vector exactly once (dead ids wait for a compaction and are allowed).
 fn check_blocks(
@@ -121,8 +124,7 @@ fn check_blocks(
     found: &mut Findings,
     counts: &mut CheckCounts,
 ) -> Result<(), StoreError> {
-    // (project, space) → [(block no, ids)].
-    let mut spaces: BTreeMap<(u32, String), Vec<(u64, Vec<ChunkId>)>> = BTreeMap::new();
+    let mut spaces: BTreeMap<(u32, String), Vec<Block>> = BTreeMap::new();
     if let Some(t) = open_table(tx, VEC_BLOCKS)? {
         for row in t.iter()? {
             let (k, v) = row?;

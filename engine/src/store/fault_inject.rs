@@ -203,10 +203,13 @@ fn turn_lines(k: u32, cwd: &str) -> String {
     format!("{user}\n{asst}\n")
 }
 
-/// turn index → the sha256 of each part, in part order, for the session (read through `store`).
-fn stored_turns(store: &Store) -> Result<BTreeMap<u32, Vec<(u16, u16, String)>>, StoreError> {
+/// (part, parts, sha256 of the text) of one stored part.
+type Part = (u16, u16, String);
+
+/// turn index → its parts, in part order, for the session (read through `store`).
+fn stored_turns(store: &Store) -> Result<BTreeMap<u32, Vec<Part>>, StoreError> {
     let r = store.read()?;
-    let mut out: BTreeMap<u32, Vec<(u16, u16, String)>> = BTreeMap::new();
+    let mut out: BTreeMap<u32, Vec<Part>> = BTreeMap::new();
     for ((turn, part), id) in r.session_turns(SID)? {
         let rec = r
             .chunk(id)?
@@ -296,7 +299,7 @@ fn trial(fault: Fault, fail_at: u64, what: &str) -> (Outcome, Arc<Counters>) {
     let fired = Arc::new(AtomicBool::new(false));
     let mut out = Outcome::default();
     // The last state an ingest reported Ok for: closed turns (all but the newest) must survive.
-    let mut committed: BTreeMap<u32, Vec<(u16, u16, String)>> = BTreeMap::new();
+    let mut committed: BTreeMap<u32, Vec<Part>> = BTreeMap::new();
     let mut appended = 0;
     {
         let file = std::fs::OpenOptions::new()
