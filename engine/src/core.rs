@@ -74,6 +74,19 @@ impl Core {
         })
     }
 
+    /// Internals over a store opened by the caller (tests: a store over a storage backend
+    /// with injected faults, `store::fault_inject`).
+    #[cfg(test)]
+    pub(crate) fn with_store(opts: EngineOptions, store: Store) -> Self {
+        Self {
+            opts,
+            store,
+            hash: HashEmbedder::new(),
+            model: OnceLock::new(),
+            query_model: OnceLock::new(),
+        }
+    }
+
     /// The options the engine was opened with.
     pub(crate) fn options(&self) -> &EngineOptions {
         &self.opts

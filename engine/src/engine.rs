@@ -43,6 +43,14 @@ impl Engine {
         })
     }
 
+    /// An engine over a store opened by the caller (tests with injected storage faults).
+    #[cfg(test)]
+    pub(crate) fn with_store(opts: EngineOptions, store: crate::store::Store) -> Self {
+        Self {
+            core: Core::with_store(opts, store),
+        }
+    }
+
     /// The internals, for the crate's own hook adapter and tests.
     pub(crate) fn core(&self) -> &Core {
         &self.core

@@ -66,7 +66,18 @@ pub fn parse_time(flag: &'static str, value: &str, now: Timestamp) -> Result<Str
             }
         }
     };
-    Ok(ts.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+    // An age reaching before year 0 (`18000000h`) or a date written with an extended year
+    // (`-000005-01-01T00:00:00Z`) printed as `-084-07-28T...`: no stored form, and no value
+    // this parser reads back (found by fuzzing, issue 14). Year 0 compares the same against
+    // every stored time: a `--since` before it takes everything, an `--until` nothing.
+    let earliest = jiff::civil::date(0, 1, 1)
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .map_err(|_| bad())?
+        .timestamp();
+    Ok(ts
+        .max(earliest)
+        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string())
 }
 
 /// `30m`, `12h`, `7d`, `2w` (also `90s`): an age; None for anything else.
@@ -119,8 +130,24 @@ pub fn resolve_session<'a>(
 }
 
 /// A project path as projects are stored (the directory Claude Code ran in): no trailing
-/// slash (the root stays `/`), no `.` components.
+/// slash (the root stays `/`), no `.` components, no surrounding whitespace.
+///
+/// A fixed point (normalizing twice changes nothing): forget compares normalized stored paths
+/// with a normalized argument. One pass was not one: `"฿ /"` became `"฿ "` (the slash gone,
+/// the space exposed), which the next pass trimmed (found by fuzzing, issue 14).
 pub fn normalize_project(path: &str) -> String {
+    let mut cur = path.to_string();
+    // Each pass only removes characters, so this ends.
+    loop {
+        let next = normalize_once(&cur);
+        if next == cur {
+            return cur;
+        }
+        cur = next;
+    }
+}
+
+fn normalize_once(path: &str) -> String {
     let p = std::path::Path::new(path.trim());
     let mut out = std::path::PathBuf::new();
     for c in p.components() {
@@ -165,6 +192,34 @@ mod tests {
         "2026-11-25T10:30:00Z"
             .parse()
             .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Fuzzing found it (`scripts/fuzz.sh --secs 75 --seed 20261125`, target filters:
+    /// --session prefix, --project path, minimal input `"฿ /"`): normalizing twice differed.
+    #[test]
+    fn normalizing_a_project_twice_changes_nothing() {
+        for input in ["฿ /", "/a/b /", " /a/./b/ ", "./", " ", "", "/x/ ./"] {
+            let once = normalize_project(input);
+            assert_eq!(normalize_project(&once), once, "{input:?}");
+        }
+        assert_eq!(normalize_project("฿ /"), "฿");
+        assert_eq!(
+            normalize_project(" /home/dev/src/quill-notes/ "),
+            "/home/dev/src/quill-notes"
+        );
+    }
+
+    /// Fuzzing found it (`scripts/fuzz.sh`, target filters: --since/--until, minimal input
+    /// `("18000000h", now = 0)`): a time before year 0 was printed as `-084-07-28T...`.
+    #[test]
+    fn a_time_before_year_zero_is_year_zero_and_reads_back() {
+        let epoch = Timestamp::UNIX_EPOCH;
+        for input in ["18000000h", "-000005-01-01T00:00:00Z"] {
+            let got = parse_time("since", input, epoch);
+            assert_eq!(got, Ok("0000-01-01T00:00:00.000Z".into()), "{input}");
+            let back = parse_time("since", "0000-01-01T00:00:00.000Z", epoch);
+            assert_eq!(back, got, "{input}: the stored form reads back as itself");
+        }
     }
 
     #[test]

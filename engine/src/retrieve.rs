@@ -209,12 +209,14 @@ impl SearchRequest {
     }
 
     /// Candidates per retriever: over-fetch so that filters and tombstones still leave `k`.
+    /// Saturating: `k` comes from users (`memctl search -k 18446744073709551615` overflowed
+    /// here and panicked; found by fuzzing, issue 14).
     pub(crate) fn candidates(&self) -> usize {
         let k = self.k.max(1);
         if self.has_filters() {
-            (k * 20).max(200)
+            k.saturating_mul(20).max(200)
         } else {
-            (k * 4).max(50)
+            k.saturating_mul(4).max(50)
         }
     }
 
@@ -295,4 +297,20 @@ pub struct SearchOutcome {
     /// matches, with how many of them it excluded (`"--since: 7 of 10"`), so that an empty
     /// answer is never silent about why.
     pub excluded_by: Vec<String>,
+}
+
+#[cfg(test)]
+mod fuzz_regressions {
+    use super::SearchRequest;
+
+    /// `scripts/fuzz.sh --secs 75 --seed 20261125`, target cli search filters, minimal input
+    /// `memctl search -k=18446744073709551615 -- 0`: "attempt to multiply with overflow".
+    #[test]
+    fn the_largest_k_does_not_overflow_the_candidate_count() {
+        let mut req = SearchRequest::new("0", usize::MAX);
+        assert_eq!(req.candidates(), usize::MAX);
+        req.tool = Some("Bash".into());
+        assert_eq!(req.candidates(), usize::MAX);
+        assert_eq!(SearchRequest::new("0", 0).candidates(), 50);
+    }
 }

@@ -13,9 +13,15 @@
 //! bounded loop ([`Store::write`]) and report [`StoreError::Busy`] past the deadline; callers
 //! (hooks) then spool the event and ingest it later.
 
+pub mod check;
+#[cfg(test)]
+mod check_tests;
+mod check_vectors;
 #[cfg(test)]
 mod corrupt_tests;
 mod create;
+#[cfg(test)]
+mod fault_inject;
 mod handle;
 pub(crate) mod port;
 pub(crate) mod remove;

@@ -5,6 +5,7 @@
 //! Exit codes: 0 success, 1 runtime failure (store, I/O), 2 usage error (clap's convention).
 //! Every failure prints one clear `memctl: error: ...` line (with causes) on stderr.
 
+mod check;
 mod config;
 mod embed;
 mod export;
@@ -14,6 +15,7 @@ mod sessions;
 mod status;
 mod swap;
 
+pub use check::CheckArgs;
 pub use config::{ConfigAction, ConfigArgs};
 pub use embed::{EmbedPendingArgs, EmbedderArgs};
 pub use ingest::IngestArgs;
@@ -61,6 +63,9 @@ pub enum Command {
     Show(ShowArgs),
     /// Counts, sizes, embedder and index state.
     Status,
+    /// Check the store: redb's integrity check and every cross-table rule (exits 1 when one
+    /// is broken).
+    Check(CheckArgs),
     /// Embed chunks stored without a model vector (run in the background by hooks).
     EmbedPending(EmbedPendingArgs),
     /// Keep the model loaded and embed prompts for hooks over a Unix socket (started by hooks
@@ -215,6 +220,7 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
         Command::Sessions(a) => sessions::sessions(open(opts)?, a, out),
         Command::Show(a) => sessions::show(open(opts)?, a, out),
         Command::Status => status::status(open(opts)?, out),
+        Command::Check(a) => check::check(&opts.store_path(), &a, out),
         Command::EmbedPending(a) => embed::embed_pending(opts, a, out),
         Command::Embedder(_) => embed::embedder(&opts, s, out),
         Command::Swap(c) => swap::swap(open(opts)?, c, &s.swap, out),

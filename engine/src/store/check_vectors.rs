@@ -1,0 +1,381 @@
+//! The checker's rules for vectors (f32 rows, int8 blocks, pending marks) and for stored tool
+//! outputs (see [`super::check`]).
+
+use super::check::{CheckCounts, FULL_BLOCK, Findings, Rule, add, is_model_key, open_table};
+use super::schema::*;
+use super::{ChunkId, ChunkRecord};
+use crate::error::StoreError;
+use redb::{ReadTransaction, ReadableTable};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// f32 vectors, pending marks and int8 blocks against the chunks.
+pub(super) fn check(
+    tx: &ReadTransaction,
+    chunks: &BTreeMap<ChunkId, ChunkRecord>,
+    found: &mut Findings,
+    counts: &mut CheckCounts,
+) -> Result<(), StoreError> {
+    let mut stored: BTreeSet<(ChunkId, String)> = BTreeSet::new();
+    let mut dims: BTreeMap<String, usize> = BTreeMap::new();
+    if let Some(t) = open_table(tx, VECTORS)? {
+        for row in t.iter()? {
+            let (k, v) = row?;
+            let (id, key) = k.value();
+            counts.vectors += 1;
+            let bytes = v.value().len();
+            if bytes % 4 != 0 {
+                add(
+                    found,
+                    Rule::Decode,
+                    format!("f32 vector ({id}, {key}): {bytes} bytes"),
+                );
+            } else if *dims.entry(key.to_string()).or_insert(bytes / 4) != bytes / 4 {
+                add(
+                    found,
+                    Rule::Vector,
+                    format!(
+                        "f32 vector ({id}, {key}): {} dimensions, others of this space {}",
+                        bytes / 4,
+                        dims[key]
+                    ),
+                );
+            }
+            match chunks.get(&id) {
+                None => add(
+                    found,
+                    Rule::Vector,
+                    format!("f32 vector ({id}, {key}) of a missing chunk"),
+                ),
+                Some(rec) if !rec.embedders.iter().any(|e| e == key) => add(
+                    found,
+                    Rule::Vector,
+                    format!("f32 vector ({id}, {key}): the chunk does not list this space"),
+                ),
+                Some(_) => {}
+            }
+            stored.insert((id, key.to_string()));
+        }
+    }
+    let mut pending: BTreeSet<ChunkId> = BTreeSet::new();
+    if let Some(t) = open_table(tx, PENDING)? {
+        for row in t.iter()? {
+            let id = row?.0.value();
+            pending.insert(id);
+            if !chunks.contains_key(&id) {
+                add(
+                    found,
+                    Rule::Pending,
+                    format!("pending mark of missing chunk {id}"),
+                );
+            }
+        }
+    }
+    // (project, space) → live chunk ids expected in its int8 blocks.
+    let mut expected: BTreeMap<(u32, String), BTreeSet<ChunkId>> = BTreeMap::new();
+    for (id, rec) in chunks {
+        let distinct: BTreeSet<&String> = rec.embedders.iter().collect();
+        if distinct.len() != rec.embedders.len() {
+            add(
+                found,
+                Rule::Vector,
+                format!("chunk {id} lists a space twice: {:?}", rec.embedders),
+            );
+        }
+        if rec.embedders.is_empty() {
+            add(
+                found,
+                Rule::Vector,
+                format!("chunk {id} has no vector at all"),
+            );
+        }
+        for key in &rec.embedders {
+            if !stored.contains(&(*id, key.clone())) {
+                add(
+                    found,
+                    Rule::Vector,
+                    format!("chunk {id} lists space {key} without its f32 vector"),
+                );
+            }
+            expected
+                .entry((rec.project_id, key.clone()))
+                .or_default()
+                .insert(*id);
+        }
+        if !pending.contains(id) && !rec.embedders.iter().any(|k| is_model_key(k)) {
+            add(
+                found,
+                Rule::Pending,
+                format!("chunk {id} is neither pending nor embedded by the model"),
+            );
+        }
+    }
+    check_blocks(tx, chunks, &expected, found, counts)
+}
+
+/// One int8 block: its number and the chunk ids it holds.
+type Block = (u64, Vec<ChunkId>);
+
+/// Int8 blocks: contiguous numbers, full blocks before the tail, the tail entry, and every live
+/// vector exactly once (dead ids wait for a compaction and are allowed).
+fn check_blocks(
+    tx: &ReadTransaction,
+    chunks: &BTreeMap<ChunkId, ChunkRecord>,
+    expected: &BTreeMap<(u32, String), BTreeSet<ChunkId>>,
+    found: &mut Findings,
+    counts: &mut CheckCounts,
+) -> Result<(), StoreError> {
+    let mut spaces: BTreeMap<(u32, String), Vec<Block>> = BTreeMap::new();
+    if let Some(t) = open_table(tx, VEC_BLOCKS)? {
+        for row in t.iter()? {
+            let (k, v) = row?;
+            let (p, key, no) = k.value();
+            let Some(view) = super::check::parse_block(found, (p, key, no), v.value()) else {
+                continue;
+            };
+            let ids: Vec<ChunkId> = view.ids().collect();
+            counts.block_vectors += ids.len() as u64;
+            spaces
+                .entry((p, key.to_string()))
+                .or_default()
+                .push((no, ids));
+        }
+    }
+    let mut tails: BTreeMap<(u32, String), (u64, u32)> = BTreeMap::new();
+    if let Some(t) = open_table(tx, VEC_TAILS)? {
+        for row in t.iter()? {
+            let (k, v) = row?;
+            let (p, key) = k.value();
+            tails.insert((p, key.to_string()), v.value());
+        }
+    }
+    let all: BTreeSet<&(u32, String)> = spaces.keys().chain(tails.keys()).collect();
+    for sk @ (p, key) in all {
+        let blocks = spaces.get(sk).map(Vec::as_slice).unwrap_or_default();
+        let last = blocks.last().map(|(no, ids)| (*no, ids.len() as u32));
+        match (last, tails.get(sk)) {
+            (Some(l), Some(&t)) if l == t => {}
+            (l, t) => add(
+                found,
+                Rule::Block,
+                format!("space ({p}, {key}): last block (no, vectors) {l:?}, tail entry {t:?}"),
+            ),
+        }
+        for (i, (no, ids)) in blocks.iter().enumerate() {
+            if *no != i as u64 {
+                add(
+                    found,
+                    Rule::Block,
+                    format!("space ({p}, {key}): block {no} in place {i} (numbers not contiguous)"),
+                );
+            }
+            if i + 1 < blocks.len() && ids.len() != FULL_BLOCK {
+                add(
+                    found,
+                    Rule::Block,
+                    format!(
+                        "space ({p}, {key}): block {no} holds {} vectors before the tail",
+                        ids.len()
+                    ),
+                );
+            }
+        }
+        let mut seen: BTreeMap<ChunkId, u32> = BTreeMap::new();
+        for id in blocks.iter().flat_map(|(_, ids)| ids) {
+            let Some(rec) = chunks.get(id) else { continue };
+            if rec.project_id != *p || !rec.embedders.iter().any(|e| e == key) {
+                add(
+                    found,
+                    Rule::Block,
+                    format!("space ({p}, {key}) holds chunk {id}, which has no vector there"),
+                );
+            }
+            *seen.entry(*id).or_default() += 1;
+        }
+        for (id, n) in &seen {
+            if *n > 1 {
+                add(
+                    found,
+                    Rule::Block,
+                    format!("space ({p}, {key}) holds chunk {id} {n} times"),
+                );
+            }
+        }
+        for id in expected.get(sk).into_iter().flatten() {
+            if !seen.contains_key(id) {
+                add(
+                    found,
+                    Rule::Block,
+                    format!("chunk {id} has a vector of space ({p}, {key}) but is in no block"),
+                );
+            }
+        }
+    }
+    for sk @ (p, key) in expected.keys() {
+        if !spaces.contains_key(sk) && !tails.contains_key(sk) {
+            add(
+                found,
+                Rule::Block,
+                format!("space ({p}, {key}) has vectors but no int8 block"),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The (tier, time) order key of a stored tool output (`swap::db::order_of`).
+fn order_of(e: &crate::swap::SwapEntry) -> (u8, i64) {
+    if e.access_count > 0 {
+        (1, e.last_access.unwrap_or(e.created_at))
+    } else {
+        (0, e.created_at)
+    }
+}
+
+/// Stored tool outputs: every entry has its blob, ref, order key and vector; every ref, order
+/// key and vector its entry; every blob a ref; the totals are the blobs'.
+pub(super) fn check_swap(
+    tx: &ReadTransaction,
+    found: &mut Findings,
+    counts: &mut CheckCounts,
+) -> Result<(), StoreError> {
+    let mut entries: BTreeMap<(String, String), crate::swap::SwapEntry> = BTreeMap::new();
+    if let Some(t) = open_table(tx, SWAP_ENTRIES)? {
+        for row in t.iter()? {
+            let (k, v) = row?;
+            let (s, id) = k.value();
+            match crate::codec::decode::<crate::swap::SwapEntry>(v.value(), "swap entry") {
+                Ok(e) => {
+                    if e.session_id != s || e.id != id {
+                        add(
+                            found,
+                            Rule::Swap,
+                            format!("entry ({s}, {id}) holds ({}, {})", e.session_id, e.id),
+                        );
+                    }
+                    entries.insert((s.to_string(), id.to_string()), e);
+                }
+                Err(e) => add(found, Rule::Decode, format!("swap entry ({s}, {id}): {e}")),
+            }
+        }
+    }
+    counts.swap_entries = entries.len() as u64;
+    let mut blobs: BTreeSet<String> = BTreeSet::new();
+    if let Some(t) = open_table(tx, SWAP_BLOBS)? {
+        for row in t.iter()? {
+            let (k, v) = row?;
+            if v.value().is_empty() {
+                add(found, Rule::Swap, format!("blob {} is empty", k.value()));
+            }
+            blobs.insert(k.value().to_string());
+        }
+    }
+    let mut refs: BTreeSet<(String, String)> = BTreeSet::new();
+    if let Some(t) = open_table(tx, SWAP_REFS)? {
+        for row in t.iter()? {
+            let (k, _) = row?;
+            let (id, s) = k.value();
+            refs.insert((id.to_string(), s.to_string()));
+            if !entries.contains_key(&(s.to_string(), id.to_string())) {
+                add(
+                    found,
+                    Rule::Swap,
+                    format!("ref ({id}, {s}) without its entry"),
+                );
+            }
+        }
+    }
+    let mut order: BTreeSet<(u8, i64, String, String)> = BTreeSet::new();
+    if let Some(t) = open_table(tx, SWAP_ORDER)? {
+        for row in t.iter()? {
+            let (k, _) = row?;
+            let (tier, at, s, id) = k.value();
+            order.insert((tier, at, s.to_string(), id.to_string()));
+            let matches = entries
+                .get(&(s.to_string(), id.to_string()))
+                .is_some_and(|e| order_of(e) == (tier, at));
+            if !matches {
+                add(
+                    found,
+                    Rule::Swap,
+                    format!("order key ({tier}, {at}, {s}, {id}) names no such entry"),
+                );
+            }
+        }
+    }
+    let mut vectors: BTreeSet<(String, String)> = BTreeSet::new();
+    if let Some(t) = open_table(tx, SWAP_VECTORS)? {
+        for row in t.iter()? {
+            let (k, _) = row?;
+            let (s, id) = k.value();
+            vectors.insert((s.to_string(), id.to_string()));
+            if !entries.contains_key(&(s.to_string(), id.to_string())) {
+                add(
+                    found,
+                    Rule::Swap,
+                    format!("vector ({s}, {id}) without its entry"),
+                );
+            }
+        }
+    }
+    let mut blob_bytes: BTreeMap<&str, u64> = BTreeMap::new();
+    for ((s, id), e) in &entries {
+        if !blobs.contains(id) {
+            add(
+                found,
+                Rule::Swap,
+                format!("entry ({s}, {id}) without its blob"),
+            );
+        }
+        if !refs.contains(&(id.clone(), s.clone())) {
+            add(
+                found,
+                Rule::Swap,
+                format!("entry ({s}, {id}) without its ref"),
+            );
+        }
+        let (tier, at) = order_of(e);
+        if !order.contains(&(tier, at, s.clone(), id.clone())) {
+            add(
+                found,
+                Rule::Swap,
+                format!("entry ({s}, {id}) without its order key"),
+            );
+        }
+        if !vectors.contains(&(s.clone(), id.clone())) {
+            add(
+                found,
+                Rule::Swap,
+                format!("entry ({s}, {id}) without its vector"),
+            );
+        }
+        blob_bytes.insert(id.as_str(), e.bytes);
+    }
+    for id in &blobs {
+        if !blob_bytes.contains_key(id.as_str()) {
+            add(
+                found,
+                Rule::Swap,
+                format!("blob {id} that no entry refers to"),
+            );
+        }
+    }
+    if let Some(t) = open_table(tx, SWAP_STATS)? {
+        let get = |k: &str| -> Result<u64, StoreError> { Ok(t.get(k)?.map_or(0, |v| v.value())) };
+        let (bytes, n) = (get("bytes")?, get("blobs")?);
+        let want_bytes: u64 = blobs
+            .iter()
+            .filter_map(|id| blob_bytes.get(id.as_str()))
+            .sum();
+        if n != blobs.len() as u64 || bytes != want_bytes {
+            add(
+                found,
+                Rule::Swap,
+                format!(
+                    "totals say {n} blobs / {bytes} bytes, the blobs are {} / {want_bytes}",
+                    blobs.len()
+                ),
+            );
+        }
+    }
+    Ok(())
+}
