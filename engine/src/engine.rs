@@ -43,6 +43,31 @@ impl Engine {
         })
     }
 
+    /// Migrate the store of `opts` to this memctl's schema (see `store::migrate`): the old
+    /// file is kept under `<data dir>/backups/`. A current store is left alone (the report
+    /// says `from == to`).
+    pub fn migrate(opts: &EngineOptions) -> Result<crate::MigrateReport, EngineError> {
+        Ok(crate::store::Store::migrate(
+            &opts.store_path(),
+            &opts.data_dir.join("backups"),
+        )?)
+    }
+
+    /// A consistent copy of the store at `out` (a new file), taken from one read
+    /// transaction while hooks keep writing. `None`: `<data dir>/backups/memctl-backup-<UTC
+    /// time>.redb`.
+    pub fn backup(&self, out: Option<&Path>) -> Result<crate::BackupReport, EngineError> {
+        let out = match out {
+            Some(p) => p.to_path_buf(),
+            None => {
+                let dir = self.core.data_dir().join("backups");
+                crate::paths::ensure_private_dir(&dir)?;
+                crate::store::migrate::backup_name(&dir, "backup")
+            }
+        };
+        Ok(self.core.store().backup(&out)?)
+    }
+
     /// An engine over a store opened by the caller (tests with injected storage faults).
     #[cfg(test)]
     pub(crate) fn with_store(opts: EngineOptions, store: crate::store::Store) -> Self {

@@ -58,9 +58,33 @@ pub enum StoreError {
     /// The store file could not be opened or created.
     #[error("cannot open store {}: {reason}", path.display())]
     Open { path: PathBuf, reason: String },
-    /// The store was written by an incompatible version of memctl.
-    #[error("store schema version {found} is not supported (this memctl reads {supported})")]
+    /// The store was written by a newer memctl (or holds a schema no migration leads from).
+    #[error(
+        "store schema version {found} is not supported (this memctl reads {supported}): it was \
+         written by a newer memctl; upgrade memctl"
+    )]
     SchemaVersion { found: u32, supported: u32 },
+    /// The store was written by an earlier memctl and must be migrated before use.
+    #[error(
+        "store {} has schema version {found}, written by an earlier memctl (this one reads \
+         {supported}): run `memctl migrate` (it keeps a backup of the old file)",
+        path.display()
+    )]
+    NeedsMigration {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
+    /// A row could not be carried to the new schema: the migration stopped, nothing changed.
+    #[error(
+        "migration stopped at table {table}, row {row}: {reason} (the store is unchanged; \
+         `memctl check` reports damaged rows)"
+    )]
+    Migrate {
+        table: String,
+        row: String,
+        reason: String,
+    },
     /// The store could only be opened for reading (read-only file or mount).
     #[error("store {} is read-only here: nothing can be written", path.display())]
     ReadOnly { path: PathBuf },
@@ -117,6 +141,16 @@ pub enum CodecError {
     /// A record could not be decoded (corruption or version skew).
     #[error("decode: {0}")]
     Decode(String),
+    /// A record of a format version this memctl does not know (written by a newer memctl).
+    #[error(
+        "{what}: format version {version} is newer than this memctl reads ({supported}); \
+         upgrade memctl"
+    )]
+    NewerRecord {
+        what: &'static str,
+        version: u8,
+        supported: u8,
+    },
     /// A fixed-width value (a little-endian integer, an f32 vector) has the wrong byte length.
     #[error("{what}: {got} bytes, expected {expected}")]
     Length {

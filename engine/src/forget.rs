@@ -469,6 +469,6 @@ fn forget_context_files(
 }
 
 #[cfg(test)]
-mod fixture;
+pub(crate) mod fixture;
 #[cfg(test)]
 mod tests;

@@ -54,3 +54,5 @@ pub use error::{CodecError, EmbedError, EngineError, IndexError, StoreError};
 pub use ingest::{IngestOptions, IngestReport};
 pub use retrieve::{SearchOutcome, SearchRequest, SearchResult};
 pub use settings::{Loaded, Settings, SettingsError};
+pub use store::SCHEMA_VERSION;
+pub use store::migrate::{BackupReport, MigrateReport};

@@ -142,6 +142,16 @@ pub fn main() -> ExitCode {
             }
             out
         }
+        Ok(Ok(Err(e)))
+            if e.downcast_ref::<memctl_engine::EngineError>()
+                .is_some_and(crate::cli::needs_migration) =>
+        {
+            // Never on the prompt path (seconds on a big store): a detached `memctl migrate`
+            // does it; the transcript stays on disk and the next hook archives this turn.
+            tracing::warn!(event, error = %format!("{e:#}"), "store needs a migration; started `memctl migrate` in the background");
+            spawn_background(&["migrate", "--background"], None, home);
+            HookOutput::None
+        }
         Ok(Ok(Err(e))) => {
             tracing::error!(event, error = %format!("{e:#}"), "hook failed; printing nothing");
             HookOutput::None

@@ -149,11 +149,11 @@ fn structured_in(w: &StoreWriter, session: &str) -> Result<Option<Vec<u8>>, Stor
 
 /// Store a structured summary as is (its rendered text is the session record's `summary`).
 fn put_structured(w: &StoreWriter, s: &crate::summary::SessionSummary) -> Result<(), StoreError> {
-    let json = serde_json::to_vec(s).map_err(|e| StoreError::Encode(e.to_string()))?;
+    let bytes = crate::codec::encode_record(s)?;
     w.raw_tx()
         .open_table(crate::summary::SUMMARIES)
         .map_err(redb::Error::from)?
-        .insert(s.session_id.as_str(), json.as_slice())
+        .insert(s.session_id.as_str(), bytes.as_slice())
         .map_err(redb::Error::from)?;
     Ok(())
 }

@@ -25,7 +25,7 @@ pub(super) fn project_b() -> &'static str {
     &PROJECTS[1]
 }
 
-pub(super) fn engine_at(data_dir: &Path) -> Engine {
+pub(crate) fn engine_at(data_dir: &Path) -> Engine {
     Engine::open(EngineOptions {
         onnx: crate::embed::OnnxConfig::discover(Some(data_dir)),
         data_dir: data_dir.to_path_buf(),
@@ -138,13 +138,13 @@ pub(super) fn swap(e: &Engine, sid: &str, project: &str, body: &str, at: i64) {
     );
 }
 
-pub(super) const SA: &str = "aaaa1111-0000-4000-8000-000000000001";
-pub(super) const SB: &str = "bbbb2222-0000-4000-8000-000000000002";
-pub(super) const SC: &str = "cccc3333-0000-4000-8000-000000000003";
+pub(crate) const SA: &str = "aaaa1111-0000-4000-8000-000000000001";
+pub(crate) const SB: &str = "bbbb2222-0000-4000-8000-000000000002";
+pub(crate) const SC: &str = "cccc3333-0000-4000-8000-000000000003";
 
 /// Three sessions: A (project A, four turns, one says ZEBRAFROST), B (project A), C (project
 /// B), and a stored output in A and in C.
-pub(super) fn three_sessions(dir: &Path) -> (Engine, Vec<PathBuf>) {
+pub(crate) fn three_sessions(dir: &Path) -> (Engine, Vec<PathBuf>) {
     let e = engine_at(&dir.join("data"));
     let tdir = dir.join("transcripts");
     std::fs::create_dir_all(&tdir).expect("mkdir");
@@ -210,7 +210,7 @@ pub(super) fn three_sessions(dir: &Path) -> (Engine, Vec<PathBuf>) {
     (e, vec![a, b, c])
 }
 
-pub(super) fn lexical_hits(e: &Engine, q: &str) -> Vec<(String, u32)> {
+pub(crate) fn lexical_hits(e: &Engine, q: &str) -> Vec<(String, u32)> {
     let mut req = SearchRequest::new(q, 10);
     req.mode = SearchMode::Lexical;
     e.search(&req)
@@ -221,7 +221,7 @@ pub(super) fn lexical_hits(e: &Engine, q: &str) -> Vec<(String, u32)> {
         .collect()
 }
 
-pub(super) fn audit(e: &Engine) {
+pub(crate) fn audit(e: &Engine) {
     let bad = e.store().read().expect("read").audit().expect("audit");
     assert!(bad.is_empty(), "inconsistent store after forget: {bad:#?}");
 }

@@ -181,6 +181,18 @@ pub fn check_store(path: &Path) -> Result<CheckReport, StoreError> {
         (Handle::ReadWrite(db), i)
     };
     let tx = db.begin_read()?;
+    // An older schema is not damage: its records have another layout. Say what to run.
+    if let Some(meta) = open_table(&tx, META)?
+        && let Some(v) = meta.get(META_SCHEMA)?
+        && let Ok(b) = <[u8; 4]>::try_from(v.value())
+        && u32::from_le_bytes(b) < SCHEMA_VERSION
+    {
+        return Err(StoreError::NeedsMigration {
+            path: path.to_path_buf(),
+            found: u32::from_le_bytes(b),
+            supported: SCHEMA_VERSION,
+        });
+    }
     let mut found = Findings {
         list: Vec::new(),
         per_rule: BTreeMap::new(),
@@ -257,7 +269,7 @@ fn check_tables(
     if let Some(t) = open_table(tx, CHUNKS)? {
         for row in t.iter()? {
             let (k, v) = row?;
-            match crate::codec::decode::<ChunkRecord>(v.value(), "chunk record") {
+            match crate::codec::decode_record::<ChunkRecord>(v.value()) {
                 Ok(rec) => {
                     chunks.insert(k.value(), rec);
                 }
@@ -429,7 +441,7 @@ fn check_sessions(
     if let Some(t) = open_table(tx, CURSORS)? {
         for row in t.iter()? {
             let (k, v) = row?;
-            if let Err(e) = crate::codec::decode::<CursorRecord>(v.value(), "cursor") {
+            if let Err(e) = crate::codec::decode_record::<CursorRecord>(v.value()) {
                 found.add(Rule::Decode, format!("cursor of {}: {e}", k.value()));
             }
         }

@@ -38,7 +38,7 @@ fn broken_by(rule: Rule, f: impl FnOnce(&redb::WriteTransaction) -> Result<(), r
 fn first_chunk(tx: &redb::WriteTransaction) -> Result<(u64, super::ChunkRecord), redb::Error> {
     let t = tx.open_table(CHUNKS)?;
     let (k, v) = t.first()?.unwrap_or_else(|| panic!("no chunk"));
-    let rec = crate::codec::decode(v.value(), "chunk").unwrap_or_else(|e| panic!("{e}"));
+    let rec = crate::codec::decode_record(v.value()).unwrap_or_else(|e| panic!("{e}"));
     Ok((k.value(), rec))
 }
 
@@ -163,7 +163,9 @@ fn a_session_record_counting_too_few_turns_is_found() {
         rec.turns = 1;
         t.insert(
             k.as_str(),
-            crate::codec::encode(&rec).unwrap_or_default().as_slice(),
+            crate::codec::encode_record(&rec)
+                .unwrap_or_default()
+                .as_slice(),
         )?;
         Ok(())
     });

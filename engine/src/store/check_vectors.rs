@@ -243,7 +243,7 @@ pub(super) fn check_swap(
         for row in t.iter()? {
             let (k, v) = row?;
             let (s, id) = k.value();
-            match crate::codec::decode::<crate::swap::SwapEntry>(v.value(), "swap entry") {
+            match crate::codec::decode_record::<crate::swap::SwapEntry>(v.value()) {
                 Ok(e) => {
                     if e.session_id != s || e.id != id {
                         add(

@@ -23,6 +23,7 @@ mod create;
 #[cfg(test)]
 mod fault_inject;
 mod handle;
+pub(crate) mod migrate;
 pub(crate) mod port;
 pub(crate) mod remove;
 pub(crate) mod rewrite;
@@ -36,7 +37,7 @@ pub(crate) use schema::{
 use handle::{Handle, Opened};
 
 use crate::chunk::Chunk;
-use crate::codec::{self, encode};
+use crate::codec::{self, encode_record};
 use crate::embed::EmbedderId;
 use crate::error::StoreError;
 use crate::index::lexical;
@@ -94,6 +95,21 @@ impl Store {
         };
         store.init_schema()?;
         Ok(store)
+    }
+
+    /// Open the store at `path` read-write without checking its schema version (a migration
+    /// reads the version under the write lock itself).
+    fn open_unchecked(path: &Path) -> Result<Self, StoreError> {
+        let path = path.to_path_buf();
+        let opened = Opened::open(&path, || {
+            create::open_or_create(&path, Self::init_new).map(Handle::ReadWrite)
+        })?;
+        Ok(Self {
+            opened: RwLock::new(Arc::new(opened)),
+            path,
+            write_timeout: Duration::from_millis(2000),
+            deadline: None,
+        })
     }
 
     /// Open an existing store for reading only (never creates, never writes).
@@ -173,8 +189,16 @@ impl Store {
                                 source,
                             },
                         )?;
+                        let found = u32::from_le_bytes(got);
+                        if found < SCHEMA_VERSION {
+                            return Err(StoreError::NeedsMigration {
+                                path: self.path.clone(),
+                                found,
+                                supported: SCHEMA_VERSION,
+                            });
+                        }
                         return Err(StoreError::SchemaVersion {
-                            found: u32::from_le_bytes(got),
+                            found,
                             supported: SCHEMA_VERSION,
                         });
                     }
@@ -397,7 +421,7 @@ impl StoreWriter {
         };
         self.tx
             .open_table(CHUNKS)?
-            .insert(id, encode(&rec)?.as_slice())?;
+            .insert(id, encode_record(&rec)?.as_slice())?;
         self.tx.open_table(TURNS)?.insert(turn_key, id)?;
         self.tx.open_table(HASHES)?.insert(hash_key, id)?;
         self.tx
@@ -610,7 +634,7 @@ impl StoreWriter {
     pub fn update_record(&mut self, id: ChunkId, rec: &ChunkRecord) -> Result<(), StoreError> {
         self.tx
             .open_table(CHUNKS)?
-            .insert(id, encode(rec)?.as_slice())?;
+            .insert(id, encode_record(rec)?.as_slice())?;
         Ok(())
     }
 
@@ -640,7 +664,7 @@ impl StoreWriter {
             rec.last_ts.clone_from(&chunk.ended_at);
         }
         rec.updated_at = now;
-        t.insert(chunk.session_id.as_str(), encode(&rec)?.as_slice())?;
+        t.insert(chunk.session_id.as_str(), encode_record(&rec)?.as_slice())?;
         Ok(())
     }
 
@@ -662,7 +686,7 @@ impl StoreWriter {
             },
         };
         f(&mut rec);
-        t.insert(session_id, encode(&rec)?.as_slice())?;
+        t.insert(session_id, encode_record(&rec)?.as_slice())?;
         Ok(())
     }
 
@@ -676,7 +700,7 @@ impl StoreWriter {
     pub fn set_cursor(&mut self, transcript: &str, c: &CursorRecord) -> Result<(), StoreError> {
         self.tx
             .open_table(CURSORS)?
-            .insert(transcript, encode(c)?.as_slice())?;
+            .insert(transcript, encode_record(c)?.as_slice())?;
         Ok(())
     }
 
@@ -898,7 +922,7 @@ impl StoreReader {
         let t = self.tx.open_table(CHUNKS)?;
         for row in t.iter()? {
             let (k, v) = row?;
-            f(k.value(), codec::decode(v.value(), "chunk record")?)?;
+            f(k.value(), codec::decode_record(v.value())?)?;
         }
         Ok(())
     }
@@ -1158,7 +1182,7 @@ impl StoreReader {
         }
         for row in t.range(after + 1..)?.take(limit) {
             let (k, v) = row?;
-            out.push((k.value(), codec::decode(v.value(), "chunk record")?));
+            out.push((k.value(), codec::decode_record(v.value())?));
         }
         Ok(out)
     }
@@ -1212,14 +1236,13 @@ fn meta_get(
 }
 
 /// Decode an optional stored value (`table.get(..)?`).
-fn decode_opt<T: serde::de::DeserializeOwned>(
+fn decode_opt<T: codec::Record>(
     v: Option<redb::AccessGuard<'_, &[u8]>>,
 ) -> Result<Option<T>, StoreError> {
-    Ok(v.map(|g| codec::decode(g.value(), "stored record"))
-        .transpose()?)
+    Ok(v.map(|g| codec::decode_record(g.value())).transpose()?)
 }
 
-/// A stored session record, of the current or the older v1 layout ([`schema::decode_session`]).
+/// A stored session record.
 fn session_from(b: &[u8]) -> Result<SessionRecord, StoreError> {
-    Ok(schema::decode_session(b)?)
+    Ok(codec::decode_record(b)?)
 }

@@ -20,6 +20,23 @@ struct ChunkHead {
     part: u16,
 }
 
+/// The head of a stored chunk record: read from the body of the version whose layout it
+/// matches (format 1), any other version through the whole record.
+fn chunk_head(raw: &[u8]) -> Result<ChunkHead, StoreError> {
+    match raw.split_first() {
+        Some((&1, body)) => Ok(codec::decode(body, "chunk record head")?),
+        _ => {
+            let rec: ChunkRecord = codec::decode_record(raw)?;
+            Ok(ChunkHead {
+                session_id: rec.chunk.session_id,
+                _project: rec.chunk.project,
+                turn_index: rec.chunk.turn_index,
+                part: rec.chunk.part,
+            })
+        }
+    }
+}
+
 /// One turn entry as [`StoreReader::for_each_turn`] reports it.
 #[derive(Debug)]
 pub(crate) struct TurnEntry<'a> {
@@ -51,8 +68,7 @@ impl StoreReader {
             let Some(raw) = chunks.get(id).map_err(StoreError::from)? else {
                 continue;
             };
-            let head: ChunkHead =
-                codec::decode(raw.value(), "chunk record").map_err(StoreError::from)?;
+            let head = chunk_head(raw.value())?;
             f(TurnEntry {
                 session,
                 turn,
@@ -93,7 +109,7 @@ impl StoreReader {
         let t = self.tx.open_table(CHUNKS).map_err(StoreError::from)?;
         for row in t.iter().map_err(StoreError::from)? {
             let (k, v) = row.map_err(StoreError::from)?;
-            let rec = codec::decode(v.value(), "chunk record").map_err(StoreError::from)?;
+            let rec = codec::decode_record(v.value()).map_err(StoreError::from)?;
             f(k.value(), rec)?;
         }
         Ok(())
@@ -149,7 +165,7 @@ impl StoreWriter {
     pub fn put_session(&mut self, id: &str, rec: &SessionRecord) -> Result<(), StoreError> {
         self.tx
             .open_table(SESSIONS)?
-            .insert(id, codec::encode(rec)?.as_slice())?;
+            .insert(id, codec::encode_record(rec)?.as_slice())?;
         Ok(())
     }
 

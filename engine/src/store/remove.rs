@@ -14,7 +14,7 @@
 use super::schema::*;
 use super::{ChunkId, ChunkRecord, StoreReader, StoreWriter, session_from};
 use crate::chunk::Chunk;
-use crate::codec::{self, encode};
+use crate::codec;
 use crate::error::StoreError;
 use redb::ReadableTable;
 use std::collections::{BTreeMap, BTreeSet};
@@ -105,7 +105,7 @@ fn record(
 ) -> Result<Option<ChunkRecord>, StoreError> {
     Ok(chunks
         .get(id)?
-        .map(|v| codec::decode(v.value(), "chunk record"))
+        .map(|v| codec::decode_record(v.value()))
         .transpose()?)
 }
 
@@ -150,7 +150,7 @@ fn plan_in(
     } else {
         for row in chunks.iter()? {
             let (k, v) = row?;
-            let rec: ChunkRecord = codec::decode(v.value(), "chunk record")?;
+            let rec: ChunkRecord = codec::decode_record(v.value())?;
             if sel.accepts(k.value(), &rec) {
                 hits.insert(k.value(), rec);
             }
@@ -404,7 +404,7 @@ impl StoreWriter {
         rec.compactions = rec.compactions.saturating_sub(compactions_lost);
         rec.summary = None;
         rec.compact_summary = None;
-        t.insert(session, encode(&rec)?.as_slice())?;
+        t.insert(session, codec::encode_record(&rec)?.as_slice())?;
         Ok(true)
     }
 }

@@ -26,8 +26,8 @@ use super::create;
 use super::schema::*;
 use super::{Store, StoreError};
 use redb::{
-    Database, MultimapTableDefinition, MultimapTableHandle, TableDefinition, TableHandle,
-    WriteTransaction,
+    Database, MultimapTableDefinition, MultimapTableHandle, ReadTransaction, TableDefinition,
+    TableHandle, WriteTransaction,
 };
 use std::time::Instant;
 
@@ -49,17 +49,78 @@ pub struct RewriteReport {
     pub millis: u64,
 }
 
-/// Copy one table (`dry`: only check that it resolves; nothing is opened).
+/// Where rows are copied from: a read transaction (a backup, while others write) or the
+/// write transaction that holds the store's lock (a rewrite, a migration).
+pub(super) trait Source {
+    /// Open a table of the source.
+    fn table<K: redb::Key + 'static, V: redb::Value + 'static>(
+        &self,
+        def: TableDefinition<K, V>,
+    ) -> Result<impl redb::ReadableTable<K, V>, StoreError>;
+    /// Open a multimap table of the source.
+    fn multimap<K: redb::Key + 'static, V: redb::Key + 'static>(
+        &self,
+        def: MultimapTableDefinition<K, V>,
+    ) -> Result<impl redb::ReadableMultimapTable<K, V>, StoreError>;
+    /// Names of its tables and of its multimap tables.
+    fn names(&self) -> Result<(Vec<String>, Vec<String>), StoreError>;
+}
+
+macro_rules! impl_source {
+    ($t:ty) => {
+        impl Source for $t {
+            fn table<K: redb::Key + 'static, V: redb::Value + 'static>(
+                &self,
+                def: TableDefinition<K, V>,
+            ) -> Result<impl redb::ReadableTable<K, V>, StoreError> {
+                Ok(self.open_table(def)?)
+            }
+            fn multimap<K: redb::Key + 'static, V: redb::Key + 'static>(
+                &self,
+                def: MultimapTableDefinition<K, V>,
+            ) -> Result<impl redb::ReadableMultimapTable<K, V>, StoreError> {
+                Ok(self.open_multimap_table(def)?)
+            }
+            fn names(&self) -> Result<(Vec<String>, Vec<String>), StoreError> {
+                Ok((
+                    self.list_tables()?.map(|h| h.name().to_string()).collect(),
+                    self.list_multimap_tables()?
+                        .map(|h| h.name().to_string())
+                        .collect(),
+                ))
+            }
+        }
+    };
+}
+impl_source!(WriteTransaction);
+impl_source!(ReadTransaction);
+
+/// The new value of a row of a byte-valued table (`None`: unchanged), see `super::migrate`.
+pub(super) type RowUpgrade<'a> =
+    dyn Fn(&str, &[u8]) -> Result<Option<Vec<u8>>, crate::codec::CodecError> + 'a;
+
+/// How rows are copied: as they are (a rewrite, a backup) or through a migration's row
+/// function with a new schema version.
+#[derive(Default, Clone, Copy)]
+pub(super) struct CopyRows<'a> {
+    /// Applied to every row of the record tables.
+    pub upgrade: Option<&'a RowUpgrade<'a>>,
+    /// Schema version written into the copy's meta table.
+    pub schema: Option<u32>,
+}
+
+/// Copy one table (`dry`: only check that it resolves; nothing is opened). Returns (rows
+/// copied, rows changed by `upgrade`).
 fn copy_table<K: redb::Key + 'static, V: redb::Value + 'static>(
-    src: &WriteTransaction,
+    src: &impl Source,
     dst: &WriteTransaction,
     def: TableDefinition<K, V>,
     dry: bool,
-) -> Result<u64, StoreError> {
+) -> Result<(u64, u64), StoreError> {
     if dry {
-        return Ok(0);
+        return Ok((0, 0));
     }
-    let from = src.open_table(def)?;
+    let from = src.table(def)?;
     let mut to = dst.open_table(def)?;
     let mut n = 0;
     for row in redb::ReadableTable::iter(&from)? {
@@ -67,20 +128,51 @@ fn copy_table<K: redb::Key + 'static, V: redb::Value + 'static>(
         to.insert(k.value(), v.value())?;
         n += 1;
     }
-    Ok(n)
+    Ok((n, 0))
+}
+
+/// [`copy_table`] for a table of records, each row passed through `upgrade`.
+fn copy_records<K: redb::Key + 'static>(
+    src: &impl Source,
+    dst: &WriteTransaction,
+    def: TableDefinition<K, &'static [u8]>,
+    upgrade: &RowUpgrade<'_>,
+) -> Result<(u64, u64), StoreError> {
+    let from = src.table(def)?;
+    let mut to = dst.open_table(def)?;
+    let (mut n, mut changed) = (0, 0);
+    for row in redb::ReadableTable::iter(&from)? {
+        let (k, v) = row?;
+        let new = upgrade(def.name(), v.value()).map_err(|e| StoreError::Migrate {
+            table: def.name().to_string(),
+            row: format!("{:?}", k.value()),
+            reason: e.to_string(),
+        })?;
+        match new {
+            Some(b) => {
+                to.insert(k.value(), b.as_slice())?;
+                changed += 1;
+            }
+            None => {
+                to.insert(k.value(), v.value())?;
+            }
+        }
+        n += 1;
+    }
+    Ok((n, changed))
 }
 
 /// [`copy_table`] for a multimap table.
 fn copy_multimap<K: redb::Key + 'static, V: redb::Key + 'static>(
-    src: &WriteTransaction,
+    src: &impl Source,
     dst: &WriteTransaction,
     def: MultimapTableDefinition<K, V>,
     dry: bool,
-) -> Result<u64, StoreError> {
+) -> Result<(u64, u64), StoreError> {
     if dry {
-        return Ok(0);
+        return Ok((0, 0));
     }
-    let from = src.open_multimap_table(def)?;
+    let from = src.multimap(def)?;
     let mut to = dst.open_multimap_table(def)?;
     let mut n = 0;
     for row in redb::ReadableMultimapTable::iter(&from)? {
@@ -90,7 +182,7 @@ fn copy_multimap<K: redb::Key + 'static, V: redb::Key + 'static>(
             n += 1;
         }
     }
-    Ok(n)
+    Ok((n, 0))
 }
 
 /// Copy table `name` with the definition of that name among the `$def`s; an unknown name is
@@ -104,13 +196,26 @@ macro_rules! copy_named {
     };
 }
 
-/// Every table of the store, by its definition.
+/// Every table of the store, by its definition; the record tables through `upgrade`.
 fn copy_one(
-    src: &WriteTransaction,
+    src: &impl Source,
     dst: &WriteTransaction,
     name: &str,
     dry: bool,
-) -> Result<u64, StoreError> {
+    upgrade: Option<&RowUpgrade<'_>>,
+) -> Result<(u64, u64), StoreError> {
+    if let (Some(up), false) = (upgrade, dry) {
+        match name {
+            n if n == CHUNKS.name() => return copy_records(src, dst, CHUNKS, up),
+            n if n == SESSIONS.name() => return copy_records(src, dst, SESSIONS, up),
+            n if n == CURSORS.name() => return copy_records(src, dst, CURSORS, up),
+            n if n == SWAP_ENTRIES.name() => return copy_records(src, dst, SWAP_ENTRIES, up),
+            n if n == crate::summary::SUMMARIES.name() => {
+                return copy_records(src, dst, crate::summary::SUMMARIES, up);
+            }
+            _ => {}
+        }
+    }
     copy_named!(
         copy_table,
         src,
@@ -144,11 +249,11 @@ fn copy_one(
 
 /// Every multimap table of the store.
 fn copy_one_multimap(
-    src: &WriteTransaction,
+    src: &impl Source,
     dst: &WriteTransaction,
     name: &str,
     dry: bool,
-) -> Result<u64, StoreError> {
+) -> Result<(u64, u64), StoreError> {
     copy_named!(
         copy_multimap,
         src,
@@ -161,35 +266,44 @@ fn copy_one_multimap(
 
 /// Copy every table `src` holds into the empty database `dst`, one commit per table (the new
 /// file is nobody else's yet: its commits only bound the memory a big table needs). Every name
-/// is resolved first, so an unknown table stops the copy before a row is copied.
-fn copy_all(src: &WriteTransaction, dst: &Database) -> Result<u64, StoreError> {
-    let tables: Vec<String> = src.list_tables()?.map(|h| h.name().to_string()).collect();
-    let multimaps: Vec<String> = src
-        .list_multimap_tables()?
-        .map(|h| h.name().to_string())
-        .collect();
-    // Resolve every name first (a dry copy touches neither transaction).
+/// is resolved first, so an unknown table stops the copy before a row is copied. Returns
+/// (rows copied, rows changed by `how.upgrade`).
+pub(super) fn copy_all(
+    src: &impl Source,
+    dst: &Database,
+    how: CopyRows<'_>,
+) -> Result<(u64, u64), StoreError> {
+    let (tables, multimaps) = src.names()?;
+    // Resolve every name first (a dry copy opens nothing).
+    let probe = dst.begin_write()?;
     for name in &tables {
-        copy_one(src, src, name, true)?;
+        copy_one(src, &probe, name, true, None)?;
     }
     for name in &multimaps {
-        copy_one_multimap(src, src, name, true)?;
+        copy_one_multimap(src, &probe, name, true)?;
     }
-    let mut rows = 0;
+    probe.abort()?;
+    let (mut rows, mut changed) = (0, 0);
     for name in &tables {
         let tx = dst.begin_write()?;
-        rows += copy_one(src, &tx, name, false)?;
+        let (n, c) = copy_one(src, &tx, name, false, how.upgrade)?;
+        rows += n;
+        changed += c;
         if name == META.name() {
-            tx.open_table(META)?.remove(META_REWRITE_PENDING)?;
+            let mut meta = tx.open_table(META)?;
+            meta.remove(META_REWRITE_PENDING)?;
+            if let Some(v) = how.schema {
+                meta.insert(META_SCHEMA, v.to_le_bytes().as_slice())?;
+            }
         }
         tx.commit()?;
     }
     for name in &multimaps {
         let tx = dst.begin_write()?;
-        rows += copy_one_multimap(src, &tx, name, false)?;
+        rows += copy_one_multimap(src, &tx, name, false)?.0;
         tx.commit()?;
     }
-    Ok(rows)
+    Ok((rows, changed))
 }
 
 impl Store {
@@ -201,6 +315,31 @@ impl Store {
         let (opened, src) = self.begin_write()?;
         let size = |p: &std::path::Path| std::fs::metadata(p).map_or(0, |m| m.len());
         let bytes_before = size(&self.path);
+        let copied = self.replace_with_copy(&src, CopyRows::default(), |_| Ok(()));
+        // Only now may other writers go on: on the new file, which they see is in place.
+        src.abort()?;
+        drop(opened);
+        let (rows, _) = copied?;
+        self.current()?;
+        Ok(RewriteReport {
+            bytes_before,
+            bytes_after: size(&self.path),
+            rows,
+            millis: started.elapsed().as_millis() as u64,
+        })
+    }
+
+    /// Copy every row `src` (the transaction holding the store's write lock) sees into a new
+    /// file next to the store, run `before_replace` with the store's path, and rename the copy
+    /// over the store. The caller lets the lock go afterwards (`src.abort()`), so no commit can
+    /// land in the old file in between. On failure the store is left as it was and the
+    /// temporary file is removed. Returns (rows copied, rows changed by `how.upgrade`).
+    pub(super) fn replace_with_copy(
+        &self,
+        src: &WriteTransaction,
+        how: CopyRows<'_>,
+        before_replace: impl FnOnce(&std::path::Path) -> Result<(), StoreError>,
+    ) -> Result<(u64, u64), StoreError> {
         let dir = self
             .path
             .parent()
@@ -230,18 +369,19 @@ impl Store {
                 .create(&tmp)
                 .map_err(|e| create::open_err(&tmp, e))?;
             crate::paths::restrict_file(&tmp)?;
-            let rows = copy_all(&src, &dst)?;
+            let rows = copy_all(src, &dst, how)?;
             drop(dst); // closed: every commit above is durable
             #[cfg(test)]
             if let Some(f) = tests::BEFORE_RENAME.with(|h| h.borrow_mut().take()) {
                 f();
             }
+            before_replace(&self.path)?;
             std::fs::rename(&tmp, &self.path).map_err(|source| StoreError::Io {
                 path: self.path.clone(),
                 source,
             })?;
             create::sync_dir(&dir);
-            Ok::<u64, StoreError>(rows)
+            Ok::<(u64, u64), StoreError>(rows)
         })();
         if copied.is_err()
             && let Err(e) = std::fs::remove_file(&tmp)
@@ -249,17 +389,7 @@ impl Store {
         {
             tracing::warn!(file = %tmp.display(), error = %e, "could not remove the unfinished rewrite");
         }
-        // Only now may other writers go on: on the new file, which they see is in place.
-        src.abort()?;
-        drop(opened);
-        let rows = copied?;
-        self.current()?;
-        Ok(RewriteReport {
-            bytes_before,
-            bytes_after: size(&self.path),
-            rows,
-            millis: started.elapsed().as_millis() as u64,
-        })
+        copied
     }
 }
 

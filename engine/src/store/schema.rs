@@ -1,11 +1,16 @@
-//! Table definitions and record types. Bump [`SCHEMA_VERSION`] on any incompatible change.
+//! Table definitions and record types.
+//!
+//! A record type that gains a field bumps its own `Record::VERSION` (see [`crate::codec`]); a
+//! table whose key or fixed-width value type changes bumps [`SCHEMA_VERSION`] and adds a
+//! migration (`super::migrate`).
 
 use crate::chunk::Chunk;
 use redb::{MultimapTableDefinition, TableDefinition};
 use serde::{Deserialize, Serialize};
 
-/// Version of the on-disk layout; a store with another version is refused with a clear error.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the table layout. An older store is migrated (`memctl migrate`), a newer one is
+/// refused with a clear error. 2: every record value starts with its format version byte.
+pub const SCHEMA_VERSION: u32 = 2;
 
 pub(super) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 pub(super) const META_SCHEMA: &str = "schema_version";
@@ -96,6 +101,11 @@ pub struct ChunkRecord {
     pub shared_with: Vec<String>,
 }
 
+impl crate::codec::Record for ChunkRecord {
+    const WHAT: &'static str = "chunk record";
+    const VERSION: u8 = 1;
+}
+
 /// Per-session facts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SessionRecord {
@@ -136,9 +146,14 @@ struct SessionRecordBeforeCompactions {
     compact_summary: Option<String>,
 }
 
-/// Decode a stored session record of either v1 layout. Records of the older layout read with
-/// `compactions` 0 (compactions are counted again from the next archived summary on) and are
-/// rewritten in the current layout by the next update of the session.
+impl crate::codec::Record for SessionRecord {
+    const WHAT: &'static str = "session record";
+    const VERSION: u8 = 1;
+}
+
+/// Decode a session record of schema 1 (no version byte), of either of its layouts (the
+/// migration to schema 2 uses it). Records of the older layout read with `compactions` 0
+/// (compactions are counted again from the next archived summary on).
 pub(super) fn decode_session(b: &[u8]) -> Result<SessionRecord, crate::error::CodecError> {
     use crate::codec::decode_prefix;
     match decode_prefix::<SessionRecord>(b, "session record") {
@@ -166,6 +181,11 @@ pub(super) fn decode_session(b: &[u8]) -> Result<SessionRecord, crate::error::Co
             })
         }
     }
+}
+
+impl crate::codec::Record for CursorRecord {
+    const WHAT: &'static str = "cursor record";
+    const VERSION: u8 = 1;
 }
 
 /// Where incremental ingest of one transcript stopped.

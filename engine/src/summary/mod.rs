@@ -20,7 +20,8 @@ use crate::transcript::clip_line as clip;
 use redb::TableDefinition;
 use serde::{Deserialize, Serialize};
 
-/// session id → JSON [`SessionSummary`]. Added after schema v1: a missing table reads as empty.
+/// session id → [`SessionSummary`] (format version byte + JSON). Added after schema v1: a
+/// missing table reads as empty.
 pub(crate) const SUMMARIES: TableDefinition<&str, &[u8]> =
     TableDefinition::new("session_summaries");
 
@@ -54,6 +55,27 @@ impl Default for SummaryConfig {
             outcomes: 6,
             open_items: 5,
         }
+    }
+}
+
+/// Stored as JSON after the version byte: the summary is built, not searched, and JSON keeps
+/// it readable in `memctl check` dumps; its fields evolve with `#[serde(default)]`.
+impl crate::codec::Record for SessionSummary {
+    const WHAT: &'static str = "session summary";
+    const VERSION: u8 = 1;
+
+    fn encode_body(&self) -> Result<Vec<u8>, crate::codec::CodecError> {
+        serde_json::to_vec(self).map_err(|e| crate::codec::CodecError::Encode(e.to_string()))
+    }
+
+    fn decode_body(version: u8, body: &[u8]) -> Result<Self, crate::codec::CodecError> {
+        if version != Self::VERSION {
+            return Err(crate::codec::CodecError::Decode(format!(
+                "session summary: unknown format version {version}"
+            )));
+        }
+        serde_json::from_slice(body)
+            .map_err(|e| crate::codec::CodecError::Decode(format!("session summary: {e}")))
     }
 }
 
@@ -223,9 +245,7 @@ pub(crate) fn stored(r: &StoreReader, session: &str) -> Result<Option<SessionSum
         Err(e) => return Err(redb::Error::from(e).into()),
     };
     let out = match t.get(session).map_err(redb::Error::from)? {
-        Some(v) => {
-            Some(serde_json::from_slice(v.value()).map_err(|e| StoreError::Decode(e.to_string()))?)
-        }
+        Some(v) => Some(crate::codec::decode_record(v.value())?),
         None => None,
     };
     Ok(out)
@@ -233,11 +253,11 @@ pub(crate) fn stored(r: &StoreReader, session: &str) -> Result<Option<SessionSum
 
 /// Write a summary: the structured form and the rendered text in the session record.
 pub(crate) fn put(w: &mut StoreWriter, s: &SessionSummary) -> Result<(), StoreError> {
-    let json = serde_json::to_vec(s).map_err(|e| StoreError::Encode(e.to_string()))?;
+    let bytes = crate::codec::encode_record(s)?;
     w.raw_tx()
         .open_table(SUMMARIES)
         .map_err(redb::Error::from)?
-        .insert(s.session_id.as_str(), json.as_slice())
+        .insert(s.session_id.as_str(), bytes.as_slice())
         .map_err(redb::Error::from)?;
     let text = s.render();
     w.update_session(&s.session_id, &s.project, |rec| rec.summary = Some(text))

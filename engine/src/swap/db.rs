@@ -50,7 +50,7 @@ pub(crate) fn decode_blob(blob: &[u8]) -> Result<Vec<u8>, StoreError> {
 }
 
 fn dec(b: &[u8]) -> Result<SwapEntry, StoreError> {
-    Ok(crate::codec::decode(b, "swap entry")?)
+    Ok(crate::codec::decode_record(b)?)
 }
 
 /// (tier, time): never-accessed entries (tier 0, by creation) go before accessed ones
@@ -196,7 +196,7 @@ pub(super) fn write_entry(
         order.insert((tier, t, s, id), ())?;
     }
     tx.open_table(SWAP_ENTRIES)?
-        .insert((s, id), crate::codec::encode(e)?.as_slice())?;
+        .insert((s, id), crate::codec::encode_record(e)?.as_slice())?;
     Ok(())
 }
 

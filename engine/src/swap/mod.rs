@@ -68,6 +68,11 @@ const INVENTORY_SUMMARY_CHARS: usize = 160;
 /// Characters of the output's head that go into its vector.
 pub(crate) const VECTOR_HEAD_CHARS: usize = 2000;
 
+impl crate::codec::Record for SwapEntry {
+    const WHAT: &'static str = "swap entry";
+    const VERSION: u8 = 1;
+}
+
 /// One swapped output of one session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SwapEntry {

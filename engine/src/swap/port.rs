@@ -38,8 +38,7 @@ pub(crate) fn for_each_output<E: From<StoreError>>(
     };
     for row in entries.iter().map_err(StoreError::from)? {
         let (_, v) = row.map_err(StoreError::from)?;
-        let e: SwapEntry =
-            crate::codec::decode(v.value(), "swap entry").map_err(StoreError::from)?;
+        let e: SwapEntry = crate::codec::decode_record(v.value()).map_err(StoreError::from)?;
         let Some(content) = db::content(&blobs, &e.id)? else {
             return Err(StoreError::Decode(format!(
                 "swap entry {} of session {} has no stored content",

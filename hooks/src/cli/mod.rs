@@ -13,6 +13,7 @@ mod ingest;
 mod search;
 mod sessions;
 mod status;
+mod store_cmd;
 mod swap;
 
 pub use check::CheckArgs;
@@ -21,6 +22,8 @@ pub use embed::{EmbedPendingArgs, EmbedderArgs};
 pub use ingest::IngestArgs;
 pub use search::SearchArgs;
 pub use sessions::{SessionsArgs, ShowArgs};
+pub(crate) use store_cmd::needs_migration;
+pub use store_cmd::{BackupArgs, MigrateArgs};
 pub use swap::SwapCommand;
 
 use anyhow::{Context, Result};
@@ -99,6 +102,11 @@ pub enum Command {
     Export(export::ExportArgs),
     /// Merge an export file into the archive (dedup by content; `--dry-run` first).
     Import(export::ImportArgs),
+    /// Carry a store written by an earlier memctl forward to this one's schema (the old file
+    /// is kept under `<data dir>/backups/`). Other commands do it on their own; hooks start it.
+    Migrate(MigrateArgs),
+    /// Write a consistent copy of the store while hooks keep writing (`--out FILE`).
+    Backup(BackupArgs),
     /// Show the configuration: every key, its effective value and where it came from
     /// (default, user file, project file, environment); `path`: the files read; `get KEY`.
     Config(ConfigArgs),
@@ -236,6 +244,8 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
         Command::Config(a) => config::config(loaded, cli.data_dir.as_deref(), a, out),
         Command::Export(a) => export::export(open(opts)?, a, &s.restore.memory, out),
         Command::Import(a) => export::import(open(opts)?, a, &s.restore.memory, out),
+        Command::Migrate(a) => store_cmd::migrate(&opts, &a, out),
+        Command::Backup(a) => store_cmd::backup(open(opts)?, &a, out),
     }
 }
 
@@ -244,10 +254,21 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
 /// whenever sessions are busy (seen: 3 of 4 concurrent ingests failed).
 const CLI_WRITE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
-fn open(opts: EngineOptions) -> Result<Engine> {
+/// Open the engine for a command. A store written by an earlier memctl is migrated first
+/// (the old file is kept; one line on stderr says where): a person who upgraded memctl and
+/// runs `memctl search` wants an answer, not homework.
+pub(crate) fn open(opts: EngineOptions) -> Result<Engine> {
     let path = opts.store_path();
-    let mut engine =
-        Engine::open(opts).with_context(|| format!("opening the store at {}", path.display()))?;
+    let opened = match Engine::open(opts.clone()) {
+        Err(e) if needs_migration(&e) => {
+            let rep = Engine::migrate(&opts)
+                .with_context(|| format!("migrating the store at {}", path.display()))?;
+            eprintln!("memctl: {}", store_cmd::describe(&rep));
+            Engine::open(opts)
+        }
+        other => other,
+    };
+    let mut engine = opened.with_context(|| format!("opening the store at {}", path.display()))?;
     engine.set_write_timeout(CLI_WRITE_TIMEOUT);
     Ok(engine)
 }

@@ -50,8 +50,16 @@ impl MemctlServer {
             return Ok(Arc::clone(e));
         }
         let path = self.opts.store_path();
+        // A store of an earlier memctl is migrated here (the server runs off the prompt path,
+        // lazily at its first tool call), the old file kept under backups/.
+        let opened = match Engine::open(self.opts.clone()) {
+            Err(e) if crate::cli::needs_migration(&e) => Engine::migrate(&self.opts)
+                .map(|rep| tracing::info!(from = rep.from, to = rep.to, backup = ?rep.backup, "store migrated"))
+                .and_then(|()| Engine::open(self.opts.clone())),
+            other => other,
+        };
         let e = Arc::new(
-            Engine::open(self.opts.clone())
+            opened
                 .map_err(|e| format!("cannot open the memctl store at {}: {e}", path.display()))?,
         );
         *slot = Some(Arc::clone(&e));

@@ -1,0 +1,306 @@
+//! Migrations and backups on real redb files. The schema-1 stores here are made the way
+//! schema 1 stored them (records without their version byte, schema version 1 in meta); the
+//! committed fixture written by the schema-1 release itself is tested through the binaries
+//! (`hooks/tests/store_v1_fixture.rs`).
+
+use super::*;
+use crate::codec::{Record, decode_record, encode_record};
+use crate::forget::fixture::{SA, audit, engine_at, lexical_hits, three_sessions};
+use crate::store::{ChunkId, check};
+use crate::summary::SummaryConfig;
+use redb::{ReadableDatabase, ReadableTableMetadata};
+
+/// Every record table, by name, with its key kind, for the downgrade below.
+fn strip_version_bytes<K: redb::Key + 'static>(
+    tx: &redb::WriteTransaction,
+    def: redb::TableDefinition<K, &'static [u8]>,
+) -> u64
+where
+    for<'a> K::SelfType<'a>: Clone,
+{
+    let mut t = match tx.open_table(def) {
+        Ok(t) => t,
+        Err(e) => panic!("open {}: {e}", def.name()),
+    };
+    let mut n = 0;
+    let rows: Vec<(Vec<u8>, Vec<u8>)> = redb::ReadableTable::iter(&t)
+        .expect("iter")
+        .map(|r| {
+            let (k, v) = r.expect("row");
+            (
+                K::as_bytes(&k.value()).as_ref().to_vec(),
+                v.value().to_vec(),
+            )
+        })
+        .collect();
+    for (k, v) in rows {
+        assert_eq!(v.first(), Some(&1), "{}: a record of format 1", def.name());
+        let key = K::from_bytes(&k);
+        t.insert(key, &v[1..]).expect("insert");
+        n += 1;
+    }
+    n
+}
+
+/// Turn the (schema 2) store at `path` into what the schema-1 release wrote: bare record
+/// bodies, schema version 1. Returns the rows changed.
+fn downgrade_to_schema_1(path: &Path) -> u64 {
+    let db = create::builder().open(path).expect("open raw");
+    let tx = db.begin_write().expect("write");
+    let mut n = 0;
+    n += strip_version_bytes(&tx, CHUNKS);
+    n += strip_version_bytes(&tx, SESSIONS);
+    n += strip_version_bytes(&tx, CURSORS);
+    n += strip_version_bytes(&tx, SWAP_ENTRIES);
+    n += strip_version_bytes(&tx, crate::summary::SUMMARIES);
+    tx.open_table(META)
+        .expect("meta")
+        .insert(META_SCHEMA, 1u32.to_le_bytes().as_slice())
+        .expect("schema 1");
+    tx.commit().expect("commit");
+    n
+}
+
+/// The schema version and a digest of every record row of the file at `path` (compared
+/// instead of the file's bytes: opening a redb file for writing updates its header).
+fn contents(path: &Path) -> (u32, String) {
+    use sha2::Digest;
+    let db = create::builder().open(path).expect("open raw");
+    let tx = db.begin_read().expect("read");
+    let schema = schema_of(&tx.open_table(META).expect("meta"))
+        .expect("schema")
+        .expect("a schema version");
+    let mut h = sha2::Sha256::new();
+    for row in redb::ReadableTable::iter(&tx.open_table(CHUNKS).expect("chunks")).expect("iter") {
+        let (k, v) = row.expect("row");
+        h.update(k.value().to_le_bytes());
+        h.update(v.value());
+    }
+    for row in redb::ReadableTable::iter(&tx.open_table(SESSIONS).expect("sessions")).expect("iter")
+    {
+        let (k, v) = row.expect("row");
+        h.update(k.value().as_bytes());
+        h.update(v.value());
+    }
+    (schema, hex::encode(h.finalize()))
+}
+
+fn set_schema(path: &Path, v: u32) {
+    let db = create::builder().open(path).expect("open raw");
+    let tx = db.begin_write().expect("write");
+    tx.open_table(META)
+        .expect("meta")
+        .insert(META_SCHEMA, v.to_le_bytes().as_slice())
+        .expect("schema");
+    tx.commit().expect("commit");
+}
+
+/// Everything a user would see of the archive: every chunk record, every session record,
+/// every swap entry, the stored summary, and a search.
+fn snapshot(e: &crate::Engine) -> (Vec<(ChunkId, ChunkRecord)>, String) {
+    let r = e.store().read().expect("read");
+    let mut chunks = Vec::new();
+    r.for_each_chunk(|id, rec| {
+        chunks.push((id, rec));
+        Ok(())
+    })
+    .expect("chunks");
+    let sessions = r.sessions().expect("sessions");
+    let summary = crate::summary::stored(&r, SA).expect("summary");
+    let swaps = e.swap_list(None).expect("swap list");
+    let hits = lexical_hits(e, "release tag ZebraFrost");
+    (
+        chunks,
+        format!("{sessions:?}\n{summary:?}\n{swaps:?}\n{hits:?}"),
+    )
+}
+
+#[test]
+fn the_migrations_chain_from_schema_1_to_the_current_schema() {
+    for (i, m) in MIGRATIONS.iter().enumerate() {
+        assert_eq!(m.from as usize, i + 1, "{}", m.what);
+    }
+    assert_eq!(MIGRATIONS.last().map(|m| m.from + 1), Some(SCHEMA_VERSION));
+}
+
+#[test]
+fn a_schema_1_store_is_refused_until_migrated_and_then_answers_exactly_as_before() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (e, _) = three_sessions(dir.path());
+    e.summarize(SA, &SummaryConfig::default())
+        .expect("summarize")
+        .expect("a summary");
+    let before = snapshot(&e);
+    assert!(before.0.len() >= 7, "{} chunks", before.0.len());
+    let path = e.store_path();
+    drop(e);
+    let changed = downgrade_to_schema_1(&path);
+    let v1 = contents(&path);
+
+    // Everything that opens it for use is told what to run.
+    let err = Store::open(&path).expect_err("a schema-1 store must not open as current");
+    let msg = err.to_string();
+    assert!(
+        matches!(err, StoreError::NeedsMigration { found: 1, .. })
+            && msg.contains("memctl migrate"),
+        "{msg}"
+    );
+
+    let backups = dir.path().join("data").join("backups");
+    let rep = Store::migrate(&path, &backups).expect("migrate");
+    assert_eq!((rep.from, rep.to), (1, SCHEMA_VERSION), "{rep:?}");
+    assert_eq!(rep.rows_changed, changed, "{rep:?}");
+    let backup = rep.backup.clone().expect("a backup");
+    assert_eq!(
+        contents(&backup),
+        v1,
+        "the backup is the schema-1 store as it was"
+    );
+
+    let e = engine_at(&dir.path().join("data"));
+    let after = snapshot(&e);
+    assert_eq!(after.0, before.0, "every chunk record comes back as it was");
+    assert_eq!(
+        after.1, before.1,
+        "sessions, summary, swap entries and search"
+    );
+    audit(&e);
+    let check = check::check_store(&path).expect("check");
+    assert!(check.violations.is_empty(), "{:#?}", check.violations);
+    // And it keeps working: a new write and a search.
+    e.summarize(SA, &SummaryConfig::default())
+        .expect("summarize again");
+
+    // Migrating again does nothing.
+    let again = Store::migrate(&path, &backups).expect("migrate again");
+    assert_eq!(
+        (again.from, again.to, again.backup),
+        (SCHEMA_VERSION, SCHEMA_VERSION, None)
+    );
+}
+
+#[test]
+fn a_newer_store_is_refused_by_open_and_by_migrate_and_left_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (e, _) = three_sessions(dir.path());
+    let path = e.store_path();
+    drop(e);
+    set_schema(&path, SCHEMA_VERSION + 1);
+    let before = contents(&path);
+    for err in [
+        Store::open(&path).expect_err("newer"),
+        Store::migrate(&path, &dir.path().join("b")).expect_err("newer"),
+    ] {
+        assert!(
+            matches!(err, StoreError::SchemaVersion { .. })
+                && err.to_string().contains("upgrade memctl"),
+            "{err}"
+        );
+    }
+    assert_eq!(contents(&path), before, "untouched");
+}
+
+#[test]
+fn a_damaged_row_stops_the_migration_and_leaves_the_store_as_it_was() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (e, _) = three_sessions(dir.path());
+    let path = e.store_path();
+    drop(e);
+    downgrade_to_schema_1(&path);
+    {
+        let db = create::builder().open(&path).expect("raw");
+        let tx = db.begin_write().expect("write");
+        tx.open_table(CHUNKS)
+            .expect("chunks")
+            .insert(3u64, [0xffu8, 0xff, 0xff].as_slice())
+            .expect("damage");
+        tx.commit().expect("commit");
+    }
+    let before = contents(&path);
+    let err = Store::migrate(&path, &dir.path().join("b")).expect_err("damaged row");
+    let msg = err.to_string();
+    assert!(
+        matches!(err, StoreError::Migrate { .. }) && msg.contains("chunks") && msg.contains('3'),
+        "{msg}"
+    );
+    assert_eq!(contents(&path), before, "unchanged");
+    let leftovers: Vec<_> = std::fs::read_dir(path.parent().expect("dir"))
+        .expect("ls")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".rewrite-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn a_backup_taken_while_another_handle_writes_is_one_consistent_commit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let (e, _) = three_sessions(dir.path());
+    let path = e.store_path();
+    let writer = std::thread::spawn(move || {
+        let s = Store::open(&path).expect("second handle");
+        for i in 0..200u32 {
+            s.write(|w| w.set_meta_value(&format!("bk.{i}"), &i.to_le_bytes()))
+                .expect("write");
+        }
+    });
+    let rep = e.backup(None).expect("backup");
+    writer.join().expect("writer");
+    assert!(rep.path.starts_with(data.join("backups")), "{rep:?}");
+    assert!(rep.rows > 0 && rep.bytes > 0, "{rep:?}");
+    // The copy is a store of the current schema, whole, and holds a prefix of the writes.
+    let copy = Store::open(&rep.path).expect("the backup opens");
+    let check = check::check_store(&rep.path).expect("check");
+    assert!(check.violations.is_empty(), "{:#?}", check.violations);
+    let r = copy.read().expect("read");
+    let written: Vec<bool> = (0..200u32)
+        .map(|i| r.meta_value(&format!("bk.{i}")).expect("meta").is_some())
+        .collect();
+    let n = written.iter().take_while(|w| **w).count();
+    assert!(written[n..].iter().all(|w| !w), "not a prefix: {written:?}");
+    // An existing file is never overwritten.
+    let err = e.backup(Some(&rep.path)).expect_err("exists");
+    assert!(err.to_string().contains("exists"), "{err}");
+}
+
+#[test]
+fn records_carry_their_version_and_a_newer_or_damaged_one_is_an_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (e, _) = three_sessions(dir.path());
+    let r = e.store().read().expect("read");
+    let (_, rec) = r
+        .chunks_after(0, 1)
+        .expect("page")
+        .into_iter()
+        .next()
+        .expect("a chunk");
+    let bytes = encode_record(&rec).expect("encode");
+    assert_eq!(bytes[0], ChunkRecord::VERSION);
+    assert_eq!(decode_record::<ChunkRecord>(&bytes).ok(), Some(rec.clone()));
+    let mut newer = bytes.clone();
+    newer[0] = ChunkRecord::VERSION + 1;
+    let err = decode_record::<ChunkRecord>(&newer).expect_err("newer");
+    assert!(err.to_string().contains("upgrade memctl"), "{err}");
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(
+        decode_record::<ChunkRecord>(&longer).is_err(),
+        "trailing bytes"
+    );
+    assert!(decode_record::<ChunkRecord>(&[]).is_err(), "empty");
+    assert!(decode_record::<ChunkRecord>(&[0]).is_err(), "version 0");
+    // One byte more than the bare body, nothing else.
+    assert_eq!(
+        bytes.len(),
+        crate::codec::encode(&rec).expect("body").len() + 1
+    );
+    let n = r
+        .raw_tx()
+        .open_table(CHUNKS)
+        .expect("chunks")
+        .len()
+        .expect("len");
+    assert!(n > 0);
+}

@@ -1,0 +1,93 @@
+//! `memctl migrate` and `memctl backup`: carrying a store written by an earlier memctl
+//! forward, and consistent copies while hooks keep writing (`memctl_engine::store::migrate`).
+
+use anyhow::{Context, Result};
+use clap::Args;
+use memctl_engine::{Engine, EngineError, EngineOptions, MigrateReport, StoreError};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Arguments of `memctl migrate`.
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Started by a hook: log to the data dir instead of the terminal.
+    #[arg(long, hide = true)]
+    pub background: bool,
+}
+
+/// Arguments of `memctl backup`.
+#[derive(Debug, Args)]
+pub struct BackupArgs {
+    /// The backup file to write (must not exist). Default:
+    /// `<data dir>/backups/memctl-backup-<UTC time>.redb`.
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub(super) fn migrate(opts: &EngineOptions, a: &MigrateArgs, out: &mut dyn Write) -> Result<()> {
+    let rep = Engine::migrate(opts)
+        .with_context(|| format!("migrating the store at {}", opts.store_path().display()))?;
+    if a.json {
+        serde_json::to_writer_pretty(&mut *out, &rep)?;
+        writeln!(out)?;
+    } else if rep.from == rep.to {
+        writeln!(
+            out,
+            "the store at {} is current (schema {}): nothing to do",
+            opts.store_path().display(),
+            rep.to
+        )?;
+    } else {
+        writeln!(out, "{}", describe(&rep))?;
+        for s in &rep.steps {
+            writeln!(out, "  step: {s}")?;
+        }
+    }
+    Ok(())
+}
+
+/// One line about a migration that ran.
+pub(super) fn describe(rep: &MigrateReport) -> String {
+    format!(
+        "migrated the store from schema {} to {} in {} ms ({} rows, {} rewritten); the old file is \
+         kept at {} (delete it once you no longer need to go back to an earlier memctl)",
+        rep.from,
+        rep.to,
+        rep.millis,
+        rep.rows,
+        rep.rows_changed,
+        rep.backup
+            .as_deref()
+            .map_or_else(|| "-".into(), |p| p.display().to_string())
+    )
+}
+
+pub(super) fn backup(engine: Engine, a: &BackupArgs, out: &mut dyn Write) -> Result<()> {
+    let rep = engine.backup(a.out.as_deref())?;
+    if a.json {
+        serde_json::to_writer_pretty(&mut *out, &rep)?;
+        writeln!(out)?;
+    } else {
+        writeln!(
+            out,
+            "backup: {} ({} bytes, {} rows, {} ms); it opens like any store (MEMCTL_HOME=<its \
+             folder>, named memctl.redb)",
+            rep.path.display(),
+            rep.bytes,
+            rep.rows,
+            rep.millis
+        )?;
+    }
+    Ok(())
+}
+
+/// True when `e` says the store must be migrated first.
+pub(crate) fn needs_migration(e: &EngineError) -> bool {
+    matches!(e, EngineError::Store(StoreError::NeedsMigration { .. }))
+}
