@@ -18,7 +18,7 @@ pub mod autopilot;
 pub mod chunk;
 pub mod claim;
 pub mod clock;
-pub(crate) mod codec;
+pub mod codec;
 mod core;
 pub mod embed;
 mod engine;

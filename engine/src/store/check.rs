@@ -441,7 +441,7 @@ fn check_sessions(
     if let Some(t) = open_table(tx, CURSORS)? {
         for row in t.iter()? {
             let (k, v) = row?;
-            if let Err(e) = crate::codec::decode_record::<CursorRecord>(v.value()) {
+            if let Err(e) = crate::codec::decode_record::<super::CursorRecord>(v.value()) {
                 found.add(Rule::Decode, format!("cursor of {}: {e}", k.value()));
             }
         }

@@ -223,7 +223,7 @@ fn check_blocks(
 }
 
 /// The (tier, time) order key of a stored tool output (`swap::db::order_of`).
-fn order_of(e: &crate::swap::SwapEntry) -> (u8, i64) {
+fn order_of(e: &super::SwapEntry) -> (u8, i64) {
     if e.access_count > 0 {
         (1, e.last_access.unwrap_or(e.created_at))
     } else {
@@ -238,12 +238,12 @@ pub(super) fn check_swap(
     found: &mut Findings,
     counts: &mut CheckCounts,
 ) -> Result<(), StoreError> {
-    let mut entries: BTreeMap<(String, String), crate::swap::SwapEntry> = BTreeMap::new();
+    let mut entries: BTreeMap<(String, String), super::SwapEntry> = BTreeMap::new();
     if let Some(t) = open_table(tx, SWAP_ENTRIES)? {
         for row in t.iter()? {
             let (k, v) = row?;
             let (s, id) = k.value();
-            match crate::codec::decode_record::<crate::swap::SwapEntry>(v.value()) {
+            match crate::codec::decode_record::<super::SwapEntry>(v.value()) {
                 Ok(e) => {
                     if e.session_id != s || e.id != id {
                         add(

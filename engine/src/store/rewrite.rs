@@ -210,8 +210,8 @@ fn copy_one(
             n if n == SESSIONS.name() => return copy_records(src, dst, SESSIONS, up),
             n if n == CURSORS.name() => return copy_records(src, dst, CURSORS, up),
             n if n == SWAP_ENTRIES.name() => return copy_records(src, dst, SWAP_ENTRIES, up),
-            n if n == crate::summary::SUMMARIES.name() => {
-                return copy_records(src, dst, crate::summary::SUMMARIES, up);
+            n if n == SUMMARIES.name() => {
+                return copy_records(src, dst, SUMMARIES, up);
             }
             _ => {}
         }
@@ -242,7 +242,7 @@ fn copy_one(
             SWAP_VECTORS,
             SWAP_STATS,
             FORGOTTEN,
-            crate::summary::SUMMARIES,
+            SUMMARIES,
         ]
     )
 }

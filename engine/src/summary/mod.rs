@@ -17,13 +17,9 @@ use crate::core::Core;
 use crate::error::{EngineError, StoreError};
 use crate::store::{ChunkId, ChunkRecord, StoreReader, StoreWriter};
 use crate::transcript::clip_line as clip;
-use redb::TableDefinition;
 use serde::{Deserialize, Serialize};
 
-/// session id → [`SessionSummary`] (format version byte + JSON). Added after schema v1: a
-/// missing table reads as empty.
-pub(crate) const SUMMARIES: TableDefinition<&str, &[u8]> =
-    TableDefinition::new("session_summaries");
+pub(crate) use crate::store::SUMMARIES;
 
 /// Limits of the extractive summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

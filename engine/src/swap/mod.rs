@@ -56,7 +56,7 @@ use crate::core::Core;
 use crate::embed::Embedder;
 use crate::error::{EngineError, StoreError};
 use crate::store::{SWAP_BLOBS, SWAP_ENTRIES, SWAP_REFS, SWAP_STATS, SWAP_VECTORS, StoreReader};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sha2::{Digest as _, Sha256};
 
 /// Length of the user-facing id (hex characters of the sha256).
@@ -68,47 +68,7 @@ const INVENTORY_SUMMARY_CHARS: usize = 160;
 /// Characters of the output's head that go into its vector.
 pub(crate) const VECTOR_HEAD_CHARS: usize = 2000;
 
-impl crate::codec::Record for SwapEntry {
-    const WHAT: &'static str = "swap entry";
-    const VERSION: u8 = 1;
-}
-
-/// One swapped output of one session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SwapEntry {
-    /// sha256 (hex) of the stored (redacted) content.
-    pub id: String,
-    /// Session that produced it.
-    pub session_id: String,
-    /// Project (cwd).
-    pub project: String,
-    /// Tool name (`Read`, `Bash`, ...).
-    pub tool: String,
-    /// Claude Code's tool use id.
-    pub tool_use_id: Option<String>,
-    /// One line: file path, command, pattern, URL (redacted).
-    pub input_summary: String,
-    /// The tool failed (PostToolUseFailure).
-    pub failed: bool,
-    /// Bytes of the stored content (what `swap show` prints).
-    pub bytes: u64,
-    /// Bytes of the stored blob (after compression).
-    pub stored_bytes: u64,
-    /// Lines of the content.
-    pub lines: u64,
-    /// Unix seconds when it was stored (or last stored again).
-    pub created_at: i64,
-    /// Unix seconds of the last `swap show`.
-    pub last_access: Option<i64>,
-    /// Times it was shown.
-    pub access_count: u32,
-    /// Extractive one-line summary.
-    pub summary: String,
-    /// Key patterns: defined names, files, counts.
-    pub patterns: Vec<String>,
-    /// First error-looking line.
-    pub first_error: Option<String>,
-}
+pub use crate::store::SwapEntry;
 
 impl SwapEntry {
     /// The id users type (first [`SHORT_ID_LEN`] hex characters).
