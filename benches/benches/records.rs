@@ -27,15 +27,26 @@ fn records() -> Vec<ChunkRecord> {
         },
     )
     .expect("ingest");
-    let mut req = SearchRequest::new("the", 1000);
-    req.mode = memctl_engine::search::SearchMode::Lexical;
-    let recs: Vec<ChunkRecord> = e
-        .search(&req)
-        .expect("search")
-        .results
-        .into_iter()
-        .map(|r| r.record)
-        .collect();
+    // Every chunk: the union of lexical searches for words most turns hold.
+    let mut recs: Vec<ChunkRecord> = Vec::new();
+    for q in [
+        "kiln",
+        "tests",
+        "user",
+        "assistant",
+        "file",
+        "error",
+        "README",
+        "check",
+    ] {
+        let mut req = SearchRequest::new(q, 1000);
+        req.mode = memctl_engine::search::SearchMode::Lexical;
+        for r in e.search(&req).expect("search").results {
+            if !recs.contains(&r.record) {
+                recs.push(r.record);
+            }
+        }
+    }
     assert!(recs.len() >= 40, "{} records", recs.len());
     recs
 }
