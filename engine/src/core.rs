@@ -58,6 +58,8 @@ pub(crate) struct Core {
     hash: HashEmbedder,
     model: OnceLock<Result<Arc<OnnxEmbedder>, String>>,
     query_model: OnceLock<Result<Arc<OnnxEmbedder>, String>>,
+    /// Int8 blocks kept in memory between searches (long-lived processes only).
+    resident_blocks: Option<crate::store::ResidentBlocks>,
 }
 
 impl Core {
@@ -71,6 +73,7 @@ impl Core {
             hash: HashEmbedder::new(),
             model: OnceLock::new(),
             query_model: OnceLock::new(),
+            resident_blocks: None,
         })
     }
 
@@ -84,7 +87,19 @@ impl Core {
             hash: HashEmbedder::new(),
             model: OnceLock::new(),
             query_model: OnceLock::new(),
+            resident_blocks: None,
         }
+    }
+
+    /// Keep the int8 vector blocks in memory between searches ([`crate::store::ResidentBlocks`]).
+    pub(crate) fn keep_vectors_resident(&mut self) {
+        self.resident_blocks
+            .get_or_insert_with(crate::store::ResidentBlocks::default);
+    }
+
+    /// The resident blocks, when kept.
+    pub(crate) fn resident_blocks(&self) -> Option<&crate::store::ResidentBlocks> {
+        self.resident_blocks.as_ref()
     }
 
     /// The options the engine was opened with.

@@ -68,6 +68,18 @@ impl Engine {
         Ok(self.core.store().backup(&out)?)
     }
 
+    /// Keep the int8 vector blocks in memory between searches: for a long-lived process (the
+    /// MCP server). Each search still reads the block epoch and the tails of the spaces it
+    /// scans and rereads what changed, so results are those of a fresh process.
+    pub fn keep_vectors_resident(&mut self) {
+        self.core.keep_vectors_resident();
+    }
+
+    /// Bytes of int8 blocks held in memory ([`Engine::keep_vectors_resident`]).
+    pub fn resident_vector_bytes(&self) -> usize {
+        self.core.resident_blocks().map_or(0, |c| c.bytes())
+    }
+
     /// An engine over a store opened by the caller (tests with injected storage faults).
     #[cfg(test)]
     pub(crate) fn with_store(opts: EngineOptions, store: crate::store::Store) -> Self {
@@ -190,7 +202,7 @@ impl Engine {
             embedder = Some(emb.key());
             Some((emb, vecs.pop().unwrap_or_default()))
         };
-        let retriever = Retriever::new(&reader);
+        let retriever = Retriever::new(&reader).with_resident(self.core.resident_blocks());
         let ranked = retriever.rank(&Retrieval {
             text: &req.query,
             vector: query_vector.as_ref().map(|(e, v)| (e, v.as_slice())),

@@ -59,12 +59,24 @@ pub(crate) struct Ranked {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Retriever<'r> {
     reader: &'r StoreReader,
+    /// Int8 blocks kept in memory by a long-lived process (the MCP server).
+    resident: Option<&'r crate::store::ResidentBlocks>,
 }
 
 impl<'r> Retriever<'r> {
     /// A retriever reading through `reader` (one consistent snapshot).
     pub(crate) fn new(reader: &'r StoreReader) -> Self {
-        Self { reader }
+        Self {
+            reader,
+            resident: None,
+        }
+    }
+
+    /// Scan the resident copy of the int8 blocks (brought up to date with the snapshot)
+    /// instead of reading them out of the store.
+    pub(crate) fn with_resident(mut self, cache: Option<&'r crate::store::ResidentBlocks>) -> Self {
+        self.resident = cache;
+        self
     }
 
     /// Dense candidates: int8 scan of the projects' vector blocks, then the best are re-scored
@@ -76,9 +88,16 @@ impl<'r> Retriever<'r> {
         query: &[f32],
         n: usize,
     ) -> Result<Vec<Hit>, StoreError> {
-        let cand = self
-            .reader
-            .scan_vectors(project_ids, space, query, n.max(MIN_RESCORE))?;
+        let wanted = n.max(MIN_RESCORE);
+        let cand = match self.resident {
+            Some(cache) => {
+                self.reader
+                    .scan_vectors_resident(cache, project_ids, space, query, wanted)?
+            }
+            None => self
+                .reader
+                .scan_vectors(project_ids, space, query, wanted)?,
+        };
         let mut out = Vec::with_capacity(cand.len());
         for h in cand {
             if let Some(v) = self.reader.vector(h.id, space)? {

@@ -16,12 +16,12 @@ static PROJECTS: std::sync::LazyLock<[String; 2]> = std::sync::LazyLock::new(|| 
 });
 
 /// Project A's directory (two sessions).
-pub(super) fn project_a() -> &'static str {
+pub(crate) fn project_a() -> &'static str {
     &PROJECTS[0]
 }
 
 /// Project B's directory (one session).
-pub(super) fn project_b() -> &'static str {
+pub(crate) fn project_b() -> &'static str {
     &PROJECTS[1]
 }
 
@@ -36,13 +36,13 @@ pub(crate) fn engine_at(data_dir: &Path) -> Engine {
 }
 
 /// One turn of a generated session: a prompt, an answer, optionally a Bash call.
-pub(super) struct Turn<'a> {
+pub(crate) struct Turn<'a> {
     pub prompt: &'a str,
     pub answer: &'a str,
     pub bash: Option<&'a str>,
 }
 
-pub(super) fn turn<'a>(prompt: &'a str, answer: &'a str) -> Turn<'a> {
+pub(crate) fn turn<'a>(prompt: &'a str, answer: &'a str) -> Turn<'a> {
     Turn {
         prompt,
         answer,
@@ -51,16 +51,16 @@ pub(super) fn turn<'a>(prompt: &'a str, answer: &'a str) -> Turn<'a> {
 }
 
 /// `2026-01-02T10:MM:SS.000Z` for turn `i` (one turn a minute).
-pub(super) fn ts(i: usize, sec: u32) -> String {
+pub(crate) fn ts(i: usize, sec: u32) -> String {
     format!("2026-01-02T10:{:02}:{sec:02}.000Z", i)
 }
 
-pub(super) fn unix(t: &str) -> i64 {
+pub(crate) fn unix(t: &str) -> i64 {
     t.parse::<jiff::Timestamp>().expect("ts").as_second()
 }
 
 /// A Claude Code transcript of `turns` in `project` (uuids unique per session and turn).
-pub(super) fn transcript(dir: &Path, sid: &str, project: &str, turns: &[Turn<'_>]) -> PathBuf {
+pub(crate) fn transcript(dir: &Path, sid: &str, project: &str, turns: &[Turn<'_>]) -> PathBuf {
     let mut lines = Vec::new();
     let mut parent: Option<String> = None;
     let mut push = |uuid: String, ty: &str, message: serde_json::Value, at: String| {
@@ -105,7 +105,7 @@ pub(super) fn transcript(dir: &Path, sid: &str, project: &str, turns: &[Turn<'_>
     path
 }
 
-pub(super) fn ingest(e: &Engine, path: &Path) -> crate::IngestReport {
+pub(crate) fn ingest(e: &Engine, path: &Path) -> crate::IngestReport {
     e.ingest_transcript(
         path,
         &IngestOptions {
@@ -117,7 +117,7 @@ pub(super) fn ingest(e: &Engine, path: &Path) -> crate::IngestReport {
 }
 
 /// A big Bash output of `sid` stored by the PostToolUse hook at `at`.
-pub(super) fn swap(e: &Engine, sid: &str, project: &str, body: &str, at: i64) {
+pub(crate) fn swap(e: &Engine, sid: &str, project: &str, body: &str, at: i64) {
     let stdout = format!("{body}\n{}", "line of build output\n".repeat(400));
     let response = json!({"stdout": stdout, "stderr": ""}).to_string();
     let call = ToolCall {

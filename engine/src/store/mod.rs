@@ -44,6 +44,7 @@ pub(crate) use sessions::session_from;
 pub use sessions::{CursorRecord, SessionRecord};
 pub use swap_records::SwapEntry;
 pub use vectors::CompactReport;
+pub(crate) use vectors::ResidentBlocks;
 
 use handle::{Handle, Opened};
 
@@ -318,7 +319,7 @@ impl StoreReader {
 impl StoreWriter {
     /// Set a value of the meta table. Keys of the store itself are refused.
     pub fn set_meta_value(&mut self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        if key == META_SCHEMA || key == META_NEXT_CHUNK {
+        if key == META_SCHEMA || key == META_NEXT_CHUNK || key == META_BLOCK_EPOCH {
             return Err(StoreError::Encode(format!("meta key {key} is reserved")));
         }
         self.tx.open_table(META)?.insert(key, value)?;

@@ -13,6 +13,8 @@ pub const SCHEMA_VERSION: u32 = 2;
 pub(super) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 pub(super) const META_SCHEMA: &str = "schema_version";
 pub(super) const META_NEXT_CHUNK: &str = "next_chunk_id";
+/// Rewrites of int8 blocks other than tail appends (compactions): `vectors::ResidentBlocks`.
+pub(super) const META_BLOCK_EPOCH: &str = "vec_blocks.epoch";
 /// project (cwd) → project id.
 pub(super) const PROJECTS: TableDefinition<&str, u32> = TableDefinition::new("projects");
 /// chunk id → bincode [`ChunkRecord`].

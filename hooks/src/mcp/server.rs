@@ -58,10 +58,11 @@ impl MemctlServer {
                 .and_then(|()| Engine::open(self.opts.clone())),
             other => other,
         };
-        let e = Arc::new(
-            opened
-                .map_err(|e| format!("cannot open the memctl store at {}: {e}", path.display()))?,
-        );
+        let mut engine = opened
+            .map_err(|e| format!("cannot open the memctl store at {}: {e}", path.display()))?;
+        // A long-lived process: the int8 blocks stay in memory between searches.
+        engine.keep_vectors_resident();
+        let e = Arc::new(engine);
         *slot = Some(Arc::clone(&e));
         Ok(e)
     }
