@@ -107,6 +107,9 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--warm", type=int, default=20)
     ap.add_argument("--embedder", choices=["hash"], help="store and queries in the hash space")
+    ap.add_argument("--resident", choices=["on", "off", "both"], default="on",
+                    help="MEMCTL_MCP_RESIDENT_VECTORS for the server; both: alternate runs with "
+                         "and without, reported side by side")
     ap.add_argument("--keep", metavar="DIR",
                     help="build the store in DIR once and reuse it on later runs with the same "
                          "--turns/--seed/--embedder (a 1e5-chunk store takes a long time to build)")
@@ -129,10 +132,14 @@ def main() -> int:
                 json.dump(want, f)
         status = subprocess.run([binary, "status"], env=env, capture_output=True, text=True, check=True)
         chunks = next((int(l.split()[1]) for l in status.stdout.splitlines() if l.startswith("chunks:")), None)
-        cold, first, warm, hit_tokens, answer_tokens, notes = [], [], [], [], [], set()
-        for _ in range(a.runs):
+        modes = ["on", "off"] if a.resident == "both" else [a.resident]
+        cold, first, hit_tokens, answer_tokens, notes = [], [], [], [], set()
+        warm = {m: [] for m in modes}
+        for run in range(a.runs * len(modes)):
+            mode = modes[run % len(modes)]
+            env_run = dict(env, MEMCTL_MCP_RESIDENT_VECTORS="1" if mode == "on" else "0")
             t0 = time.perf_counter()
-            s = Server(binary, tmp, env)
+            s = Server(binary, tmp, env_run)
             s.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                      "clientInfo": {"name": "bench_mcp", "version": "0"}})
             s.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -144,7 +151,7 @@ def main() -> int:
             for i in range(a.warm):
                 t2 = time.perf_counter()
                 out = s.call("search", {"query": QUERIES[(i + 1) % len(QUERIES)], "k": 5})
-                warm.append((time.perf_counter() - t2) * 1000)
+                warm[mode].append((time.perf_counter() - t2) * 1000)
                 if out.get("note"):
                     notes.add(out["note"])
                 answer_tokens.append(len(json.dumps(out, separators=(",", ":"))) / 4)
@@ -156,7 +163,9 @@ def main() -> int:
         "runs": a.runs, "store_build_s": build_s,
         "cold_start_ms": {"median": round(statistics.median(cold), 1), "max": round(max(cold), 1)},
         "first_search_ms": {"median": round(statistics.median(first), 1), "max": round(max(first), 1)},
-        "warm_search_ms": {"median": round(statistics.median(warm), 1), "p90": round(q(warm, 0.9), 1)},
+        "warm_search_ms": {f"resident_vectors_{m}": {"median": round(statistics.median(w), 1),
+                                                       "p90": round(q(w, 0.9), 1)}
+                           for m, w in warm.items()},
         "tokens_per_hit": {"median": round(statistics.median(hit_tokens), 1), "max": round(max(hit_tokens), 1)},
         "tokens_per_search_answer_k5": {"median": round(statistics.median(answer_tokens), 1)},
         "notes": sorted(notes),  # a degraded search (no model) says so here

@@ -28,6 +28,7 @@ pub const KNOWN_VARS: &[&str] = &[
     "MEMCTL_RECALL_CHARS",
     "MEMCTL_RESIDENT",
     "MEMCTL_RESIDENT_IDLE_SECS",
+    "MEMCTL_MCP_RESIDENT_VECTORS",
     "MEMCTL_SUMMARIZER_CMD",
     "MEMCTL_SUMMARIZER_TIMEOUT_SECS",
     "MEMCTL_HOOK_INLINE_BYTES",
@@ -146,6 +147,7 @@ pub const KEYS: &[Key] = &[
     key("MEMCTL_RECALL_CHARS", "recall_chars"),
     key("MEMCTL_RESIDENT", "resident"),
     key("MEMCTL_RESIDENT_IDLE_SECS", "resident_idle_secs"),
+    key("MEMCTL_MCP_RESIDENT_VECTORS", "mcp_resident_vectors"),
     Key {
         var: "MEMCTL_SUMMARIZER_CMD",
         name: "summarizer_cmd",

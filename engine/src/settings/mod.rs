@@ -200,6 +200,9 @@ pub struct Settings {
     /// The resident query embedder ([`crate::resident`]): `MEMCTL_RESIDENT` → `enabled`
     /// (default on), `MEMCTL_RESIDENT_IDLE_SECS` → `idle` (900 s, at least 1 s).
     pub resident: crate::resident::ResidentConfig,
+    /// `memctl mcp` keeps the int8 vector blocks in memory between searches
+    /// (`Engine::keep_vectors_resident`): `MEMCTL_MCP_RESIDENT_VECTORS` (default on).
+    pub mcp_resident_vectors: bool,
     /// External summariser for `memctl summarize`: `MEMCTL_SUMMARIZER_CMD` → `command` (off),
     /// `MEMCTL_SUMMARIZER_TIMEOUT_SECS` → `timeout` (60 s, at least 1 s).
     pub summarizer: ExternalConfig,
@@ -224,6 +227,7 @@ impl Default for Settings {
             swap: SwapConfig::default(),
             recall: crate::recall::RecallConfig::default(),
             resident: crate::resident::ResidentConfig::default(),
+            mcp_resident_vectors: true,
             summarizer: ExternalConfig::default(),
             hook: HookSettings::default(),
             log: None,
@@ -463,6 +467,9 @@ impl Settings {
         }
         if let Some(n) = v.number("MEMCTL_RESIDENT_IDLE_SECS", |n: &u64| *n >= 1, ">= 1") {
             s.resident.idle = Duration::from_secs(n);
+        }
+        if let Some(b) = v.switch("MEMCTL_MCP_RESIDENT_VECTORS") {
+            s.mcp_resident_vectors = b;
         }
 
         s.summarizer.command = v

@@ -160,6 +160,7 @@ fn value_of(
         "MEMCTL_RECALL_CHARS" => shown(s.recall.budget_chars),
         "MEMCTL_RESIDENT" => shown(s.resident.enabled),
         "MEMCTL_RESIDENT_IDLE_SECS" => shown(s.resident.idle.as_secs()),
+        "MEMCTL_MCP_RESIDENT_VECTORS" => shown(s.mcp_resident_vectors),
         "MEMCTL_SUMMARIZER_CMD" => match &s.summarizer.command {
             Some(c) => shown(c),
             None => return (None, Some("off".to_string())),

@@ -45,6 +45,7 @@ pub fn serve(opts: EngineOptions, settings: &Settings) -> Result<()> {
     let ctx = tools::Ctx {
         project: project_dir(settings)?,
         memory: settings.restore.memory.clone(),
+        resident_vectors: settings.mcp_resident_vectors,
     };
     tracing::info!(project = %ctx.project, "mcp server starting");
     let server = MemctlServer::new(opts, ctx);

@@ -61,7 +61,9 @@ impl MemctlServer {
         let mut engine = opened
             .map_err(|e| format!("cannot open the memctl store at {}: {e}", path.display()))?;
         // A long-lived process: the int8 blocks stay in memory between searches.
-        engine.keep_vectors_resident();
+        if self.ctx.resident_vectors {
+            engine.keep_vectors_resident();
+        }
         let e = Arc::new(engine);
         *slot = Some(Arc::clone(&e));
         Ok(e)

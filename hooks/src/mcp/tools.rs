@@ -35,6 +35,8 @@ pub struct Ctx {
     pub project: String,
     /// Where `remember` writes (the user's `MEMCTL_MEMORY_DIR`, else the project's).
     pub memory: MemoryConfig,
+    /// Keep the int8 vector blocks in memory between searches (`MEMCTL_MCP_RESIDENT_VECTORS`).
+    pub resident_vectors: bool,
 }
 
 /// A session id cut to 8 characters.
