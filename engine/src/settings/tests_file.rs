@@ -130,6 +130,7 @@ fn samples(w: &World) -> Vec<(&'static str, String, String)> {
         ("recall_chars", "800".into(), "800".into()),
         ("resident", "false".into(), "false".into()),
         ("resident_idle_secs", "30".into(), "30".into()),
+        ("mcp_resident_vectors", "false".into(), "false".into()),
         ("summarizer_cmd", toml_str("llm -s x"), "llm -s x".into()),
         ("summarizer_timeout_secs", "5".into(), "5".into()),
         ("hook_inline_bytes", "0".into(), "0".into()),
