@@ -150,6 +150,18 @@ pub(super) fn read(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !file.from_env => {
             return Vec::new();
         }
+        // A default place this user cannot even look into (run in a directory of another
+        // user, e.g. `sudo -u` from a private checkout): no file this user can see, the same
+        // as none. A file that exists and cannot be read is still an error below.
+        Err(e)
+            if e.kind() == std::io::ErrorKind::PermissionDenied
+                && !file.from_env
+                && std::fs::symlink_metadata(&file.path)
+                    .is_err_and(|m| m.kind() == std::io::ErrorKind::PermissionDenied) =>
+        {
+            tracing::warn!(path = %file.path.display(), "config file location not accessible; read as no file");
+            return Vec::new();
+        }
         Err(e) => {
             errors.push(SettingsError::Unreadable {
                 path: file.path.clone(),
