@@ -19,7 +19,7 @@
 //! durable and renames it over the store (the same machinery as forget's rewrite,
 //! [`super::rewrite`]; every other handle notices the new file at its next transaction). The
 //! backup is the old file itself: hard-linked into `backups/` before the rename, so it is
-//! byte for byte what the earlier release wrote (going back = copying it into place). Where a
+//! every row as the earlier release wrote it (going back = copying it into place). Where a
 //! hard link cannot be made, a consistent copy is written instead.
 //!
 //! Schema versions:
@@ -312,7 +312,7 @@ impl Store {
 }
 
 /// Keep the store file as it is now (the write lock is held: it is at a commit) under
-/// `backup`: a hard link (instant, byte for byte what the earlier release wrote); where links
+/// `backup`: a hard link (instant, every row as the earlier release wrote it); where links
 /// are not possible, a copy of every row from the lock holder's view.
 fn keep_as_backup(
     store_path: &Path,
