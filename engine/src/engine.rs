@@ -43,6 +43,21 @@ impl Engine {
         })
     }
 
+    /// [`Engine::open`], migrating a store written by an earlier memctl first ([`Engine::migrate`]):
+    /// what commands and the MCP server do (hooks never migrate: they start `memctl migrate`).
+    /// Returns the migration's report when one ran.
+    pub fn open_migrating(
+        opts: EngineOptions,
+    ) -> Result<(Self, Option<crate::MigrateReport>), EngineError> {
+        match Self::open(opts.clone()) {
+            Err(EngineError::Store(crate::StoreError::NeedsMigration { .. })) => {
+                let rep = Self::migrate(&opts)?;
+                Ok((Self::open(opts)?, Some(rep)))
+            }
+            other => other.map(|e| (e, None)),
+        }
+    }
+
     /// Migrate the store of `opts` to this memctl's schema (see `store::migrate`): the old
     /// file is kept under `<data dir>/backups/`. A current store is left alone (the report
     /// says `from == to`).
@@ -73,11 +88,6 @@ impl Engine {
     /// scans and rereads what changed, so results are those of a fresh process.
     pub fn keep_vectors_resident(&mut self) {
         self.core.keep_vectors_resident();
-    }
-
-    /// Bytes of int8 blocks held in memory ([`Engine::keep_vectors_resident`]).
-    pub fn resident_vector_bytes(&self) -> usize {
-        self.core.resident_blocks().map_or(0, |c| c.bytes())
     }
 
     /// An engine over a store opened by the caller (tests with injected storage faults).

@@ -89,15 +89,9 @@ impl<'r> Retriever<'r> {
         n: usize,
     ) -> Result<Vec<Hit>, StoreError> {
         let wanted = n.max(MIN_RESCORE);
-        let cand = match self.resident {
-            Some(cache) => {
-                self.reader
-                    .scan_vectors_resident(cache, project_ids, space, query, wanted)?
-            }
-            None => self
-                .reader
-                .scan_vectors(project_ids, space, query, wanted)?,
-        };
+        let cand = self
+            .reader
+            .scan_vectors(project_ids, space, query, wanted, self.resident)?;
         let mut out = Vec::with_capacity(cand.len());
         for h in cand {
             if let Some(v) = self.reader.vector(h.id, space)? {

@@ -177,7 +177,7 @@ fn indexes_are_consistent_after_prune() {
             .embed_batch(&[q.as_str()])
             .unwrap()
             .remove(0);
-        for h in r.scan_vectors(&[pid], &emb, &qv, 100).unwrap() {
+        for h in r.scan_vectors(&[pid], &emb, &qv, 100, None).unwrap() {
             assert!(
                 alive.contains(&h.id),
                 "vector scan returned deleted {}",

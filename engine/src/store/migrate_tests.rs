@@ -42,23 +42,36 @@ where
     n
 }
 
+/// Run `f` in one committed write transaction on the file at `path`, below the store's own
+/// checks (to make stores of other schemas and damaged rows).
+fn raw_write<T>(path: &Path, f: impl FnOnce(&redb::WriteTransaction) -> T) -> T {
+    let db = create::builder().open(path).expect("open raw");
+    let tx = db.begin_write().expect("write");
+    let out = f(&tx);
+    tx.commit().expect("commit");
+    out
+}
+
+/// Set the schema version in the meta table of `tx`.
+fn put_schema(tx: &redb::WriteTransaction, v: u32) {
+    tx.open_table(META)
+        .expect("meta")
+        .insert(META_SCHEMA, v.to_le_bytes().as_slice())
+        .expect("schema");
+}
+
 /// Turn the (schema 2) store at `path` into what the schema-1 release wrote: bare record
 /// bodies, schema version 1. Returns the rows changed.
 fn downgrade_to_schema_1(path: &Path) -> u64 {
-    let db = create::builder().open(path).expect("open raw");
-    let tx = db.begin_write().expect("write");
-    let mut n = 0;
-    n += strip_version_bytes(&tx, CHUNKS);
-    n += strip_version_bytes(&tx, SESSIONS);
-    n += strip_version_bytes(&tx, CURSORS);
-    n += strip_version_bytes(&tx, SWAP_ENTRIES);
-    n += strip_version_bytes(&tx, crate::summary::SUMMARIES);
-    tx.open_table(META)
-        .expect("meta")
-        .insert(META_SCHEMA, 1u32.to_le_bytes().as_slice())
-        .expect("schema 1");
-    tx.commit().expect("commit");
-    n
+    raw_write(path, |tx| {
+        let n = strip_version_bytes(tx, CHUNKS)
+            + strip_version_bytes(tx, SESSIONS)
+            + strip_version_bytes(tx, CURSORS)
+            + strip_version_bytes(tx, SWAP_ENTRIES)
+            + strip_version_bytes(tx, crate::summary::SUMMARIES);
+        put_schema(tx, 1);
+        n
+    })
 }
 
 /// The schema version and a digest of every record row of the file at `path` (compared
@@ -86,13 +99,7 @@ fn contents(path: &Path) -> (u32, String) {
 }
 
 fn set_schema(path: &Path, v: u32) {
-    let db = create::builder().open(path).expect("open raw");
-    let tx = db.begin_write().expect("write");
-    tx.open_table(META)
-        .expect("meta")
-        .insert(META_SCHEMA, v.to_le_bytes().as_slice())
-        .expect("schema");
-    tx.commit().expect("commit");
+    raw_write(path, |tx| put_schema(tx, v));
 }
 
 /// Everything a user would see of the archive: every chunk record, every session record,
@@ -207,15 +214,12 @@ fn a_damaged_row_stops_the_migration_and_leaves_the_store_as_it_was() {
     let path = e.store_path();
     drop(e);
     downgrade_to_schema_1(&path);
-    {
-        let db = create::builder().open(&path).expect("raw");
-        let tx = db.begin_write().expect("write");
+    raw_write(&path, |tx| {
         tx.open_table(CHUNKS)
             .expect("chunks")
             .insert(3u64, [0xffu8, 0xff, 0xff].as_slice())
             .expect("damage");
-        tx.commit().expect("commit");
-    }
+    });
     let before = contents(&path);
     let err = Store::migrate(&path, &dir.path().join("b")).expect_err("damaged row");
     let msg = err.to_string();

@@ -92,16 +92,8 @@ impl Store {
         if let Some(dir) = path.parent() {
             crate::paths::ensure_private_dir(dir)?;
         }
-        let opened = Opened::open(&path, || {
-            create::open_or_create(&path, Self::init_new).map(Handle::ReadWrite)
-        })?;
+        let store = Self::open_unchecked(&path)?;
         crate::paths::restrict_file(&path)?;
-        let store = Self {
-            opened: RwLock::new(Arc::new(opened)),
-            path,
-            write_timeout: Duration::from_millis(2000),
-            deadline: None,
-        };
         store.init_schema()?;
         Ok(store)
     }

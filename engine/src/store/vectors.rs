@@ -246,15 +246,27 @@ impl StoreReader {
     }
 
     /// Scan the int8 blocks of a project (or all projects) in one embedding space; returns the
-    /// top `n` approximate candidates (some may be deleted: check [`Self::chunk`]).
+    /// top `n` approximate candidates (some may be deleted: check [`Self::chunk`]). With
+    /// `resident`, the blocks come from its copy, brought up to date with this snapshot first
+    /// (the same candidates).
     pub fn scan_vectors(
         &self,
         project_ids: &[u32],
         emb: &EmbedderId,
         query: &[f32],
         n: usize,
+        resident: Option<&ResidentBlocks>,
     ) -> Result<Vec<crate::index::Hit>, StoreError> {
         let key = emb.key();
+        if let Some(cache) = resident {
+            let blocks = self.resident_blocks(cache, project_ids, &key)?;
+            return Ok(quant::scan_blocks(
+                blocks.iter().map(|b| &b[..]),
+                emb,
+                query,
+                n,
+            )?);
+        }
         let t = self.tx.open_table(VEC_BLOCKS)?;
         let mut raw: Vec<redb::AccessGuard<'_, &[u8]>> = Vec::new();
         for &p in project_ids {
@@ -377,7 +389,8 @@ struct Resident {
 }
 
 impl ResidentBlocks {
-    /// Bytes held (status, tests).
+    /// Bytes held.
+    #[cfg(test)]
     pub(crate) fn bytes(&self) -> usize {
         self.spaces
             .lock()
@@ -389,23 +402,20 @@ impl ResidentBlocks {
 }
 
 impl StoreReader {
-    /// [`Self::scan_vectors`] over the resident copy of the blocks, brought up to date with
-    /// this snapshot first (see [`ResidentBlocks`]). Same candidates as the scan of the store.
-    pub(crate) fn scan_vectors_resident(
+    /// The blocks of `project_ids` in the space `key`, from the resident copy brought up to
+    /// date with this snapshot (see [`ResidentBlocks`]).
+    fn resident_blocks(
         &self,
         cache: &ResidentBlocks,
         project_ids: &[u32],
-        emb: &EmbedderId,
-        query: &[f32],
-        n: usize,
-    ) -> Result<Vec<crate::index::Hit>, StoreError> {
-        let key = emb.key();
+        key: &str,
+    ) -> Result<Vec<std::sync::Arc<[u8]>>, StoreError> {
         let epoch = block_epoch(&self.tx.open_table(META)?)?;
         let tails = self.tx.open_table(VEC_TAILS)?;
         let table = self.tx.open_table(VEC_BLOCKS)?;
         let read = |p: u32, from: u64| -> Result<Vec<NumberedBlock>, StoreError> {
             let mut out = Vec::new();
-            for row in table.range((p, key.as_str(), from)..=(p, key.as_str(), u64::MAX))? {
+            for row in table.range((p, key, from)..=(p, key, u64::MAX))? {
                 let (k, v) = row?;
                 out.push((k.value().2, std::sync::Arc::from(v.value())));
             }
@@ -418,8 +428,8 @@ impl StoreReader {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             for &p in project_ids {
-                let slot = (p, key.clone());
-                let Some(tail) = tails.get((p, key.as_str()))?.map(|g| g.value()) else {
+                let slot = (p, key.to_string());
+                let Some(tail) = tails.get((p, key))?.map(|g| g.value()) else {
                     spaces.remove(&slot);
                     continue;
                 };
@@ -446,12 +456,7 @@ impl StoreReader {
                 }
             }
         }
-        Ok(quant::scan_blocks(
-            use_blocks.iter().map(|b| &b[..]),
-            emb,
-            query,
-            n,
-        )?)
+        Ok(use_blocks)
     }
 }
 

@@ -25,9 +25,9 @@ fn assert_same(e: &crate::Engine, cache: &ResidentBlocks, what: &str) {
         let v = h.embed(q).expect("embed");
         let emb = h.id();
         for scope in [pids.clone(), vec![pids[0]]] {
-            let want = r.scan_vectors(&scope, emb, &v, 20).expect("scan");
+            let want = r.scan_vectors(&scope, emb, &v, 20, None).expect("scan");
             let got = r
-                .scan_vectors_resident(cache, &scope, emb, &v, 20)
+                .scan_vectors(&scope, emb, &v, 20, Some(cache))
                 .expect("resident scan");
             assert_eq!(got, want, "{what}: {q} in {scope:?}");
         }

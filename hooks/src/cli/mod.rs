@@ -259,16 +259,11 @@ const CLI_WRITE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(12
 /// runs `memctl search` wants an answer, not homework.
 pub(crate) fn open(opts: EngineOptions) -> Result<Engine> {
     let path = opts.store_path();
-    let opened = match Engine::open(opts.clone()) {
-        Err(e) if needs_migration(&e) => {
-            let rep = Engine::migrate(&opts)
-                .with_context(|| format!("migrating the store at {}", path.display()))?;
-            eprintln!("memctl: {}", store_cmd::describe(&rep));
-            Engine::open(opts)
-        }
-        other => other,
-    };
-    let mut engine = opened.with_context(|| format!("opening the store at {}", path.display()))?;
+    let (mut engine, migrated) = Engine::open_migrating(opts)
+        .with_context(|| format!("opening the store at {}", path.display()))?;
+    if let Some(rep) = migrated {
+        eprintln!("memctl: {}", store_cmd::describe(&rep));
+    }
     engine.set_write_timeout(CLI_WRITE_TIMEOUT);
     Ok(engine)
 }

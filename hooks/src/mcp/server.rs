@@ -52,14 +52,11 @@ impl MemctlServer {
         let path = self.opts.store_path();
         // A store of an earlier memctl is migrated here (the server runs off the prompt path,
         // lazily at its first tool call), the old file kept under backups/.
-        let opened = match Engine::open(self.opts.clone()) {
-            Err(e) if crate::cli::needs_migration(&e) => Engine::migrate(&self.opts)
-                .map(|rep| tracing::info!(from = rep.from, to = rep.to, backup = ?rep.backup, "store migrated"))
-                .and_then(|()| Engine::open(self.opts.clone())),
-            other => other,
-        };
-        let mut engine = opened
+        let (mut engine, migrated) = Engine::open_migrating(self.opts.clone())
             .map_err(|e| format!("cannot open the memctl store at {}: {e}", path.display()))?;
+        if let Some(rep) = migrated {
+            tracing::info!(from = rep.from, to = rep.to, backup = ?rep.backup, "store migrated");
+        }
         // A long-lived process: the int8 blocks stay in memory between searches.
         if self.ctx.resident_vectors {
             engine.keep_vectors_resident();
