@@ -174,6 +174,18 @@ impl Engine {
         self.core.swap_tool_output(call, cfg, now)
     }
 
+    /// PostToolUse: swap the output in place when it qualifies ([`crate::swap::inplace`]).
+    pub fn swap_in_place(
+        &self,
+        call: &ToolCall<'_>,
+        transcript: Option<&Path>,
+        cfg: &SwapConfig,
+        now: i64,
+    ) -> Result<Result<crate::swap::inplace::InPlace, crate::swap::inplace::NotInPlace>, EngineError>
+    {
+        self.core.swap_in_place(call, transcript, cfg, now)
+    }
+
     /// Record that chunks were used (restored, opened from search): appended to the access log,
     /// folded into the store by the next write.
     pub fn record_access(&self, ids: &[ChunkId]) -> Result<(), EngineError> {

@@ -54,6 +54,13 @@ Checks ("memctl_checks" in a scenario; every needle is a plain substring, {{...}
              "sessions_min": N, "data_dir": "..."}}
       read the store with the memctl CLI after the run: every chunk of every session
       (`memctl show <id> --json`), and the session records (`memctl show <session> --json`)
+  {"hook_tool_output": "PostToolUse", "where": {"tool_name": "Bash"}, "contains": [..], "not_contains": [..],
+   "count_min": 1, "reaches": "main"}
+      each matching call that printed an updatedToolOutput (a swap in place) has every needle in
+      its `stdout`, and the first request of kind `reaches` after the call carries exactly that
+      text as the call's tool_result (the model got the digest, not the output)
+  {"cli": ["swap", "list", "--json"], "contains": [..], "not_contains": [..], "data_dir": ".."}
+      run the memctl CLI on the scenario's data dir; its stdout holds every needle, none of the others
   {"at_least": N, "of": [checks...]}
       a floor: at least N of the nested checks pass (each is listed as ok or MISS); for
       measurements whose honest result today is below all (recall-heldout)
@@ -122,7 +129,10 @@ def load_jsonl(path):
 
 
 def subset(d, want):
-    return isinstance(d, dict) and all(d.get(k) == v for k, v in (want or {}).items())
+    """Every field of `want` is in `d` (nested objects: recursively, so a `where` can name one
+    field of a tool's input)."""
+    return isinstance(d, dict) and all(
+        subset(d.get(k), v) if isinstance(v, dict) else d.get(k) == v for k, v in (want or {}).items())
 
 
 def short(s, n=160):
@@ -232,7 +242,8 @@ class Run:
                         try:
                             doc = json.loads(out)
                             hso = doc["hookSpecificOutput"]
-                            if hso.get("hookEventName") != ev or not isinstance(hso.get("additionalContext"), str):
+                            replaced = ev == "PostToolUse" and isinstance(hso.get("updatedToolOutput"), dict)
+                            if hso.get("hookEventName") != ev or not (isinstance(hso.get("additionalContext"), str) or replaced):
                                 bad.append(f"{what} output for the wrong event / no text: {short(out)}")
                         except (ValueError, KeyError, TypeError):
                             bad.append(f"{what} printed invalid JSON: {short(out)}")
@@ -349,6 +360,43 @@ class Run:
                     problems.append(f"req #{seq} `{short(cmd, 120)}` is_error={is_err} missing={missing} "
                                     f"unwanted={present}; result: {short(text, 1500)}")
             return not problems, f"{len(got)} result(s); " + ("; ".join(problems) or "ok")
+        if "hook_tool_output" in c:
+            calls = self.hook_calls(c["hook_tool_output"], c.get("where"), c.get("env"))
+            problems, n = [], 0
+            for h in calls:
+                out = (h.get("stdout") or "").strip()
+                if not out:
+                    continue
+                n += 1
+                new = json.loads(out)["hookSpecificOutput"]["updatedToolOutput"]
+                text = new.get("stdout", "")
+                missing = [x for x in c.get("contains", []) if x not in text]
+                present = [x for x in c.get("not_contains", []) if x in text]
+                if missing or present:
+                    problems.append(f"call at {h.get('t_start')}: missing={missing} unwanted={present}: {short(text, 600)}")
+                tid = (h.get("stdin") or {}).get("tool_use_id")
+                req = self.first_after(h.get("t_start", 0), c.get("reaches", "main"))
+                got = None
+                for m in ((req or {}).get("body") or {}).get("messages", []):
+                    if isinstance(m.get("content"), list):
+                        for b in m["content"]:
+                            if b.get("type") == "tool_result" and b.get("tool_use_id") == tid:
+                                cont = b.get("content")
+                                if isinstance(cont, list):
+                                    cont = "\n".join(x.get("text", "") for x in cont if isinstance(x, dict))
+                                got = str(cont)
+                if got is None:
+                    problems.append(f"call at {h.get('t_start')}: no tool_result for {tid} in the next request")
+                elif got.strip() != text.strip():
+                    problems.append(f"call at {h.get('t_start')}: the model got {short(got, 300)} instead of the digest")
+            if n < c.get("count_min", 1):
+                problems.append(f"{n} replacing call(s), want >= {c.get('count_min', 1)} (of {len(calls)} matching)")
+            return not problems, f"{n} replacement(s); " + ("; ".join(problems) or "each reached the model exactly")
+        if "cli" in c:
+            out = self.memctl(self.data_dir(c), *c["cli"])
+            missing = [x for x in c.get("contains", []) if x not in out]
+            present = [x for x in c.get("not_contains", []) if x in out]
+            return not missing and not present, f"memctl {' '.join(c['cli'])}: missing={missing} unwanted={present}; {short(out, 600)}"
         if "store" in c:
             st = c["store"]
             d = self.data_dir(st)
@@ -420,13 +468,16 @@ CHECK_SCHEMAS = {
     "request_has": {"requests": "selector"},
     "tool_result": {"contains": LIST, "not_contains": LIST, "error_ok": BOOL},
     "store": {},
+    "hook_tool_output": {"where": DICT, "env": DICT, "contains": LIST, "not_contains": LIST, "count_min": INT, "reaches": STR},
+    "cli": {"contains": LIST, "not_contains": LIST, "data_dir": STR},
     "log_clean": {"data_dir": STR},
     "log_contains": {"data_dir": STR},
     "at_least": {"of": "checks"},
 }
 CHECK_VALUE = {"hooks_ok": BOOL, "cli_hook_outcomes_ok": BOOL, "steps_ok": BOOL, "hook_context": STR,
                "hook_plain": STR, "hook_silent": STR, "outside_memctl_not_contains": LIST, "request_has": LIST,
-               "tool_result": "tool_result", "store": "store", "log_clean": BOOL, "log_contains": STR,
+               "tool_result": "tool_result", "store": "store", "log_clean": BOOL,
+               "hook_tool_output": STR, "cli": LIST, "log_contains": STR,
                "at_least": INT}
 TOOL_RESULT = {"command_contains": STR, "tool_name": STR, "input_contains": STR}
 STORE = {"data_dir": STR, "sessions_min": INT, "chunk_contains": LIST, "no_chunk_contains": LIST, "session_contains": LIST}

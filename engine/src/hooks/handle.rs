@@ -226,6 +226,55 @@ fn resumed_without_compaction(engine: &Engine, p: &HookPayload) -> Result<bool, 
         .is_some_and(|s| s.compactions == 0 && s.compact_summary.is_none()))
 }
 
+/// PostToolUse: swap a big output in place (the model gets a digest through
+/// `updatedToolOutput`, [`crate::swap::inplace`]) when it qualifies, else store it in the swap
+/// when it is big enough (prints nothing then; failures are logged only).
+fn post_tool(
+    engine: &Engine,
+    p: &HookPayload,
+    call: &crate::swap::ToolCall<'_>,
+    cfg: &crate::swap::SwapConfig,
+) -> HookOutput {
+    use crate::swap::inplace::NotInPlace;
+    let transcript = p
+        .common
+        .transcript_path
+        .as_deref()
+        .filter(|t| !t.is_empty())
+        .map(Path::new);
+    match engine.swap_in_place(call, transcript, cfg, crate::clock::unix_now()) {
+        Ok(Ok(ip)) => {
+            tracing::debug!(
+                tool = call.tool_name,
+                id = %crate::swap::short_id(&ip.report.id),
+                bytes = ip.report.bytes,
+                digest_chars = ip.digest_chars,
+                removed_chars = ip.removed_chars(),
+                "tool output swapped in place"
+            );
+            return HookOutput::ToolOutput {
+                event: HookEventName::PostToolUse.as_str().into(),
+                response: ip.replacement.get().to_string(),
+                removed_chars: ip.removed_chars(),
+            };
+        }
+        Ok(Err(NotInPlace::PersistedUnreadable(why))) => {
+            tracing::warn!(
+                tool = call.tool_name,
+                why,
+                "client's saved output not read; storing its head"
+            );
+        }
+        Ok(Err(_)) => {}
+        Err(e) => {
+            swap_failed(engine, call, e);
+            return HookOutput::None;
+        }
+    }
+    swap_output(engine, call, cfg);
+    HookOutput::None
+}
+
 /// PostToolUse: store a big output in the swap (prints nothing; failures are logged only).
 fn swap_output(engine: &Engine, call: &crate::swap::ToolCall<'_>, cfg: &crate::swap::SwapConfig) {
     match engine.swap_tool_output(call, cfg, crate::clock::unix_now()) {
@@ -237,9 +286,16 @@ fn swap_output(engine: &Engine, call: &crate::swap::ToolCall<'_>, cfg: &crate::s
             "tool output swapped"
         ),
         Ok(crate::swap::SwapOutcome::Skipped(_)) => {}
-        // Busy: the output is kept in the spool and stored by the next hook that gets the store
-        // (it used to be dropped: 1 of 77 outputs lost under concurrency, issue 10).
-        Err(EngineError::Store(StoreError::Busy { waited_ms })) => {
+        Err(e) => swap_failed(engine, call, e),
+    }
+}
+
+/// A swap write failed. Busy: the output is kept in the spool and stored by the next hook that
+/// gets the store (it used to be dropped: 1 of 77 outputs lost under concurrency, issue 10);
+/// the model then keeps the output as the client made it.
+fn swap_failed(engine: &Engine, call: &crate::swap::ToolCall<'_>, e: EngineError) {
+    match e {
+        EngineError::Store(StoreError::Busy { waited_ms }) => {
             match super::spool::spool_tool(engine.data_dir(), call) {
                 Ok(()) => tracing::warn!(
                     tool = call.tool_name,
@@ -251,7 +307,7 @@ fn swap_output(engine: &Engine, call: &crate::swap::ToolCall<'_>, cfg: &crate::s
                 }
             }
         }
-        Err(e) => tracing::warn!(tool = call.tool_name, error = %e, "tool output not swapped"),
+        e => tracing::warn!(tool = call.tool_name, error = %e, "tool output not swapped"),
     }
 }
 
@@ -451,10 +507,10 @@ pub fn handle(
         }
         HookEvent::PostToolUse { .. } => {
             let project = p.project();
-            if let Some(call) = p.tool_call(&project) {
-                swap_output(engine, &call, &cfg.swap);
+            match p.tool_call(&project) {
+                Some(call) => post_tool(engine, p, &call, &cfg.swap),
+                None => HookOutput::None,
             }
-            HookOutput::None
         }
         HookEvent::Other(_) => HookOutput::None,
     };

@@ -328,6 +328,17 @@ pub enum HookOutput {
     },
     /// Plain text (PreCompact instructions).
     Plain(String),
+    /// PostToolUse `hookSpecificOutput.updatedToolOutput`: the tool's response (JSON object
+    /// text, in the tool's own shape) the model gets instead of the original
+    /// ([`crate::swap::inplace`]).
+    ToolOutput {
+        /// The event that called us (PostToolUse).
+        event: String,
+        /// The replacement response (a JSON object, as text).
+        response: String,
+        /// Characters taken out of the live context (telemetry).
+        removed_chars: u64,
+    },
 }
 
 #[derive(Serialize)]
@@ -341,6 +352,19 @@ struct SpecificOutput<'a> {
 #[serde(rename_all = "camelCase")]
 struct OutputDoc<'a> {
     hook_specific_output: SpecificOutput<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolOutputSpecific<'a> {
+    hook_event_name: &'a str,
+    updated_tool_output: &'a serde_json::value::RawValue,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolOutputDoc<'a> {
+    hook_specific_output: ToolOutputSpecific<'a>,
 }
 
 impl HookOutput {
@@ -361,6 +385,25 @@ impl HookOutput {
                     hook_specific_output: SpecificOutput {
                         hook_event_name: event,
                         additional_context: text,
+                    },
+                };
+                serde_json::to_string(&doc).unwrap_or_default()
+            }
+            Self::ToolOutput {
+                event, response, ..
+            } => {
+                // Every string of the response redacted as its unescaped text (the digest is
+                // made of stored, redacted text already: this is the last line of defence).
+                let Some(redacted) = crate::redact::redact_json(response) else {
+                    return String::new();
+                };
+                let Ok(raw) = serde_json::value::RawValue::from_string(redacted) else {
+                    return String::new();
+                };
+                let doc = ToolOutputDoc {
+                    hook_specific_output: ToolOutputSpecific {
+                        hook_event_name: event,
+                        updated_tool_output: &raw,
                     },
                 };
                 serde_json::to_string(&doc).unwrap_or_default()

@@ -192,6 +192,8 @@ pub struct Settings {
     /// prune pass at SessionEnd.
     pub auto_prune: AutoPruneConfig,
     /// `MEMCTL_SWAP` → `enabled` (default on): big PostToolUse outputs stored whole.
+    /// `MEMCTL_SWAP_IN_PLACE` (default on) and `MEMCTL_SWAP_IN_PLACE_CHARS` (default 8192) →
+    /// `in_place`: Bash outputs from that size are replaced by a digest in the live context.
     pub swap: SwapConfig,
     /// Prompt-time recall after a context loss: `MEMCTL_RECALL` → `enabled` (default on),
     /// `MEMCTL_RECALL_CHARS` → `budget_chars` (1,500, at most 10,000: small, because it is
@@ -455,6 +457,17 @@ impl Settings {
         }
         if let Some(b) = v.switch("MEMCTL_SWAP") {
             s.swap.enabled = b;
+        }
+        // Only Bash's shape is verified for in-place swaps (crate::swap::inplace).
+        if let Some(n) = v.number(
+            "MEMCTL_SWAP_IN_PLACE_CHARS",
+            |n: &usize| *n >= 1024,
+            ">= 1024",
+        ) {
+            s.swap.in_place = vec![("Bash".to_string(), n)];
+        }
+        if v.switch("MEMCTL_SWAP_IN_PLACE") == Some(false) {
+            s.swap.in_place.clear();
         }
         if let Some(b) = v.switch("MEMCTL_RECALL") {
             s.recall.enabled = b;

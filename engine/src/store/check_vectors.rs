@@ -222,15 +222,6 @@ fn check_blocks(
     Ok(())
 }
 
-/// The (tier, time) order key of a stored tool output (`swap::db::order_of`).
-fn order_of(e: &super::SwapEntry) -> (u8, i64) {
-    if e.access_count > 0 {
-        (1, e.last_access.unwrap_or(e.created_at))
-    } else {
-        (0, e.created_at)
-    }
-}
-
 /// Stored tool outputs: every entry has its blob, ref, order key and vector; every ref, order
 /// key and vector its entry; every blob a ref; the totals are the blobs'.
 pub(super) fn check_swap(
@@ -292,7 +283,7 @@ pub(super) fn check_swap(
             order.insert((tier, at, s.to_string(), id.to_string()));
             let matches = entries
                 .get(&(s.to_string(), id.to_string()))
-                .is_some_and(|e| order_of(e) == (tier, at));
+                .is_some_and(|e| e.order_key() == (tier, at));
             if !matches {
                 add(
                     found,
@@ -333,7 +324,7 @@ pub(super) fn check_swap(
                 format!("entry ({s}, {id}) without its ref"),
             );
         }
-        let (tier, at) = order_of(e);
+        let (tier, at) = e.order_key();
         if !order.contains(&(tier, at, s.clone(), id.clone())) {
             add(
                 found,

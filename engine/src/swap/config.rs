@@ -16,6 +16,23 @@ pub const SWAPPED_TOOLS: &[(&str, usize)] = &[
     ("WebFetch", 4096),
 ];
 
+/// The tools whose outputs are swapped *in place* by default, and the size (characters of the
+/// whole output) from which they are: the PostToolUse hook then returns a digest through
+/// `updatedToolOutput` and the model never sees the full output (see [`super::inplace`]).
+///
+/// Only shapes verified with the real CLI are listed (2.1.330: Bash's `{stdout, stderr,
+/// interrupted, isImage, noOutputExpected, persistedOutputPath?, persistedOutputSize?}`).
+/// Never Read: Edit relies on what a Read showed the model (and Claude Code checks that the
+/// file was read). Why 8,192: a digest is at most [`super::inplace::MAX_DIGEST_CHARS`]
+/// characters, so from 8 KB on a swap removes at least ~75 % of the output's tokens (about
+/// 2,000 tokens and up), while shorter outputs (a `git status`, a short test run) are cheap to
+/// keep whole and more likely to be read in full.
+pub const IN_PLACE_TOOLS: &[(&str, usize)] = &[("Bash", 8192)];
+
+/// The tools whose response shape [`super::inplace`] can rewrite (a configured in-place tool
+/// outside this list is refused: an untested shape is ignored or worse by the client).
+pub const IN_PLACE_SHAPES: &[&str] = &["Bash"];
+
 /// Swap settings (defaults are the product's; every number is configurable).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SwapConfig {
@@ -39,6 +56,13 @@ pub struct SwapConfig {
     pub ttl_accessed: i64,
     /// Expired entries removed at most per automatic pass (run inside the swap write).
     pub auto_prune_batch: usize,
+    /// Tool name → output size (characters) from which the output is swapped in place
+    /// (`MEMCTL_SWAP_IN_PLACE`, `MEMCTL_SWAP_IN_PLACE_CHARS`). Empty: never in place.
+    pub in_place: Vec<(String, usize)>,
+    /// An output swapped in place expires this long after its session's last activity:
+    /// Claude Code keeps transcripts 30 days by default (`cleanupPeriodDays`), and a resumed
+    /// transcript brings the digest back into a context.
+    pub ttl_in_place: i64,
 }
 
 impl Default for SwapConfig {
@@ -56,6 +80,11 @@ impl Default for SwapConfig {
             ttl_unaccessed: 24 * HOUR,
             ttl_accessed: 48 * HOUR,
             auto_prune_batch: 8,
+            in_place: IN_PLACE_TOOLS
+                .iter()
+                .map(|(t, n)| ((*t).to_string(), *n))
+                .collect(),
+            ttl_in_place: 30 * 24 * HOUR,
         }
     }
 }
@@ -69,13 +98,27 @@ impl SwapConfig {
             .map(|(_, n)| *n)
     }
 
+    /// The size (characters) from which `tool`'s output is swapped in place; `None`: never.
+    pub fn in_place_threshold(&self, tool: &str) -> Option<usize> {
+        if !self.enabled {
+            return None;
+        }
+        self.in_place
+            .iter()
+            .find(|(t, _)| t == tool && IN_PLACE_SHAPES.contains(&t.as_str()))
+            .map(|(_, n)| *n)
+    }
+
     /// When `e` expires (unix seconds), given the last activity of its session.
     ///
-    /// Accessed entries: last access + [`Self::ttl_accessed`]. Never-accessed entries: the
+    /// Swapped in place: session activity + [`Self::ttl_in_place`]. Accessed entries: last
+    /// access + [`Self::ttl_accessed`]. Never-accessed entries: the
     /// earlier of created + [`Self::ttl_unaccessed`] and session activity +
     /// [`Self::ttl_idle_unaccessed`] (activity is never taken as older than the entry).
     pub fn expires_at(&self, e: &SwapEntry, session_activity: i64) -> i64 {
-        if e.access_count > 0 {
+        if e.in_place {
+            session_activity.max(e.created_at) + self.ttl_in_place
+        } else if e.access_count > 0 {
             e.last_access.unwrap_or(e.created_at) + self.ttl_accessed
         } else {
             (e.created_at + self.ttl_unaccessed)

@@ -53,16 +53,6 @@ fn dec(b: &[u8]) -> Result<SwapEntry, StoreError> {
     Ok(crate::codec::decode_record(b)?)
 }
 
-/// (tier, time): never-accessed entries (tier 0, by creation) go before accessed ones
-/// (tier 1, least recently accessed first).
-fn order_of(e: &SwapEntry) -> (u8, i64) {
-    if e.access_count > 0 {
-        (1, e.last_access.unwrap_or(e.created_at))
-    } else {
-        (0, e.created_at)
-    }
-}
-
 /// Open a table for reading; a table that does not exist yet (store created before swap
 /// existed, nothing swapped since) reads as absent.
 pub(crate) fn open_ro<K: redb::Key + 'static, V: redb::Value + 'static>(
@@ -189,10 +179,10 @@ pub(super) fn write_entry(
     {
         let mut order = tx.open_table(SWAP_ORDER)?;
         if let Some(o) = old {
-            let (tier, t) = order_of(o);
+            let (tier, t) = o.order_key();
             order.remove((tier, t, s, id))?;
         }
-        let (tier, t) = order_of(e);
+        let (tier, t) = e.order_key();
         order.insert((tier, t, s, id), ())?;
     }
     tx.open_table(SWAP_ENTRIES)?
@@ -214,7 +204,7 @@ pub(crate) fn remove_entry(
             None => return Ok(None),
         }
     };
-    let (tier, t) = order_of(&e);
+    let (tier, t) = e.order_key();
     tx.open_table(SWAP_ORDER)?.remove((tier, t, session, id))?;
     tx.open_table(SWAP_VECTORS)?.remove((session, id))?;
     let still_used = {
@@ -270,6 +260,8 @@ pub(crate) fn put(
             let mut e = entry.clone();
             e.access_count = old.access_count;
             e.last_access = old.last_access;
+            // Once its digest is in a context, it stays pinned.
+            e.in_place |= old.in_place;
             write_entry(tx, &e, Some(&old))?;
             report.refreshed = true;
         }
@@ -296,8 +288,10 @@ pub(crate) fn put(
     // Entries per session: oldest never-accessed first, then least recently accessed.
     let mine = session_entries(&tx.open_table(SWAP_ENTRIES)?, s)?;
     if mine.len() > cfg.max_entries_per_session {
-        let mut victims: Vec<&SwapEntry> = mine.iter().filter(|e| e.id != id).collect();
-        victims.sort_by(|a, b| order_of(a).cmp(&order_of(b)).then(a.id.cmp(&b.id)));
+        // Never an output swapped in place: its digest in a live context names it.
+        let mut victims: Vec<&SwapEntry> =
+            mine.iter().filter(|e| e.id != id && !e.in_place).collect();
+        victims.sort_by(|a, b| a.order_key().cmp(&b.order_key()).then(a.id.cmp(&b.id)));
         for v in victims
             .into_iter()
             .take(mine.len() - cfg.max_entries_per_session)
@@ -320,6 +314,16 @@ pub(crate) fn put(
             for row in order.iter()? {
                 let (k, _) = row?;
                 let (tier, t, vs, vi) = k.value();
+                if tier >= 2 {
+                    // Only outputs swapped in place are left: they stay (their digests are
+                    // the contexts' only way back to the bytes); retention removes them.
+                    tracing::warn!(
+                        total,
+                        max = cfg.max_total_bytes,
+                        "swap store over its byte limit with outputs swapped in place only"
+                    );
+                    break;
+                }
                 if vs != s || vi != id {
                     found = Some((tier, t, vs.to_string(), vi.to_string()));
                     break;
@@ -375,7 +379,7 @@ pub(crate) fn prune(
     let candidates: Vec<(String, String)> = {
         let order = tx.open_table(SWAP_ORDER)?;
         let mut out = Vec::new();
-        for tier in [0u8, 1u8] {
+        for tier in [0u8, 1u8, 2u8] {
             let lo = (tier, i64::MIN, "", "");
             let hi = (tier + 1, i64::MIN, "", "");
             for row in order.range(lo..hi)?.take(batch.unwrap_or(usize::MAX)) {

@@ -88,6 +88,11 @@ fn memchr_count(b: &[u8], c: u8) -> u64 {
     b.iter().filter(|x| **x == c).count() as u64
 }
 
+/// The line looks like a failure (the same rule as [`Digest::first_error`]).
+pub(crate) fn is_error_line(line: &str) -> bool {
+    ERROR_RE.is_match(line)
+}
+
 /// The first line matching [`ERROR_RE`], trimmed and clipped.
 fn first_error(text: &str) -> Option<String> {
     let m = ERROR_RE.find(text)?;

@@ -44,6 +44,9 @@ mod extract;
 pub(crate) mod forget;
 #[cfg(test)]
 mod id_tests;
+pub mod inplace;
+#[cfg(test)]
+mod inplace_tests;
 pub(crate) mod port;
 #[cfg(test)]
 mod tests;
@@ -177,6 +180,8 @@ pub struct Prepared {
     pub blob: Vec<u8>,
     /// Hash-embedder vector.
     pub vector: Vec<f32>,
+    /// The stored (redacted) text.
+    pub content: String,
 }
 
 /// Why an entry left the store.
@@ -267,8 +272,21 @@ pub fn prepare(call: &ToolCall<'_>, cfg: &SwapConfig, now: i64) -> Result<Prepar
     if chars < threshold {
         return Err(SkipReason::BelowThreshold { chars, threshold });
     }
-    let content = crate::redact::redact(&text).into_owned();
-    drop(text);
+    prepare_content(call, &text, cfg, now)
+}
+
+/// Everything to store for the output `text` of `call` (redacted here), with no threshold
+/// check: [`prepare`] after its checks, and the in-place swap with the whole output it read.
+pub(crate) fn prepare_content(
+    call: &ToolCall<'_>,
+    text: &str,
+    cfg: &SwapConfig,
+    now: i64,
+) -> Result<Prepared, SkipReason> {
+    if !cfg.enabled {
+        return Err(SkipReason::Disabled);
+    }
+    let content = crate::redact::redact(text).into_owned();
     if content.len() as u64 > cfg.max_entry_bytes {
         return Err(SkipReason::TooLarge {
             bytes: content.len() as u64,
@@ -296,11 +314,13 @@ pub fn prepare(call: &ToolCall<'_>, cfg: &SwapConfig, now: i64) -> Result<Prepar
         summary: d.summary,
         patterns: d.patterns,
         first_error: d.first_error,
+        in_place: false,
     };
     Ok(Prepared {
         entry,
         blob,
         vector,
+        content,
     })
 }
 

@@ -497,6 +497,7 @@ fn retention_with_an_injected_clock() {
         summary: String::new(),
         patterns: Vec::new(),
         first_error: None,
+        in_place: false,
     };
     // Never accessed, idle session: 6 h after the last activity.
     assert_eq!(cfg.expires_at(&base, T0), T0 + 6 * H);

@@ -20,8 +20,13 @@ pub enum SwapCommand {
     },
     /// Print the exact stored output (byte for byte) of an id (counts as an access).
     Show {
-        /// The id from `memctl swap list` or a restore inventory (a unique prefix works).
+        /// The id from `memctl swap list`, a restore inventory or a digest (a unique prefix
+        /// works).
         id: String,
+        /// Only these lines, 1-based and inclusive: `A:B`, `A:` (to the end), `:B`, or `A`
+        /// (the numbering of the digest an in-place swap left in the context).
+        #[arg(long, value_name = "A:B")]
+        lines: Option<String>,
     },
     /// Find swapped outputs by meaning and words (no model needed).
     Search {
@@ -91,8 +96,17 @@ pub(super) fn swap(
                 human_bytes(st.bytes)
             )?;
         }
-        SwapCommand::Show { id } => {
+        SwapCommand::Show { id, lines } => {
             let (_, text) = engine.swap_show(&id, unix_now())?;
+            let text = match lines.as_deref() {
+                None => text.as_str(),
+                Some(r) => {
+                    let total = text.lines().count() as u64;
+                    let (first, last) = parse_lines(r, total)?;
+                    let (a, b) = memctl_engine::swap::inplace::line_span(&text, first, last);
+                    &text[a..b]
+                }
+            };
             out.write_all(text.as_bytes())?;
             out.flush()?;
         }
@@ -142,4 +156,47 @@ pub(super) fn swap(
         }
     }
     Ok(())
+}
+
+/// `A:B`, `A:`, `:B` or `A` (1-based, inclusive) → a line range inside `1..=total`; a range
+/// outside the output, reversed or unreadable is an error that says how many lines there are.
+fn parse_lines(r: &str, total: u64) -> Result<(u64, u64)> {
+    let num = |s: &str, default: u64| -> Result<u64> {
+        let s = s.trim();
+        if s.is_empty() {
+            return Ok(default);
+        }
+        s.parse::<u64>().map_err(|_| {
+            anyhow::anyhow!("--lines {r:?}: {s:?} is not a line number (expected A:B)")
+        })
+    };
+    let (first, last) = match r.split_once(':') {
+        Some((a, b)) => (num(a, 1)?, num(b, total)?),
+        None => {
+            let n = num(r, 0)?;
+            (n, n)
+        }
+    };
+    if first == 0 || first > last || first > total {
+        bail!("--lines {r}: the output has {total} lines (lines are numbered from 1)");
+    }
+    Ok((first, last.min(total)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_lines;
+
+    #[test]
+    fn line_ranges() {
+        assert_eq!(parse_lines("3:5", 10).unwrap(), (3, 5));
+        assert_eq!(parse_lines("8:", 10).unwrap(), (8, 10));
+        assert_eq!(parse_lines(":2", 10).unwrap(), (1, 2));
+        assert_eq!(parse_lines("4", 10).unwrap(), (4, 4));
+        assert_eq!(parse_lines("9:400", 10).unwrap(), (9, 10));
+        for bad in ["0:3", "5:3", "11:12", "x:3", "3:y", "", "-1:2"] {
+            let e = parse_lines(bad, 10).unwrap_err().to_string();
+            assert!(e.contains("--lines"), "{bad}: {e}");
+        }
+    }
 }

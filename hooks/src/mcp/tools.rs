@@ -250,7 +250,7 @@ pub fn tool_output(engine: &Engine, input: ToolOutputInput) -> Result<ToolOutput
         if first > last {
             bail!("lines {first}-{last}: the output has {total_lines} lines");
         }
-        let (s, e) = line_span(&text, first, last);
+        let (s, e) = memctl_engine::swap::inplace::line_span(&text, first, last);
         (s, e, format!("lines {first}-{last}"))
     } else {
         let len = text.len() as u64;
@@ -286,24 +286,6 @@ pub fn tool_output(engine: &Engine, input: ToolOutputInput) -> Result<ToolOutput
         text: text_out,
         next,
     })
-}
-
-/// Byte span of lines `first..=last` (1-based) of `text`.
-fn line_span(text: &str, first: u64, last: u64) -> (usize, usize) {
-    let (mut start, mut end) = (text.len(), text.len());
-    let mut pos = 0;
-    for (i, line) in text.split_inclusive('\n').enumerate() {
-        let n = i as u64 + 1;
-        if n == first {
-            start = pos;
-        }
-        pos += line.len();
-        if n == last {
-            end = pos;
-            break;
-        }
-    }
-    (start, end.max(start))
 }
 
 /// The largest char boundary of `s` at or below `i`.
@@ -445,6 +427,7 @@ pub fn forget(engine: &Engine, input: ForgetInput) -> Result<ForgetOutput> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use memctl_engine::swap::inplace::line_span;
 
     #[test]
     fn line_spans_cover_whole_lines() {

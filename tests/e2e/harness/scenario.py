@@ -57,7 +57,8 @@ class Response:
     auto-compact threshold). A tool_use may `bind` input fields to what the previous tool
     result said: {"bind": {"ids[]": "\"id\":(\\d+)"}} sets input.ids to [first match's group,
     JSON-parsed when it parses] (a field name ending in [] makes a one-element list); the model
-    can then open what its own search found, as a real one would."""
+    can then open what its own search found, as a real one would. A [regex, template] pair puts
+    the group into the template's `{}` (a command line around an id the tool result named)."""
 
     text: Optional[str] = None
     tool_use: Optional[Union[dict[str, JSON], list[dict[str, JSON]]]] = None
@@ -82,9 +83,14 @@ class Response:
             bind = tu.get("bind")
             if bind is None:
                 continue
-            if not isinstance(bind, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in bind.items()):
-                raise ScenarioError(f"{_prefix(where)}tool_use.bind: expected an object of input field -> regex")
+            def bind_ok(v):
+                return isinstance(v, str) or (isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v)
+                                              and "{}" in v[1])
+            if not isinstance(bind, dict) or not all(isinstance(k, str) and bind_ok(v) for k, v in bind.items()):
+                raise ScenarioError(f"{_prefix(where)}tool_use.bind: expected an object of input field -> regex "
+                                    "(or [regex, template with {}])")
             for k, rx in bind.items():
+                rx = rx if isinstance(rx, str) else rx[0]
                 try:
                     groups = re.compile(rx).groups
                 except re.error as e:
