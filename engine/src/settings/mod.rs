@@ -466,8 +466,8 @@ impl Settings {
         ) {
             s.swap.in_place = vec![("Bash".to_string(), n)];
         }
-        if v.switch("MEMCTL_SWAP_IN_PLACE") == Some(false) {
-            s.swap.in_place.clear();
+        if let Some(b) = v.switch("MEMCTL_SWAP_IN_PLACE") {
+            s.swap.in_place_enabled = b;
         }
         if let Some(b) = v.switch("MEMCTL_RECALL") {
             s.recall.enabled = b;

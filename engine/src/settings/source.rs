@@ -156,9 +156,9 @@ fn value_of(
         "MEMCTL_AUTOPILOT_NOTE" => shown(s.autopilot.note),
         "MEMCTL_AUTO_PRUNE" => shown(s.auto_prune.enabled),
         "MEMCTL_SWAP" => shown(s.swap.enabled),
-        "MEMCTL_SWAP_IN_PLACE" => shown(s.swap.in_place_threshold("Bash").is_some()),
-        "MEMCTL_SWAP_IN_PLACE_CHARS" => match s.swap.in_place_threshold("Bash") {
-            Some(n) => shown(n),
+        "MEMCTL_SWAP_IN_PLACE" => shown(s.swap.in_place_enabled),
+        "MEMCTL_SWAP_IN_PLACE_CHARS" => match s.swap.in_place.iter().find(|(t, _)| t == "Bash") {
+            Some((_, n)) => shown(n),
             None => shown("off"),
         },
         "MEMCTL_RECALL" => shown(s.recall.enabled),

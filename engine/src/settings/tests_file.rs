@@ -126,6 +126,8 @@ fn samples(w: &World) -> Vec<(&'static str, String, String)> {
         ("autopilot_note", "true".into(), "true".into()),
         ("auto_prune", "true".into(), "true".into()),
         ("swap", "false".into(), "false".into()),
+        ("swap_in_place", "false".into(), "false".into()),
+        ("swap_in_place_chars", "4096".into(), "4096".into()),
         ("recall", toml_str("no"), "false".into()),
         ("recall_chars", "800".into(), "800".into()),
         ("resident", "false".into(), "false".into()),

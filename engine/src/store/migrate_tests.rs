@@ -34,9 +34,16 @@ where
         })
         .collect();
     for (k, v) in rows {
-        assert_eq!(v.first(), Some(&1), "{}: a record of format 1", def.name());
+        // Swap entries are format 2 now (`in_place`, a bool at the end of the positional
+        // body): schema 1 wrote format 1, that body without the bool (never set in these
+        // fixtures).
+        let body = match v.first() {
+            Some(1) => &v[1..],
+            Some(2) if def.name() == "swap_entries" && v.last() == Some(&0) => &v[1..v.len() - 1],
+            other => panic!("{}: a record of format {other:?}", def.name()),
+        };
         let key = K::from_bytes(&k);
-        t.insert(key, &v[1..]).expect("insert");
+        t.insert(key, body).expect("insert");
         n += 1;
     }
     n

@@ -56,8 +56,10 @@ pub struct SwapConfig {
     pub ttl_accessed: i64,
     /// Expired entries removed at most per automatic pass (run inside the swap write).
     pub auto_prune_batch: usize,
+    /// Swap in place at all (`MEMCTL_SWAP_IN_PLACE`, default on).
+    pub in_place_enabled: bool,
     /// Tool name → output size (characters) from which the output is swapped in place
-    /// (`MEMCTL_SWAP_IN_PLACE`, `MEMCTL_SWAP_IN_PLACE_CHARS`). Empty: never in place.
+    /// (`MEMCTL_SWAP_IN_PLACE_CHARS` sets Bash's). Empty: never in place.
     pub in_place: Vec<(String, usize)>,
     /// An output swapped in place expires this long after its session's last activity:
     /// Claude Code keeps transcripts 30 days by default (`cleanupPeriodDays`), and a resumed
@@ -80,6 +82,7 @@ impl Default for SwapConfig {
             ttl_unaccessed: 24 * HOUR,
             ttl_accessed: 48 * HOUR,
             auto_prune_batch: 8,
+            in_place_enabled: true,
             in_place: IN_PLACE_TOOLS
                 .iter()
                 .map(|(t, n)| ((*t).to_string(), *n))
@@ -100,7 +103,7 @@ impl SwapConfig {
 
     /// The size (characters) from which `tool`'s output is swapped in place; `None`: never.
     pub fn in_place_threshold(&self, tool: &str) -> Option<usize> {
-        if !self.enabled {
+        if !self.enabled || !self.in_place_enabled {
             return None;
         }
         self.in_place

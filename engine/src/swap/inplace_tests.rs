@@ -81,7 +81,7 @@ fn small_outputs_read_and_failures_stay_whole() {
         NotInPlace::UnknownShape
     );
     let off = SwapConfig {
-        in_place: Vec::new(),
+        in_place_enabled: false,
         ..SwapConfig::default()
     };
     let resp = bash_response(&big);
