@@ -256,8 +256,9 @@ pub fn session_report(
 }
 
 /// Every session's telemetry under `data_dir`, with the `recent` most recent sessions in
-/// detail. A file that cannot be read is listed in [`TelemetryReport::unreadable`], never an
-/// error: status shows what it can. No telemetry directory is an empty report.
+/// detail. A file (or the directory) that cannot be read is listed in
+/// [`TelemetryReport::unreadable`], not an error: `memctl status` shows what it can. No
+/// telemetry directory is an empty report.
 pub fn report(
     data_dir: &Path,
     recent: usize,
@@ -265,22 +266,27 @@ pub fn report(
 ) -> Result<TelemetryReport, TelemetryError> {
     let cpt = cfg.chars_per_token;
     let dir = data_dir.join(super::DIR);
+    let mut out = TelemetryReport::default();
     let entries = match std::fs::read_dir(&dir) {
         Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(TelemetryReport::default());
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => {
+            // `memctl status` still shows the store (a data dir of another user, a bad mode).
+            out.unreadable.push(format!("{}: {e}", dir.display()));
+            return Ok(out);
         }
-        Err(source) => return Err(TelemetryError::Io { path: dir, source }),
     };
-    let mut out = TelemetryReport::default();
     let mut total = Tally::default();
     let mut hooks: BTreeMap<String, Tally> = BTreeMap::new();
     let mut sessions = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(|source| TelemetryError::Io {
-            path: dir.clone(),
-            source,
-        })?;
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                out.unreadable.push(format!("{}: {e}", dir.display()));
+                continue;
+            }
+        };
         let name = entry.file_name().to_string_lossy().into_owned();
         let Some(stem) = name.strip_suffix(".jsonl") else {
             continue;

@@ -362,3 +362,24 @@ fn the_context_fill_prefers_claude_codes_numbers_to_our_estimate() {
     let all = report(d.path(), 5, &c).unwrap();
     assert_eq!(all.recent[0].fill, Some(fill));
 }
+
+#[test]
+fn an_unreadable_telemetry_directory_is_listed_not_an_error() {
+    let d = tmp();
+    // A file where the directory should be (as root, modes would not stop the read).
+    std::fs::write(d.path().join(DIR), b"not a directory").unwrap();
+    let r = report(d.path(), 5, &cfg(4.0)).unwrap();
+    assert_eq!(r.sessions, 0);
+    assert_eq!(r.unreadable.len(), 1, "{:?}", r.unreadable);
+    // And the hook's step only warns.
+    record_hook(
+        d.path(),
+        "s",
+        "SessionStart",
+        Injection {
+            injected_chars: 1,
+            ..Injection::default()
+        },
+    );
+    assert!(record(d.path(), &hook("s", "SessionStart", 1, 1, 0, 0)).is_err());
+}
