@@ -44,6 +44,7 @@ pub mod settings;
 pub mod store;
 pub mod summary;
 pub mod swap;
+pub mod telemetry;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod transcript;

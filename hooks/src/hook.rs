@@ -175,14 +175,24 @@ pub fn main() -> ExitCode {
             HookOutput::None
         }
     };
-    let text = output.render();
+    let (text, injection) = output.render_measured();
     if !text.is_empty() {
         let mut stdout = std::io::stdout().lock();
-        if let Err(e) = stdout
+        match stdout
             .write_all(text.as_bytes())
             .and_then(|()| stdout.flush())
         {
-            tracing::warn!(error = %e, "writing hook output failed");
+            // Injection telemetry (`memctl status`, the status line): what this hook put into
+            // the model's context, measured on the text just printed (not recorded when the
+            // print failed: nothing reached the model). An append to a small per-session
+            // file, never the store; a fault is a warning, never the hook's failure.
+            Ok(()) => memctl_engine::telemetry::record_hook(
+                &data_dir,
+                &payload.common.session_id,
+                &event,
+                injection,
+            ),
+            Err(e) => tracing::warn!(error = %e, "writing hook output failed"),
         }
     }
     if logging {

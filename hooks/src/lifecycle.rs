@@ -8,6 +8,7 @@ use memctl_engine::autopilot::{self, AutopilotConfig, Estimate, StatusInput, Tok
 use memctl_engine::memory::{self, MemoryConfig};
 use memctl_engine::restore::{RestoreConfig, RestoreKind};
 use memctl_engine::summary::{self, SummaryConfig};
+use memctl_engine::telemetry;
 use memctl_engine::{Engine, EngineOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -134,7 +135,44 @@ pub fn statusline_text(
         .flatten()
         .and_then(|e| e.session(&input.session_id).ok()?)
         .map(|s| u64::from(s.turns));
-    autopilot::format_statusline(report.as_ref(), archived, a.color)
+    let mem = session_telemetry(&opts.data_dir, &input, cfg);
+    autopilot::format_statusline(report.as_ref(), archived, mem, a.color)
+}
+
+/// The status line's telemetry step: record the context-window numbers Claude Code passed
+/// (when they changed; `memctl status` prefers them to memctl's estimate) and return what
+/// memctl injected into and swapped out of this session. Faults are logged: the status line
+/// never fails.
+fn session_telemetry(
+    data_dir: &Path,
+    input: &StatusInput,
+    cfg: &AutopilotConfig,
+) -> Option<autopilot::MemTokens> {
+    let sid = input.session_id.as_str();
+    if sid.is_empty() {
+        return None;
+    }
+    let log = match telemetry::read_session(data_dir, sid) {
+        Ok(log) => log,
+        Err(e) => {
+            tracing::warn!(error = %e, "statusline: telemetry unreadable");
+            None
+        }
+    };
+    let sample = telemetry::ContextSample {
+        session_id: sid.to_string(),
+        at: memctl_engine::clock::unix_now(),
+        used_tokens: input.current_tokens(),
+        window_tokens: input.window(),
+    };
+    if let Err(e) = telemetry::record_context(data_dir, log.as_ref(), &sample) {
+        tracing::warn!(error = %e, "statusline: context numbers not recorded");
+    }
+    let r = telemetry::summarize(log.as_ref()?, sid, cfg.chars_per_token);
+    (r.total.calls > 0).then_some(autopilot::MemTokens {
+        injected: r.total.injected_tokens,
+        removed: r.total.removed_tokens,
+    })
 }
 
 fn dir_or_cwd(dir: Option<PathBuf>) -> Result<PathBuf> {

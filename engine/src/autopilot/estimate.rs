@@ -124,7 +124,6 @@ pub fn estimate_tail(
             source: TokenSource::Usage,
         });
     }
-    let cpt = f64::from(cfg.chars_per_token.max(0.5));
     let chars: u64 = match last_boundary {
         Some(b) => content[b + 1..].iter().sum(),
         None => {
@@ -142,9 +141,17 @@ pub fn estimate_tail(
         return None;
     }
     Some(Estimate {
-        tokens: (chars as f64 / cpt).round() as u64,
+        tokens: tokens_from_chars(chars, cfg.chars_per_token),
         source: TokenSource::Estimate,
     })
+}
+
+/// The one characters → tokens estimate of memctl: `chars / chars_per_token`, rounded
+/// ([`AutopilotConfig::chars_per_token`], 3.5 by default; at least 0.5 so a bad setting cannot
+/// blow the count up). Used for the context fill and for injection telemetry
+/// ([`crate::telemetry`]), so both speak of the same tokens.
+pub fn tokens_from_chars(chars: u64, chars_per_token: f32) -> u64 {
+    (chars as f64 / f64::from(chars_per_token.max(0.5))).round() as u64
 }
 
 /// Read the last [`AutopilotConfig::tail_bytes`] of a transcript and estimate from them.

@@ -14,10 +14,10 @@
 mod estimate;
 mod statusline;
 
-pub use estimate::{Estimate, TokenSource, estimate_tail, estimate_transcript};
+pub use estimate::{Estimate, TokenSource, estimate_tail, estimate_transcript, tokens_from_chars};
 pub use statusline::{
-    ContextWindowInfo, CurrentUsage, ModelInfo, StatusInput, WorkspaceInfo, format_count,
-    format_statusline, format_tokens,
+    ContextWindowInfo, CurrentUsage, MemTokens, ModelInfo, StatusInput, WorkspaceInfo,
+    format_count, format_statusline, format_tokens,
 };
 
 use crate::error::StoreError;

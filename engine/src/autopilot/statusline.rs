@@ -138,13 +138,26 @@ pub fn format_count(n: u64) -> String {
     out
 }
 
-/// One status line: `memctl ● 42% ctx (84k/200k) ↑3.1k/prompt · 1,234 turns archived`.
+/// This session's injection telemetry on the status line, in estimated tokens
+/// ([`crate::telemetry`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemTokens {
+    /// Tokens memctl added to the context.
+    pub injected: u64,
+    /// Tokens memctl took out of the context by swapping tool outputs for digests.
+    pub removed: u64,
+}
+
+/// One status line:
+/// `memctl ● 42% ctx (84k/200k) ↑3.1k/prompt · 1,234 turns archived · mem +1.2k/−5.0k tok`.
 ///
 /// Icons: `●` below warn, `▲` warn, `■` critical, `○` unknown. `~` marks an estimated count.
-/// ANSI colours only when `color` is set.
+/// `mem +A/−B tok`: what memctl injected into this session (A) and removed by swapping (B),
+/// shown once a hook of the session injected or swapped. ANSI colours only when `color` is set.
 pub fn format_statusline(
     r: Option<&ContextReport>,
     archived_turns: Option<u64>,
+    mem: Option<MemTokens>,
     color: bool,
 ) -> String {
     let paint = |code: &str, s: &str| {
@@ -193,6 +206,13 @@ pub fn format_statusline(
             " · {} turn{} archived",
             format_count(n),
             if n == 1 { "" } else { "s" }
+        ));
+    }
+    if let Some(m) = mem {
+        out.push_str(&format!(
+            " · mem +{}/\u{2212}{} tok",
+            format_tokens(m.injected),
+            format_tokens(m.removed)
         ));
     }
     out

@@ -221,11 +221,26 @@ fn statusline_formats() {
         &cfg(),
     );
     assert_eq!(
-        format_statusline(Some(&r), Some(1234), false),
+        format_statusline(Some(&r), Some(1234), None, false),
         "memctl ● 42% ctx (84k/200k) ↑3.1k/prompt · 1,234 turns archived"
     );
-    assert_eq!(format_statusline(None, None, false), "memctl ○ ctx n/a");
-    let colored = format_statusline(Some(&r), None, true);
+    assert_eq!(
+        format_statusline(None, None, None, false),
+        "memctl ○ ctx n/a"
+    );
+    let mem = MemTokens {
+        injected: 1_200,
+        removed: 5_000,
+    };
+    assert_eq!(
+        format_statusline(Some(&r), Some(1234), Some(mem), false),
+        "memctl ● 42% ctx (84k/200k) ↑3.1k/prompt · 1,234 turns archived · mem +1.2k/\u{2212}5.0k tok"
+    );
+    assert_eq!(
+        format_statusline(None, None, Some(MemTokens::default()), false),
+        "memctl ○ ctx n/a · mem +0/\u{2212}0 tok"
+    );
+    let colored = format_statusline(Some(&r), None, None, true);
     assert!(colored.contains("\x1b[32m"));
     let input: StatusInput = serde_json::from_str(
         r#"{"session_id":"s","model":null,"context_window":{"context_window_size":1000000,

@@ -370,15 +370,49 @@ struct ToolOutputDoc<'a> {
 impl HookOutput {
     /// The exact stdout bytes.
     pub fn render(&self) -> String {
+        self.render_measured().0
+    }
+
+    /// What this output puts where, measured on the text as printed (for injection
+    /// telemetry, [`crate::telemetry`]). Same as [`Self::render_measured`]`().1`.
+    pub fn telemetry(&self) -> crate::telemetry::Injection {
+        self.render_measured().1
+    }
+
+    /// The exact stdout bytes and what they put where, from one redaction.
+    ///
+    /// The one place each variant says both how it is printed and what it costs, so the two
+    /// cannot drift apart. Counts are Unicode scalar values of the printed text:
+    /// - `Context`: the `additionalContext` string (after redaction, before JSON escaping)
+    ///   is `injected_chars`: it enters the model's context as is.
+    /// - `Plain` (PreCompact): `summarizer_chars`. It is instructions for the compaction
+    ///   summariser, not context the session carries on, so it is kept apart from what we
+    ///   inject (counting it as injected would overstate our cost on the window).
+    /// - A variant that replaces a tool output by a digest (PostToolUse
+    ///   `updatedToolOutput`) reports `removed_chars` = original output chars − digest chars
+    ///   (saturating), and nothing injected: the digest stands in for text that was there.
+    pub fn render_measured(&self) -> (String, crate::telemetry::Injection) {
+        use crate::telemetry::Injection;
+        let chars = |s: &str| s.chars().count() as u64;
         match self {
-            Self::None => String::new(),
+            Self::None => (String::new(), Injection::default()),
             // Everything we print is redacted once more: PreCompact echoed the user's
             // `custom_instructions` unredacted (issue 10), and printed text must never be the
             // one place a secret slips through.
-            Self::Plain(t) => crate::redact::redact(t).into_owned(),
+            Self::Plain(t) => {
+                let text = crate::redact::redact(t).into_owned();
+                let n = chars(&text);
+                (
+                    text,
+                    Injection {
+                        summarizer_chars: n,
+                        ..Injection::default()
+                    },
+                )
+            }
             Self::Context { event, text } => {
                 if text.is_empty() {
-                    return String::new();
+                    return (String::new(), Injection::default());
                 }
                 let text = &*crate::redact::redact(text);
                 let doc = OutputDoc {
@@ -387,7 +421,16 @@ impl HookOutput {
                         additional_context: text,
                     },
                 };
-                serde_json::to_string(&doc).unwrap_or_default()
+                match serde_json::to_string(&doc) {
+                    Ok(json) => (
+                        json,
+                        Injection {
+                            injected_chars: chars(text),
+                            ..Injection::default()
+                        },
+                    ),
+                    Err(_) => (String::new(), Injection::default()),
+                }
             }
             Self::ToolOutput {
                 event, response, ..
@@ -526,6 +569,47 @@ mod tests {
         );
         assert_eq!(HookOutput::Plain("keep X".into()).render(), "keep X");
         assert_eq!(HookOutput::None.render(), "");
+    }
+
+    #[test]
+    fn telemetry_counts_the_printed_text() {
+        use crate::telemetry::Injection;
+        // Characters, not bytes, and before JSON escaping: `"` and `é` count one each.
+        let o = HookOutput::Context {
+            event: "SessionStart".into(),
+            text: "hé \"x\"".into(),
+        };
+        let (json, inj) = o.render_measured();
+        assert_eq!(json, o.render());
+        assert_eq!(
+            inj,
+            Injection {
+                injected_chars: 6,
+                ..Injection::default()
+            }
+        );
+        assert_eq!(o.telemetry(), inj);
+        // After redaction: the count is what reached the model.
+        let secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+        let o = HookOutput::Context {
+            event: "UserPromptSubmit".into(),
+            text: format!("token {secret}"),
+        };
+        let printed: serde_json::Value = serde_json::from_str(&o.render()).unwrap();
+        let ctx = printed["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap();
+        assert_ne!(ctx.chars().count(), 6 + secret.len());
+        assert_eq!(o.telemetry().injected_chars, ctx.chars().count() as u64);
+        // PreCompact's instructions go to the summariser, counted apart.
+        let p = HookOutput::Plain("keep X".into()).telemetry();
+        assert_eq!((p.injected_chars, p.summarizer_chars), (0, 6));
+        assert!(HookOutput::None.telemetry().is_empty());
+        let empty = HookOutput::Context {
+            event: "SessionStart".into(),
+            text: String::new(),
+        };
+        assert!(empty.telemetry().is_empty());
     }
 }
 

@@ -22,6 +22,7 @@ pub use embed::{EmbedPendingArgs, EmbedderArgs};
 pub use ingest::IngestArgs;
 pub use search::SearchArgs;
 pub use sessions::{SessionsArgs, ShowArgs};
+pub use status::{StatusArgs, StatusReport};
 pub(crate) use store_cmd::needs_migration;
 pub use store_cmd::{BackupArgs, MigrateArgs};
 pub use swap::SwapCommand;
@@ -64,8 +65,9 @@ pub enum Command {
     Sessions(SessionsArgs),
     /// Show a chunk (by id) or a session (by id).
     Show(ShowArgs),
-    /// Counts, sizes, embedder and index state.
-    Status,
+    /// Counts, sizes, embedder and index state, and injection telemetry per session and
+    /// hook (`--json`, `--session ID`).
+    Status(StatusArgs),
     /// Check the store: redb's integrity check and every cross-table rule (exits 1 when one
     /// is broken).
     Check(CheckArgs),
@@ -227,7 +229,7 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
         Command::Search(a) => search::search(open(opts)?, a, out),
         Command::Sessions(a) => sessions::sessions(open(opts)?, a, out),
         Command::Show(a) => sessions::show(open(opts)?, a, out),
-        Command::Status => status::status(open(opts)?, out),
+        Command::Status(a) => status::status(open(opts)?, &a, &s.autopilot, out),
         Command::Check(a) => check::check(&opts.store_path(), &a, out),
         Command::EmbedPending(a) => embed::embed_pending(opts, a, out),
         Command::Embedder(_) => embed::embedder(&opts, s, out),
