@@ -59,6 +59,11 @@ Checks ("memctl_checks" in a scenario; every needle is a plain substring, {{...}
       each matching call that printed an updatedToolOutput (a swap in place) has every needle in
       its `stdout`, and the first request of kind `reaches` after the call carries exactly that
       text as the call's tool_result (the model got the digest, not the output)
+  {"telemetry_matches_hooks": true, "removed_min": N}
+      for every session and hook event, `memctl status --session S --json` reports exactly what
+      the hook calls printed: calls, additionalContext characters (injected), PreCompact text
+      (summariser) and the characters swap in place took out (the payload's output, or the
+      client's 2 KB preview when it cut it, minus the digest)
   {"cli": ["swap", "list", "--json"], "contains": [..], "not_contains": [..], "data_dir": ".."}
       run the memctl CLI on the scenario's data dir; its stdout holds every needle, none of the others
   {"at_least": N, "of": [checks...]}
@@ -392,6 +397,47 @@ class Run:
             if n < c.get("count_min", 1):
                 problems.append(f"{n} replacing call(s), want >= {c.get('count_min', 1)} (of {len(calls)} matching)")
             return not problems, f"{n} replacement(s); " + ("; ".join(problems) or "each reached the model exactly")
+        if c.get("telemetry_matches_hooks"):
+            # What every hook call printed, per session and event, recomputed from the hook
+            # records (the exact stdout and the payload), against `memctl status --json`.
+            want = {}
+            for h in self.hooks:
+                out = (h.get("stdout") or "").strip()
+                sid = (h.get("stdin") or {}).get("session_id")
+                if not out or not sid:
+                    continue
+                ev = h.get("event")
+                row = want.setdefault(sid, {}).setdefault(ev, {"calls": 0, "injected_chars": 0, "summarizer_chars": 0, "removed_chars": 0})
+                row["calls"] += 1
+                if ev in PLAIN_OUTPUT_EVENTS:
+                    row["summarizer_chars"] += len(out)
+                    continue
+                hso = json.loads(out)["hookSpecificOutput"]
+                if "updatedToolOutput" in hso:
+                    resp = (h.get("stdin") or {}).get("tool_response") or {}
+                    t = resp.get("stdout", "")
+                    if resp.get("stderr"):
+                        t += ("" if not t or t.endswith("\n") else "\n") + resp["stderr"]
+                    before = 2048 + 260 if resp.get("persistedOutputPath") else len(t)
+                    row["removed_chars"] += max(0, before - len(hso["updatedToolOutput"].get("stdout", "")))
+                else:
+                    row["injected_chars"] += len(hso.get("additionalContext", ""))
+            problems, n = [], 0
+            for sid, evs in want.items():
+                rep = json.loads(self.memctl(self.data_dir(c), "status", "--session", sid, "--json")).get("session") or {}
+                got = {r["hook"]: r for r in rep.get("hooks", [])}
+                for ev, w in evs.items():
+                    n += 1
+                    g = {k: (got.get(ev) or {}).get(k) for k in w}
+                    if g != w:
+                        problems.append(f"{sid[:8]} {ev}: status says {g}, hooks printed {w}")
+                extra = sorted(set(got) - set(evs))
+                if extra:
+                    problems.append(f"{sid[:8]}: status has hooks that printed nothing: {extra}")
+            if c.get("removed_min") is not None and sum(
+                    w.get("removed_chars", 0) for evs in want.values() for w in evs.values()) < c["removed_min"]:
+                problems.append(f"fewer than {c['removed_min']} chars removed by swapping")
+            return not problems and n > 0, f"{n} (session, hook) row(s) compared; " + ("; ".join(problems) or "all equal")
         if "cli" in c:
             out = self.memctl(self.data_dir(c), *c["cli"])
             missing = [x for x in c.get("contains", []) if x not in out]
@@ -470,6 +516,7 @@ CHECK_SCHEMAS = {
     "store": {},
     "hook_tool_output": {"where": DICT, "env": DICT, "contains": LIST, "not_contains": LIST, "count_min": INT, "reaches": STR},
     "cli": {"contains": LIST, "not_contains": LIST, "data_dir": STR},
+    "telemetry_matches_hooks": {"data_dir": STR, "removed_min": INT},
     "log_clean": {"data_dir": STR},
     "log_contains": {"data_dir": STR},
     "at_least": {"of": "checks"},
@@ -477,7 +524,7 @@ CHECK_SCHEMAS = {
 CHECK_VALUE = {"hooks_ok": BOOL, "cli_hook_outcomes_ok": BOOL, "steps_ok": BOOL, "hook_context": STR,
                "hook_plain": STR, "hook_silent": STR, "outside_memctl_not_contains": LIST, "request_has": LIST,
                "tool_result": "tool_result", "store": "store", "log_clean": BOOL,
-               "hook_tool_output": STR, "cli": LIST, "log_contains": STR,
+               "hook_tool_output": STR, "cli": LIST, "telemetry_matches_hooks": BOOL, "log_contains": STR,
                "at_least": INT}
 TOOL_RESULT = {"command_contains": STR, "tool_name": STR, "input_contains": STR}
 STORE = {"data_dir": STR, "sessions_min": INT, "chunk_contains": LIST, "no_chunk_contains": LIST, "session_contains": LIST}

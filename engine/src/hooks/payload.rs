@@ -433,15 +433,17 @@ impl HookOutput {
                 }
             }
             Self::ToolOutput {
-                event, response, ..
+                event,
+                response,
+                removed_chars,
             } => {
                 // Every string of the response redacted as its unescaped text (the digest is
                 // made of stored, redacted text already: this is the last line of defence).
                 let Some(redacted) = crate::redact::redact_json(response) else {
-                    return String::new();
+                    return (String::new(), Injection::default());
                 };
                 let Ok(raw) = serde_json::value::RawValue::from_string(redacted) else {
-                    return String::new();
+                    return (String::new(), Injection::default());
                 };
                 let doc = ToolOutputDoc {
                     hook_specific_output: ToolOutputSpecific {
@@ -449,7 +451,17 @@ impl HookOutput {
                         updated_tool_output: &raw,
                     },
                 };
-                serde_json::to_string(&doc).unwrap_or_default()
+                match serde_json::to_string(&doc) {
+                    // The digest replaces the output: what it saves is net of its own size.
+                    Ok(json) => (
+                        json,
+                        Injection {
+                            removed_chars: *removed_chars,
+                            ..Injection::default()
+                        },
+                    ),
+                    Err(_) => (String::new(), Injection::default()),
+                }
             }
         }
     }
