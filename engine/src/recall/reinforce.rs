@@ -169,8 +169,8 @@ pub(crate) fn judge(
         let mut later = String::new();
         let mut agent_turns = 0u32;
         for t in w.from_turn..=to {
-            if !turns.contains_key(&t) {
-                turns.insert(t, turn_agent_text(&r, session, t)?);
+            if let std::collections::btree_map::Entry::Vacant(v) = turns.entry(t) {
+                v.insert(turn_agent_text(&r, session, t)?);
             }
             let (text, any) = &turns[&t];
             later.push_str(text);
