@@ -211,22 +211,63 @@ impl Core {
     }
 }
 
+/// What an access-log line records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AccessKind {
+    /// The chunk was used: boost and count.
+    Used,
+    /// The chunk was injected and not used: decay once.
+    Unused,
+}
+
+/// One access-log entry: chunk, unix time, kind.
+pub(crate) type Access = (ChunkId, i64, AccessKind);
+
+/// The suffix of an unused line.
+const UNUSED_MARK: &str = " unused";
+
+/// `<id> <time>` (used) or `<id> <time> unused`; None for anything else.
+fn parse_access(line: &str) -> Option<Access> {
+    let (line, kind) = match line.strip_suffix(UNUSED_MARK) {
+        Some(l) => (l, AccessKind::Unused),
+        None => (line, AccessKind::Used),
+    };
+    let (a, b) = line.split_once(' ')?;
+    Some((a.parse().ok()?, b.parse().ok()?, kind))
+}
+
 impl Core {
     fn access_log_path(&self) -> PathBuf {
         self.opts.data_dir.join("access.log")
     }
 
-    /// Record that chunks were used (restored, or opened from search) without a write
-    /// transaction: one appended line per chunk in `access.log`, folded into the store by the
-    /// next write (`ingest_transcript` or `flush_access_log`). Why: a durable
-    /// redb commit costs two fsyncs in multi-process mode, too much for SessionStart's budget.
+    /// Record that chunks were used (opened from search, or injected and then used by the agent:
+    /// [`crate::rank::usage`]) without a write transaction: one appended line per chunk in
+    /// `access.log`, folded into the store by the next write (`ingest_transcript` or
+    /// `flush_access_log`). Why: a durable redb commit costs two fsyncs in multi-process mode,
+    /// too much for a hook's budget.
     pub(crate) fn record_access(&self, ids: &[ChunkId]) -> Result<(), EngineError> {
+        self.append_access(ids, AccessKind::Used)
+    }
+
+    /// Record that injected chunks went unused ([`crate::rank::usage::Verdict::Unused`]): the
+    /// same log, lines `<id> <time> unused` (earlier releases skip such lines as unreadable,
+    /// which only loses the decay).
+    pub(crate) fn record_unused(&self, ids: &[ChunkId]) -> Result<(), EngineError> {
+        self.append_access(ids, AccessKind::Unused)
+    }
+
+    fn append_access(&self, ids: &[ChunkId], kind: AccessKind) -> Result<(), EngineError> {
         use std::io::Write as _;
         let now = unix_now();
         let path = self.access_log_path();
+        let suffix = match kind {
+            AccessKind::Used => "",
+            AccessKind::Unused => UNUSED_MARK,
+        };
         let mut text = String::new();
         for id in ids {
-            text.push_str(&format!("{id} {now}\n"));
+            text.push_str(&format!("{id} {now}{suffix}\n"));
         }
         let mut f = crate::paths::append_private(&path).map_err(|source| StoreError::Io {
             path: path.clone(),
@@ -242,16 +283,13 @@ impl Core {
     /// Claims left by processes that died while applying are taken over too
     /// ([`crate::claim`]). A claim that cannot be read is kept aside as `<claim>.bad` and left
     /// out of the returned claims: it once read as empty and was then deleted.
-    pub(crate) fn claim_access_log(&self) -> (Vec<PathBuf>, Vec<(ChunkId, i64)>) {
+    pub(crate) fn claim_access_log(&self) -> (Vec<PathBuf>, Vec<Access>) {
         let mut claims = crate::claim::claim_all(&self.access_log_path(), "applying");
         let mut entries = Vec::new();
         claims.retain(|c| {
             match crate::paths::read_regular_string(c, crate::paths::SPOOL_MAX_BYTES) {
                 Ok(text) => {
-                    entries.extend(text.lines().filter_map(|l| {
-                        let (a, b) = l.split_once(' ')?;
-                        Some((a.parse().ok()?, b.parse().ok()?))
-                    }));
+                    entries.extend(text.lines().filter_map(parse_access));
                     true
                 }
                 Err(e) => {
@@ -281,23 +319,32 @@ impl Core {
         }
     }
 
-    /// Apply access entries inside a write transaction: count, last access, decayed+boosted
-    /// confidence.
+    /// Apply access entries inside a write transaction. Used: count, last access,
+    /// decayed-then-boosted confidence. Unused: the unused decay on the confidence alone (no
+    /// access, and the time decay since the last access is still applied by whoever reads it).
     pub(crate) fn apply_accesses(
         &self,
         w: &mut crate::store::StoreWriter,
-        entries: &[(ChunkId, i64)],
+        entries: &[Access],
         _now: i64,
     ) -> Result<(), StoreError> {
+        use crate::rank::usage::{Verdict, reinforce};
         let p = crate::rank::RankParams::default();
-        for &(id, at) in entries {
+        for &(id, at, kind) in entries {
             if let Some(mut rec) = w.get_record(id)? {
-                let since = rec.last_access.unwrap_or(rec.ingested_at);
-                let hours = (at - since).max(0) as f32 / 3600.0;
-                rec.confidence =
-                    crate::rank::boost(crate::rank::decay(rec.confidence, hours, &p), &p);
-                rec.access_count = rec.access_count.saturating_add(1);
-                rec.last_access = Some(at);
+                match kind {
+                    AccessKind::Used => {
+                        let since = rec.last_access.unwrap_or(rec.ingested_at);
+                        let hours = (at - since).max(0) as f32 / 3600.0;
+                        let decayed = crate::rank::decay(rec.confidence, hours, &p);
+                        rec.confidence = reinforce(decayed, Verdict::Used, &p);
+                        rec.access_count = rec.access_count.saturating_add(1);
+                        rec.last_access = Some(at);
+                    }
+                    AccessKind::Unused => {
+                        rec.confidence = reinforce(rec.confidence, Verdict::Unused, &p);
+                    }
+                }
                 w.update_record(id, &rec)?;
             }
         }
@@ -319,6 +366,22 @@ impl Core {
 
 #[cfg(test)]
 mod tests {
+    use super::{AccessKind, parse_access};
+
+    #[test]
+    fn access_lines_of_both_kinds() {
+        assert_eq!(
+            parse_access("12 1700000000"),
+            Some((12, 1_700_000_000, AccessKind::Used))
+        );
+        assert_eq!(
+            parse_access("12 1700000000 unused"),
+            Some((12, 1_700_000_000, AccessKind::Unused))
+        );
+        assert_eq!(parse_access("12 x unused"), None);
+        assert_eq!(parse_access("12"), None);
+    }
+
     /// `claim_access_log` read a failed read as an empty log, and the claim was then deleted
     /// with every access it recorded.
     #[test]

@@ -186,10 +186,33 @@ impl Engine {
         self.core.swap_in_place(call, transcript, cfg, now)
     }
 
-    /// Record that chunks were used (restored, opened from search): appended to the access log,
-    /// folded into the store by the next write.
+    /// Record that chunks were used (opened from search): appended to the access log, folded
+    /// into the store by the next write. Injected chunks are not recorded here: they wait for
+    /// the agent to use them ([`Self::judge_usage`]).
     pub fn record_access(&self, ids: &[ChunkId]) -> Result<(), EngineError> {
         self.core.record_access(ids)
+    }
+
+    /// The first turn of `session` that counts as later than an injection made now
+    /// ([`crate::recall::ContextState::await_use`]).
+    pub fn next_agent_turn(&self, session: &str) -> Result<u32, EngineError> {
+        crate::recall::next_agent_turn(&self.core, session)
+    }
+
+    /// Judge the injected chunks waiting in `state` against the archived turns of `session`
+    /// (usage-aware reinforcement, [`crate::rank::usage`]): used ones are boosted, ones unused
+    /// within the window decayed, both through the access log. The caller saves `state`.
+    pub fn judge_usage(
+        &self,
+        session: &str,
+        state: &mut crate::recall::ContextState,
+    ) -> Result<crate::recall::UsageReport, EngineError> {
+        crate::recall::judge(
+            &self.core,
+            session,
+            state,
+            &crate::rank::RankParams::default(),
+        )
     }
 
     /// Fold the access log into the store now (CLI, tests).

@@ -302,15 +302,49 @@ fn access_log_is_created_private() {
         &payload("UserPromptSubmit", &t, r#","prompt":"x""#),
         &[("MEMCTL_EMBEDDER", "hash")],
     );
-    // A restore records which chunks it used in access.log.
     common::hook(
         &home,
         "SessionStart",
         &payload("SessionStart", &t, r#","source":"compact""#),
         &[("MEMCTL_EMBEDDER", "hash")],
     );
+    // A restore alone records no access: its chunks wait for the agent's later turns.
+    assert!(!home.join("access.log").exists());
+    // Four later turns that use none of them, archived by SessionEnd: the usage verdicts
+    // (unused after three agent turns) are written to access.log.
+    let mut later = String::new();
+    for n in 0..4 {
+        for (kind, content) in [
+            ("user", serde_json::json!("go on")),
+            (
+                "assistant",
+                serde_json::json!([{"type": "text", "text": "Working on it."}]),
+            ),
+        ] {
+            later.push_str(
+                &serde_json::json!({
+                    "type": kind, "uuid": format!("later-{n}-{kind}"), "sessionId": SID,
+                    "cwd": PROJECT, "timestamp": "2025-10-24T18:00:00Z",
+                    "message": {"role": kind, "content": content}
+                })
+                .to_string(),
+            );
+            later.push('\n');
+        }
+    }
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&t)
+        .and_then(|mut f| f.write_all(later.as_bytes()))
+        .expect("append later turns");
+    common::hook(
+        &home,
+        "SessionEnd",
+        &payload("SessionEnd", &t, r#","reason":"other""#),
+        &[("MEMCTL_EMBEDDER", "hash")],
+    );
     let meta =
-        std::fs::metadata(home.join("access.log")).expect("access.log written by the restore");
+        std::fs::metadata(home.join("access.log")).expect("access.log written by the verdicts");
     assert_eq!(meta.permissions().mode() & 0o777, 0o600);
 }
 

@@ -175,6 +175,7 @@ fn recall_gate_precision_and_recall_on_a_labelled_set() {
         boundary_turn: boundary,
         injected: Vec::new(),
         recalled: Vec::new(),
+        ..ContextState::default()
     };
     let cfg = RecallConfig::default();
 
@@ -261,6 +262,7 @@ fn an_uncompacted_session_recalls_nothing_of_its_own_live_turns() {
         boundary_turn: e.last_turn(sid).expect("turns").expect("some") + 1,
         injected: Vec::new(),
         recalled: Vec::new(),
+        ..ContextState::default()
     };
     let cfg = RecallConfig::default();
     let r = e
@@ -272,6 +274,7 @@ fn an_uncompacted_session_recalls_nothing_of_its_own_live_turns() {
         boundary_turn: 0,
         injected: Vec::new(),
         recalled: Vec::new(),
+        ..ContextState::default()
     };
     let r = e.recall(sid, &project, q, &live, &cfg).expect("recall");
     assert_eq!(r.text, "", "a live turn must not be recalled");

@@ -106,6 +106,7 @@ fn recall_on_a_held_out_archive() {
         boundary_turn: last + 1,
         injected: Vec::new(),
         recalled: Vec::new(),
+        ..ContextState::default()
     };
     let cfg = RecallConfig::default();
     let wide = permissive(&cfg);

@@ -87,21 +87,25 @@ fn boundary_state(
 ) -> Result<crate::recall::ContextState, EngineError> {
     use crate::recall::ContextState;
     let next_turn = engine.last_turn(session)?.map_or(0, |t| t + 1);
+    let st = crate::recall::load_state(engine.data_dir(), session);
+    // Chunks waiting for a usage verdict keep waiting across the boundary.
+    let pending = st.pending.clone();
     Ok(match kind {
         RestoreKind::Compact => ContextState {
             lost: true,
             boundary_turn: next_turn,
             injected: Vec::new(),
             recalled: Vec::new(),
+            pending,
         },
         RestoreKind::Clear | RestoreKind::Startup => ContextState {
             lost: true,
             boundary_turn: 0,
             injected: Vec::new(),
             recalled: Vec::new(),
+            pending,
         },
         RestoreKind::Resume => {
-            let st = crate::recall::load_state(engine.data_dir(), session);
             let latest = engine.latest_compact_turn(session)?;
             if !st.lost || latest.is_some_and(|t| t > st.boundary_turn) {
                 // A compaction this state never saw (its hook could not write, or it ran
@@ -112,6 +116,7 @@ fn boundary_state(
                     boundary_turn: latest.unwrap_or(next_turn),
                     injected: Vec::new(),
                     recalled: Vec::new(),
+                    pending,
                 }
             } else {
                 st
@@ -156,11 +161,13 @@ fn prompt_recall(
     }
     let ids: Vec<_> = found.turns.iter().map(|t| t.id).collect();
     state.add_recalled(&ids);
+    // Not boosted for being injected: boosted if the agent's answer uses them.
+    match engine.next_agent_turn(session) {
+        Ok(from) => state.await_use(&ids, from),
+        Err(e) => tracing::warn!(error = %e, "recalled chunks not awaiting use"),
+    }
     if let Err(e) = crate::recall::save_state(engine.data_dir(), session, &state) {
         tracing::warn!(error = %e, "context state not saved");
-    }
-    if let Err(e) = engine.record_access(&ids) {
-        tracing::warn!(error = %e, "access boost not recorded");
     }
     tracing::info!(
         turns = ids.len(),
@@ -197,6 +204,7 @@ fn archive(engine: &Engine, p: &HookPayload, effects: &mut HookEffects) -> Resul
         Ok(r) => {
             effects.pending_embeds += r.pending;
             effects.ingest = Some(r);
+            judge_usage(engine, &p.common.session_id);
             Ok(())
         }
         Err(EngineError::Store(StoreError::Busy { waited_ms })) => {
@@ -204,6 +212,36 @@ fn archive(engine: &Engine, p: &HookPayload, effects: &mut HookEffects) -> Resul
             super::spool::spool_transcript(engine.data_dir(), path)
         }
         Err(e) => Err(e),
+    }
+}
+
+/// After an archive: judge the session's injected chunks that wait for a usage verdict against
+/// the turns just archived ([`crate::recall::judge`]). Failures are logged: a verdict is an
+/// optimisation of ranking, and the chunks keep waiting for the next archive.
+fn judge_usage(engine: &Engine, session: &str) {
+    if session.is_empty() {
+        return;
+    }
+    let mut state = crate::recall::load_state(engine.data_dir(), session);
+    if state.pending.is_empty() {
+        return;
+    }
+    match engine.judge_usage(session, &mut state) {
+        Ok(r) => {
+            if r.used.is_empty() && r.unused.is_empty() && r.gone == 0 {
+                return;
+            }
+            tracing::info!(
+                used = r.used.len(),
+                unused = r.unused.len(),
+                waiting = r.waiting,
+                "usage verdicts"
+            );
+            if let Err(e) = crate::recall::save_state(engine.data_dir(), session, &state) {
+                tracing::warn!(error = %e, "context state not saved");
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "usage verdicts not recorded"),
     }
 }
 
@@ -466,15 +504,15 @@ pub fn handle(
                         &exclude,
                     )?;
                     state.add_injected(&restored.chunk_ids);
+                    // Not boosted for being restored: boosted if the agent uses them.
+                    state.await_use(
+                        &restored.chunk_ids,
+                        engine.next_agent_turn(&p.common.session_id)?,
+                    );
                     if let Err(e) =
                         crate::recall::save_state(engine.data_dir(), &p.common.session_id, &state)
                     {
                         tracing::warn!(error = %e, "context state not saved");
-                    }
-                    if !restored.chunk_ids.is_empty()
-                        && let Err(e) = engine.record_access(&restored.chunk_ids)
-                    {
-                        tracing::warn!(error = %e, "access boost not recorded");
                     }
                     if restored.text.is_empty() {
                         HookOutput::None

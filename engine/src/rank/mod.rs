@@ -7,14 +7,18 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod usage;
+
 /// Every ranking parameter, with the defaults the product ships.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct RankParams {
     /// Confidence lost per hour since the last access (or since ingest).
     pub decay_per_hour: f32,
     /// Confidence never decays below this.
     pub confidence_floor: f32,
-    /// Confidence gained per use (restore, or search result opened).
+    /// Confidence gained per use: a search result opened, or an injected chunk the agent used
+    /// ([`usage`]). Injection alone is not use.
     pub boost_per_use: f32,
     /// Confidence cap.
     pub confidence_cap: f32,
@@ -28,6 +32,18 @@ pub struct RankParams {
     pub richness_tools: f32,
     /// Richness bonus when the turn touched files.
     pub richness_files: f32,
+    /// Confidence lost once by a chunk memctl injected (restore, recall) that the agent did not
+    /// use within [`Self::usage_window_turns`] ([`usage::reinforce`]). Default 0.1: twenty
+    /// hours of [`Self::decay_per_hour`], a tenth of a fresh chunk's restore value.
+    pub unused_decay: f32,
+    /// Later agent turns an injected chunk has to be used in before it counts as unused.
+    pub usage_window_turns: u32,
+    /// An identifier at least this long (chars) is strong evidence of use on its own
+    /// ([`usage::is_strong`]; paths, error codes and hex ids are strong at any length).
+    pub usage_strong_len: u32,
+    /// Evidence needed to call an injected chunk used: a strong identifier scores 2, another
+    /// 1 ([`usage::used`]). Default 2: one strong identifier or two others.
+    pub usage_min_score: u32,
 }
 
 impl Default for RankParams {
@@ -42,6 +58,10 @@ impl Default for RankParams {
             recency_half_life_days: 7.0,
             richness_tools: 0.5,
             richness_files: 0.3,
+            unused_decay: 0.1,
+            usage_window_turns: 3,
+            usage_strong_len: 12,
+            usage_min_score: 2,
         }
     }
 }

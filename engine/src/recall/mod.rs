@@ -24,11 +24,14 @@
 
 mod gate;
 mod passage;
+mod reinforce;
 mod state;
 #[cfg(test)]
 mod tests;
 
 pub use gate::{Evidence, GateParams, PromptKind, Thresholds, gate, prompt_kind};
+pub use reinforce::{MAX_PENDING, PendingUse, SCAN_TURNS, UsageReport, chunk_identifiers};
+pub(crate) use reinforce::{judge, next_agent_turn};
 pub use state::{ContextState, load_state, save_state, state_path};
 
 use crate::core::Core;

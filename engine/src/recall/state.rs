@@ -26,6 +26,11 @@ pub struct ContextState {
     /// a restore block showed is still recallable (the block had its one-line summary, not the
     /// passage that answers the prompt), but its summary is not repeated.
     pub recalled: Vec<ChunkId>,
+    /// Chunks injected (restore, recall) that wait for a verdict on use: boosted when the
+    /// agent's later turns use them, decayed when they do not ([`super::reinforce`]). Unlike
+    /// `injected`, kept across boundaries: a verdict looks at the turns after the injection,
+    /// whatever happened to the context since. Absent in state files of earlier releases.
+    pub pending: Vec<super::reinforce::PendingUse>,
 }
 
 impl ContextState {

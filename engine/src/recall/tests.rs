@@ -57,6 +57,7 @@ fn state_round_trips_and_a_missing_or_bad_file_is_the_default() {
         boundary_turn: 7,
         injected: vec![3],
         recalled: Vec::new(),
+        ..ContextState::default()
     };
     st.add_injected(&[3, 4]);
     assert_eq!(st.injected, vec![3, 4]);
