@@ -37,6 +37,31 @@ pub(crate) static IDENTIFIER_RE: std::sync::LazyLock<regex::Regex> =
         .unwrap_or_else(|_| unreachable!())
     });
 
+/// Keys of Claude Code's tool inputs and outputs as they appear in archived tool-call JSON:
+/// structure, never content (recall's passages) and never evidence of use (reinforcement).
+pub(crate) const TOOL_KEYS: &[&str] = &[
+    "file_path",
+    "old_string",
+    "new_string",
+    "replace_all",
+    "output_mode",
+    "head_limit",
+    "run_in_background",
+    "tool_use_id",
+    "is_error",
+    "notebook_path",
+    "num_lines",
+    "start_line",
+    "total_lines",
+    "num_files",
+    "duration_ms",
+    "subagent_type",
+    "timeout_ms",
+    "stdout",
+    "stderr",
+    "interrupted",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,28 +22,6 @@
 use super::RankParams;
 use std::collections::BTreeSet;
 
-/// Keys of Claude Code's tool inputs and results as they appear in archived tool-call JSON:
-/// structure, in every tool call, never evidence of use.
-const STRUCTURE: &[&str] = &[
-    "file_path",
-    "old_string",
-    "new_string",
-    "replace_all",
-    "output_mode",
-    "head_limit",
-    "run_in_background",
-    "tool_use_id",
-    "is_error",
-    "notebook_path",
-    "num_lines",
-    "start_line",
-    "total_lines",
-    "num_files",
-    "duration_ms",
-    "subagent_type",
-    "timeout_ms",
-];
-
 /// File names found in nearly every project: a path to one is distinctive, the bare name is
 /// not.
 const COMMON_FILES: &[&str] = &[
@@ -235,7 +213,7 @@ fn is_snake(t: &str) -> bool {
         && t.contains('_')
         && t.split('_').all(|p| !p.is_empty())
         && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !STRUCTURE.contains(&t)
+        && !crate::patterns::TOOL_KEYS.contains(&t)
 }
 
 /// `CamelCase` (a capital, lowercase, then another capital) or `camelCase`; letters and digits.

@@ -28,7 +28,7 @@ fn property_seed_is_printed() {
 #[test]
 fn identifier_classes() {
     let text = "error[E0433]: failed to resolve `ContextState` in engine/src/recall/state.rs \
-        (see /work/main/Cargo.toml and OPS-4471); run cargo clippy --all-targets at b7d2b3c, \
+        (see /srv/app/Cargo.toml and OPS-4471); run cargo clippy --all-targets at b7d2b3c, \
         call crate::rank::reinforce or recordAccess, set MEMCTL_RECALL=0, record_access, 0x1f2e.";
     let ids = identifiers(text);
     let want = set(&[
@@ -36,7 +36,7 @@ fn identifier_classes() {
         "ContextState",
         "engine/src/recall/state.rs",
         "state.rs",
-        "/work/main/Cargo.toml",
+        "/srv/app/Cargo.toml",
         "OPS-4471",
         "--all-targets",
         "b7d2b3c",

@@ -353,28 +353,6 @@ pub(crate) fn passages(
     out
 }
 
-/// Keys of Claude Code's tool inputs and outputs: structure, not content.
-const TOOL_KEYS: &[&str] = &[
-    "file_path",
-    "old_string",
-    "new_string",
-    "replace_all",
-    "output_mode",
-    "head_limit",
-    "run_in_background",
-    "tool_use_id",
-    "is_error",
-    "notebook_path",
-    "num_lines",
-    "start_line",
-    "total_lines",
-    "num_files",
-    "duration_ms",
-    "stdout",
-    "stderr",
-    "interrupted",
-];
-
 /// Exact identifiers a turn holds, in order of appearance, that `shown` does not already
 /// carry: host names, ticket ids, snake_case names, figures with units, multi-word proper
 /// names, backticked names. The buried fact of a turn is usually one of these, and the model
@@ -386,7 +364,7 @@ pub(crate) fn identifiers(text: &str, shown: &str) -> Vec<String> {
         if id.len() < 3
             || shown.contains(id)
             || out.iter().any(|o| o == id)
-            || TOOL_KEYS.contains(&id)
+            || crate::patterns::TOOL_KEYS.contains(&id)
         {
             continue;
         }
