@@ -2,6 +2,12 @@
 """Tokens a session keeps out of its context with swap in place (issue 15).
 
     python3 scripts/bench_swap_in_place.py [--bin target/debug] [--turns 500] [--seed 7] [--in-place-chars N]
+    python3 scripts/bench_swap_in_place.py --bin target/release --latency 40
+
+`--latency N` instead times whole `memctl-hook PostToolUse` processes (spawn to exit, wall
+time), N calls per case, the cases interleaved call by call: a 2 KB output (nothing stored), a
+12 KB Read (stored, not in place), a 22 KB Bash output and a 78 KB one over the client's cut
+(both swapped in place), in one store that grows as they run.
 
 Two sessions, both through the real `memctl-hook PostToolUse` binary (a fresh data dir):
 
@@ -22,9 +28,11 @@ checked against the store: every swapped output comes back byte for byte.
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLIENT_CUT = 30_000
@@ -98,15 +106,79 @@ def report(name, rows):
           f"{(tot_b - tot_a) // 4:,} tokens saved ({100 * (tot_b - tot_a) / max(tot_b, 1):.0f} %)")
 
 
+def timed(bin_dir, home, payload):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCTL_")}
+    env.update(MEMCTL_HOME=home, MEMCTL_EMBEDDER="hash", MEMCTL_BACKGROUND_EMBED="0")
+    t0 = time.perf_counter()
+    p = subprocess.Popen([os.path.join(bin_dir, "memctl-hook"), "PostToolUse"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    out, _ = p.communicate(json.dumps(payload).encode())
+    wall = (time.perf_counter() - t0) * 1e3
+    return wall, out
+
+
+def latency(bin_dir, runs):
+    with tempfile.TemporaryDirectory() as tmp:
+        home, work = os.path.join(tmp, "home"), os.path.join(tmp, "projects")
+        session = "lat-1"
+        results = os.path.join(work, session, "tool-results")
+        os.makedirs(results)
+        transcript = os.path.join(work, f"{session}.jsonl")
+        open(transcript, "w").close()
+
+        def bash(n, text, persisted=False):
+            resp = {"stdout": text, "stderr": "", "interrupted": False, "isImage": False, "noOutputExpected": False}
+            if persisted:
+                path = os.path.join(results, f"b{n}.txt")
+                with open(path, "w") as f:
+                    f.write(text)
+                resp.update(stdout=text[:CLIENT_CUT], persistedOutputPath=path, persistedOutputSize=len(text))
+            return {"session_id": session, "transcript_path": transcript, "cwd": ROOT, "hook_event_name": "PostToolUse",
+                    "tool_name": "Bash", "tool_input": {"command": f"run {n}"}, "tool_response": resp,
+                    "tool_use_id": f"toolu_{n}"}
+
+        def read(n, text):
+            return {"session_id": session, "transcript_path": transcript, "cwd": ROOT, "hook_event_name": "PostToolUse",
+                    "tool_name": "Read", "tool_input": {"file_path": f"/w/f{n}.rs"},
+                    "tool_response": {"type": "text", "file": {"filePath": f"/w/f{n}.rs", "content": text}},
+                    "tool_use_id": f"toolu_r{n}"}
+
+        def log(n, lines):
+            return "".join(f"test case_{n}_{i} ... ok ({i * 7 % 97} ms)\n" for i in range(lines))
+
+        cases = {
+            "2 KB Bash, nothing stored": lambda n: bash(n, log(n, 60)),
+            "12 KB Read, stored whole": lambda n: read(n, log(n, 360)),
+            "22 KB Bash, swapped in place": lambda n: bash(n, log(n, 650)),
+            "78 KB Bash over the client's cut, in place": lambda n: bash(n, log(n, 2300), persisted=True),
+        }
+        times = {k: [] for k in cases}
+        swapped = {k: 0 for k in cases}
+        for n in range(runs):
+            for k, make in cases.items():
+                wall, out = timed(bin_dir, home, make(n * 10 + len(times[k])))
+                times[k].append(wall)
+                swapped[k] += bool(out.strip())
+        print(f"memctl-hook PostToolUse, {runs} calls per case ({bin_dir}):")
+        for k, v in times.items():
+            v.sort()
+            print(f"  {k:<44} p50 {statistics.median(v):6.1f} ms  p95 {v[int(0.95 * (len(v) - 1))]:6.1f} ms  "
+                  f"replaced {swapped[k]}/{runs}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "debug"))
     ap.add_argument("--turns", type=int, default=500)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--latency", type=int, metavar="N", help="time whole hook processes instead (N calls per case)")
     ap.add_argument("--in-place-chars", type=int, help="MEMCTL_SWAP_IN_PLACE_CHARS (default: memctl's, 8192)")
     a = ap.parse_args()
     global IN_PLACE_CHARS
     IN_PLACE_CHARS = a.in_place_chars
+    if a.latency:
+        latency(a.bin, a.latency)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         home, work = os.path.join(tmp, "home"), os.path.join(tmp, "projects")
         os.makedirs(work)
