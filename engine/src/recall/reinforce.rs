@@ -104,15 +104,18 @@ pub fn chunk_identifiers(text: &str) -> BTreeSet<String> {
 /// it has no agent text yet (the prompt being answered), else the one after it.
 pub(crate) fn next_agent_turn(core: &Core, session: &str) -> Result<u32, EngineError> {
     let r = core.store().read()?;
-    let Some(last) = r
-        .session_turns_rev(session, 1)?
-        .first()
-        .map(|((t, _), _)| *t)
-    else {
+    let Some(last) = last_turn(&r, session)? else {
         return Ok(0);
     };
     let (text, _) = turn_agent_text(&r, session, last)?;
     Ok(if text.is_empty() { last } else { last + 1 })
+}
+
+/// The last archived turn of `session`, if any.
+fn last_turn(r: &StoreReader, session: &str) -> Result<Option<u32>, EngineError> {
+    Ok(r.session_turns_rev(session, 1)?
+        .first()
+        .map(|((t, _), _)| *t))
 }
 
 /// The agent text of one turn (every part) and whether the turn has any.
@@ -145,11 +148,7 @@ pub(crate) fn judge(
         return Ok(report);
     }
     let r = core.store().read()?;
-    let Some(last) = r
-        .session_turns_rev(session, 1)?
-        .first()
-        .map(|((t, _), _)| *t)
-    else {
+    let Some(last) = last_turn(&r, session)? else {
         report.waiting = state.pending.len();
         return Ok(report);
     };

@@ -105,7 +105,15 @@ pub fn candidate(
     if call.failed {
         return Err(NotInPlace::Failed);
     }
-    let response: BashResponse =
+    // PostToolUse runs on every Bash call: the JSON text is at least as long as the output it
+    // holds, so a short one that names no saved file is not parsed.
+    if call.tool_response.len() < threshold && !call.tool_response.contains("persistedOutputPath") {
+        return Err(NotInPlace::BelowThreshold {
+            chars: call.tool_response.chars().count(),
+            threshold,
+        });
+    }
+    let mut response: BashResponse =
         serde_json::from_str(call.tool_response).map_err(|_| NotInPlace::UnknownShape)?;
     if response.is_image {
         return Err(NotInPlace::UnknownShape);
@@ -117,7 +125,8 @@ pub fn candidate(
             (text, CLIENT_PREVIEW_CHARS)
         }
         None => {
-            let mut t = response.stdout.clone();
+            // The replacement overwrites stdout: the output moves out, no copy.
+            let mut t = std::mem::take(&mut response.stdout);
             if !response.stderr.is_empty() {
                 if !t.is_empty() && !t.ends_with('\n') {
                     t.push('\n');

@@ -275,17 +275,15 @@ pub fn prepare(call: &ToolCall<'_>, cfg: &SwapConfig, now: i64) -> Result<Prepar
     prepare_content(call, &text, cfg, now)
 }
 
-/// Everything to store for the output `text` of `call` (redacted here), with no threshold
-/// check: [`prepare`] after its checks, and the in-place swap with the whole output it read.
+/// Everything to store for the output `text` of `call` (redacted here), with no threshold or
+/// switch check (the callers made them): [`prepare`], and the in-place swap with the whole
+/// output it read ([`SwapConfig::in_place_threshold`] is off when swapping is).
 pub(crate) fn prepare_content(
     call: &ToolCall<'_>,
     text: &str,
     cfg: &SwapConfig,
     now: i64,
 ) -> Result<Prepared, SkipReason> {
-    if !cfg.enabled {
-        return Err(SkipReason::Disabled);
-    }
     let content = crate::redact::redact(text).into_owned();
     if content.len() as u64 > cfg.max_entry_bytes {
         return Err(SkipReason::TooLarge {
