@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# test.sh — every test, on a fresh machine with Rust, Python >= 3.11 and Node/npm: setup (cached),
+# test.sh — every test, on a fresh machine with Rust, Python >= 3.11 and Node/npm (Debian's
+# Chromium and chromedriver for the viewer's browser tests are installed here): setup (cached),
 # the whole workspace test suite with the real ONNX model and real redb files, then end-to-end
 # scenarios with the real Claude Code CLI (tests/e2e/harness; the CLI is installed with npm into
 # a cache on first run). Needs nothing outside the repository. Ends with the number of tests
@@ -9,6 +10,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 start=$SECONDS
 bash scripts/setup.sh
+# The viewer's browser tests (hooks/tests/ui_browser.rs) drive Debian's Chromium.
+bash scripts/install_chromium.sh
 # shellcheck disable=SC1091
 source .cache/env.sh
 cargo build --workspace --quiet

@@ -599,6 +599,12 @@ impl Engine {
         self.core.swap_show(prefix, now)
     }
 
+    /// The exact output by id or unique id prefix, with its entries, without recording the
+    /// access: a read transaction only (the viewer, `memctl ui`, looks without writing).
+    pub fn swap_content(&self, prefix: &str) -> Result<(Vec<SwapEntry>, String), EngineError> {
+        self.core.swap_content(prefix)
+    }
+
     /// Swapped outputs by meaning and by their key patterns.
     pub fn swap_search(
         &self,

@@ -87,6 +87,12 @@ pub fn run(
     env: &InstallEnv,
     out: &mut dyn Write,
 ) -> Result<()> {
+    let report = gather(opts, env)?;
+    print(a, &report, out)
+}
+
+/// Every check, without printing: `memctl doctor` and the viewer's health page (`memctl ui`).
+pub fn gather(opts: EngineOptions, env: &InstallEnv) -> Result<Report> {
     let manifest = Manifest::embedded()?;
     let mut c = Checks::default();
     let data_dir = opts.data_dir.clone();
@@ -114,8 +120,12 @@ pub fn run(
         warnings: c.0.iter().filter(|x| x.status == Status::Warn).count(),
         checks: c.0,
     };
+    Ok(report)
+}
+
+fn print(a: &DoctorArgs, report: &Report, out: &mut dyn Write) -> Result<()> {
     if a.json {
-        serde_json::to_writer_pretty(&mut *out, &report)?;
+        serde_json::to_writer_pretty(&mut *out, report)?;
         writeln!(out)?;
     } else {
         writeln!(

@@ -109,6 +109,9 @@ pub enum Command {
     Migrate(MigrateArgs),
     /// Write a consistent copy of the store while hooks keep writing (`--out FILE`).
     Backup(BackupArgs),
+    /// A local web page to browse the archive: timeline, search, tool outputs, fixes (forget,
+    /// pin, memory files) and health; 127.0.0.1 only, with a per-run token in the URL.
+    Ui(crate::ui::UiArgs),
     /// Show the configuration: every key, its effective value and where it came from
     /// (default, user file, project file, environment); `path`: the files read; `get KEY`.
     Config(ConfigArgs),
@@ -248,6 +251,7 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
         Command::Import(a) => export::import(open(opts)?, a, &s.restore.memory, out),
         Command::Migrate(a) => store_cmd::migrate(&opts, &a, out),
         Command::Backup(a) => store_cmd::backup(open(opts)?, &a, out),
+        Command::Ui(a) => crate::ui::run(open(opts)?, &a, s, cli.data_dir.clone(), out),
     }
 }
 

@@ -1,0 +1,157 @@
+//! The frame every page shares (navigation, styles, the confirmation script) and small helpers
+//! for links and numbers. Everything is rendered through `maud`, which escapes each value.
+
+use maud::{DOCTYPE, Markup, html};
+
+/// Longest free-text input accepted (a search query, a filter, an id): a 1 MB query is a
+/// mistake or an attack, not a search.
+pub const MAX_INPUT: usize = 2000;
+
+/// Items per page of a list (sessions, turns, tool outputs).
+pub const PAGE: usize = 50;
+
+/// A whole HTML page.
+pub fn layout(title: &str, active: &str, body: Markup) -> Markup {
+    let nav = [
+        ("timeline", "/", "Timeline"),
+        ("search", "/search", "Search"),
+        ("swap", "/swap", "Tool outputs"),
+        ("memory", "/memory", "Memory files"),
+        ("health", "/health", "Health"),
+    ];
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · memctl" }
+                link rel="stylesheet" href="/static/app.css";
+                script src="/static/app.js" defer {}
+            }
+            body {
+                header {
+                    span.brand { "memctl" }
+                    nav {
+                        @for (key, href, label) in nav {
+                            a href=(href) class=[(key == active).then_some("active")] { (label) }
+                        }
+                    }
+                    form.quick action="/search" method="get" {
+                        input type="search" name="q" placeholder="Search memory" maxlength=(MAX_INPUT);
+                    }
+                }
+                main { (body) }
+            }
+        }
+    }
+}
+
+/// `path?k=v&...`, values URL-encoded; empty values left out.
+pub fn link(path: &str, pairs: &[(&str, &str)]) -> String {
+    let kept: Vec<(&str, &str)> = pairs
+        .iter()
+        .copied()
+        .filter(|(_, v)| !v.is_empty())
+        .collect();
+    match serde_urlencoded::to_string(&kept) {
+        Ok(q) if !q.is_empty() => format!("{path}?{q}"),
+        _ => path.to_string(),
+    }
+}
+
+/// The first 8 characters of an id (as the CLI's lists print it).
+pub fn short(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}
+
+/// An RFC 3339 time to the minute, UTC (`2026-11-25 21:37`); unparsable text as is.
+pub fn minute(ts: Option<&str>) -> String {
+    match ts {
+        None => "-".into(),
+        Some(t) => match t.parse::<jiff::Timestamp>() {
+            Ok(ts) => ts.strftime("%Y-%m-%d %H:%M").to_string(),
+            Err(_) => t.to_string(),
+        },
+    }
+}
+
+/// Unix seconds as [`minute`] does.
+pub fn unix_minute(secs: i64) -> String {
+    jiff::Timestamp::from_second(secs)
+        .map(|t| t.strftime("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_else(|_| secs.to_string())
+}
+
+/// A text cut to `n` characters (with an ellipsis when cut).
+pub fn clip(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// "Previous / next" links of a paged list (`page` is 0-based).
+pub fn pager(base: &str, pairs: &[(&str, &str)], page: usize, more: bool) -> Markup {
+    let prev = page.checked_sub(1).map(|p| p.to_string());
+    let next = (page + 1).to_string();
+    let with = |p: &str| {
+        let mut v: Vec<(&str, &str)> = pairs.to_vec();
+        v.push(("page", p));
+        link(base, &v)
+    };
+    html! {
+        p.pager {
+            @if let Some(p) = &prev { a href=(with(p)) { "← newer" } " " }
+            "page " (page + 1)
+            @if more { " " a href=(with(&next)) { "older →" } }
+        }
+    }
+}
+
+/// An input that must stay short: `Err` names the field.
+pub fn bounded<'a>(field: &str, v: &'a str) -> Result<&'a str, super::UiError> {
+    if v.len() > MAX_INPUT {
+        return Err(super::UiError::too_large(format!(
+            "{field} is {} bytes long: at most {MAX_INPUT} are accepted",
+            v.len()
+        )));
+    }
+    Ok(v)
+}
+
+/// A form that asks before it posts (the script turns `data-confirm` into a dialog).
+pub fn confirm_form(action: &str, question: &str, fields: &[(&str, &str)], label: &str) -> Markup {
+    html! {
+        form.inline method="post" action=(action) data-confirm=(question) {
+            @for (k, v) in fields { input type="hidden" name=(k) value=(v); }
+            button type="submit" { (label) }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_encode_values_and_drop_empty_ones() {
+        assert_eq!(
+            link("/session", &[("id", "a&b c"), ("page", "")]),
+            "/session?id=a%26b+c"
+        );
+        assert_eq!(link("/", &[]), "/");
+    }
+
+    #[test]
+    fn clip_cuts_on_characters() {
+        assert_eq!(clip("ééé", 2), "éé…");
+        assert_eq!(clip("ab", 5), "ab");
+    }
+
+    #[test]
+    fn layout_escapes_titles() {
+        let s = layout("<script>x</script>", "", html! {}).into_string();
+        assert!(!s.contains("<script>x"), "{s}");
+    }
+}

@@ -1,0 +1,273 @@
+//! Search: the CLI's engine call and filters (`crate::filters`, `Engine::search`), each hit with
+//! why it matched (the query's words found in it, highlighted; the dense cosine and BM25 score
+//! behind the fused score) and one click to the turn in its session.
+//!
+//! Read only: unlike `memctl search`, the page does not embed pending chunks first (a write);
+//! those are found by their words until the background embedder catches up.
+
+use super::page::{self, PAGE, clip, link, minute, short};
+use super::{Q, Shared, UiError, blocking};
+use axum::extract::State;
+use maud::{Markup, html};
+use memctl_engine::search::SearchMode;
+use memctl_engine::{SearchOutcome, SearchRequest};
+use serde::Deserialize;
+
+/// `/search?q=&project=&session=&tool=&file=&since=&until=&mode=&k=`.
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct SearchQuery {
+    #[serde(default)]
+    q: String,
+    #[serde(default)]
+    project: String,
+    #[serde(default)]
+    session: String,
+    #[serde(default)]
+    tool: String,
+    #[serde(default)]
+    file: String,
+    #[serde(default)]
+    since: String,
+    #[serde(default)]
+    until: String,
+    #[serde(default)]
+    mode: String,
+    #[serde(default)]
+    k: Option<usize>,
+}
+
+/// Most results one page asks for.
+const MAX_K: usize = 100;
+/// Bytes of text around the first match shown in a hit.
+const SNIPPET: usize = 360;
+
+pub(super) async fn page(
+    State(ctx): State<Shared>,
+    Q(q): Q<SearchQuery>,
+) -> Result<Markup, UiError> {
+    for (name, v) in [
+        ("q", &q.q),
+        ("project", &q.project),
+        ("session", &q.session),
+        ("tool", &q.tool),
+        ("file", &q.file),
+        ("since", &q.since),
+        ("until", &q.until),
+        ("mode", &q.mode),
+    ] {
+        page::bounded(name, v)?;
+    }
+    blocking(&ctx, move |c| {
+        let mut projects: Vec<String> = c
+            .engine
+            .sessions()?
+            .into_iter()
+            .map(|(_, s)| s.project)
+            .collect();
+        projects.sort_unstable();
+        projects.dedup();
+        let found = if q.q.trim().is_empty() {
+            None
+        } else {
+            Some(run(c, &q)?)
+        };
+        Ok(page::layout(
+            "Search",
+            "search",
+            html! {
+                h1 { "Search" }
+                (form(&q, &projects))
+                @if let Some(f) = &found { (results(&q, f)) }
+            },
+        ))
+    })
+    .await
+}
+
+fn run(c: &super::Ctx, q: &SearchQuery) -> Result<SearchOutcome, UiError> {
+    let k = q.k.unwrap_or(20).clamp(1, MAX_K);
+    let mut req = SearchRequest::new(q.q.trim(), k);
+    if !q.mode.is_empty() {
+        req.mode = q.mode.parse::<SearchMode>().map_err(UiError::bad)?;
+    }
+    let opt = |s: &str| (!s.trim().is_empty()).then(|| s.trim().to_string());
+    let (session, tool, file, since, until) = (
+        opt(&q.session),
+        opt(&q.tool),
+        opt(&q.file),
+        opt(&q.since),
+        opt(&q.until),
+    );
+    crate::filters::apply(
+        &c.engine,
+        &crate::filters::FilterArgs {
+            session: session.as_deref(),
+            tool: tool.as_deref(),
+            file: file.as_deref(),
+            since: since.as_deref(),
+            until: until.as_deref(),
+        },
+        &mut req,
+    )?;
+    if let Some(p) = opt(&q.project) {
+        req.projects = vec![crate::filters::project(&c.engine, &p)?];
+    }
+    Ok(c.engine.search(&req)?)
+}
+
+fn form(q: &SearchQuery, projects: &[String]) -> Markup {
+    let mode = if q.mode.is_empty() { "hybrid" } else { &q.mode };
+    html! {
+        form.filters #search action="/search" method="get" {
+            label { "Query" input #q type="search" name="q" value=(q.q) size="40" maxlength=(page::MAX_INPUT) autofocus; }
+            label { "Project" select name="project" {
+                option value="" { "all projects" }
+                @for p in projects { option value=(p) selected[*p == q.project] { (p) } }
+            } }
+            label { "Session" input type="text" name="session" value=(q.session) size="10" placeholder="id or prefix"; }
+            label { "Tool" input type="text" name="tool" value=(q.tool) size="8" placeholder="Bash"; }
+            label { "File" input type="text" name="file" value=(q.file) size="14" placeholder="path contains"; }
+            label { "Since" input type="text" name="since" value=(q.since) size="10" placeholder="7d, 2026-11-01"; }
+            label { "Until" input type="text" name="until" value=(q.until) size="10"; }
+            label { "Mode" select name="mode" {
+                @for m in ["hybrid", "dense", "lexical"] { option value=(m) selected[m == mode] { (m) } }
+            } }
+            button type="submit" { "Search" }
+        }
+    }
+}
+
+/// The query's words as search sees them, lowercased: what a hit can be highlighted for.
+fn terms(query: &str) -> Vec<String> {
+    let mut t: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| w.chars().count() >= 2)
+        .map(str::to_lowercase)
+        .collect();
+    t.sort_unstable();
+    t.dedup();
+    t
+}
+
+/// Byte ranges of every occurrence of any term in `text` (ASCII case folded, so offsets match
+/// the original; non-ASCII words match as written).
+fn matches(text: &str, terms: &[String]) -> Vec<(usize, usize)> {
+    let lower = text.to_ascii_lowercase();
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for t in terms {
+        let mut at = 0;
+        while let Some(i) = lower[at..].find(t.as_str()) {
+            out.push((at + i, at + i + t.len()));
+            at += i + t.len();
+        }
+    }
+    out.sort_unstable();
+    // Overlaps (one term inside another) merge into one mark.
+    let mut merged: Vec<(usize, usize)> = Vec::new();
+    for (s, e) in out {
+        match merged.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => merged.push((s, e)),
+        }
+    }
+    merged
+}
+
+fn floor_char(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The text around the first match, as (marked?, piece) segments.
+fn snippet<'a>(text: &'a str, terms: &[String]) -> Vec<(bool, &'a str)> {
+    let all = matches(text, terms);
+    let first = all.first().map_or(0, |m| m.0);
+    let start = floor_char(text, first.saturating_sub(SNIPPET / 3));
+    let end = floor_char(text, (start + SNIPPET).min(text.len()));
+    let mut out = Vec::new();
+    let mut at = start;
+    for (s, e) in all.into_iter().filter(|(s, e)| *s >= start && *e <= end) {
+        if s > at {
+            out.push((false, &text[at..s]));
+        }
+        out.push((true, &text[s..e]));
+        at = e;
+    }
+    if end > at {
+        out.push((false, &text[at..end]));
+    }
+    out
+}
+
+fn results(q: &SearchQuery, f: &SearchOutcome) -> Markup {
+    let terms = terms(&q.q);
+    html! {
+        @if let Some(d) = &f.degraded { p.warn { "Note: " (d) } }
+        @if f.results.is_empty() {
+            p #no-results { "No results." }
+            @if !f.excluded_by.is_empty() { p { "The query matched, but the filters excluded every match: " (f.excluded_by.join(", ")) } }
+        }
+        p.muted { (f.results.len()) " results" @if let Some(e) = &f.embedder { " · dense space " (e) } }
+        @for (n, r) in f.results.iter().enumerate() {
+            @let c = &r.record.chunk;
+            @let found: Vec<&String> = terms.iter().filter(|t| c.text.to_lowercase().contains(t.as_str())).collect();
+            @let from = (c.turn_index - c.turn_index % PAGE as u32).to_string();
+            @let href = format!("{}#t{}", link("/session", &[("id", &c.session_id), ("from", &from)]), c.turn_index);
+            div.hit {
+                div {
+                    strong { (n + 1) ". " }
+                    a.hit-link href=(href) { (clip(&c.summary, 140)) }
+                }
+                div.scores {
+                    "score " (format!("{:.3}", r.scores.score))
+                    " · dense cosine " (r.scores.dense.map_or("–".to_string(), |d| format!("{d:.3}")))
+                    " · BM25 " (r.scores.lexical.map_or("–".to_string(), |l| format!("{l:.2}")))
+                    " · matched words: "
+                    @if found.is_empty() { em { "none (meaning only)" } }
+                    @else { (found.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")) }
+                }
+                div.meta.muted {
+                    "chunk " (r.id) " · session " (short(&c.session_id)) " · turn " (c.turn_index)
+                    " · " (minute(c.started_at.as_deref())) " · " (c.project)
+                    @if !c.tools.is_empty() { " · tools: " (c.tools.join(", ")) }
+                }
+                pre { @for (marked, piece) in snippet(&c.text, &terms) {
+                    @if marked { mark { (piece) } } @else { (piece) }
+                } }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_are_lowercased_words() {
+        assert_eq!(
+            terms("Fix the OAuth-token bug a"),
+            ["bug", "fix", "oauth", "the", "token"]
+        );
+    }
+
+    #[test]
+    fn snippets_mark_every_occurrence_and_keep_char_boundaries() {
+        let t = terms("token");
+        let segs = snippet("é Token then token.", &t);
+        let marked: Vec<&str> = segs.iter().filter(|s| s.0).map(|s| s.1).collect();
+        assert_eq!(marked, ["Token", "token"]);
+        let joined: String = segs.iter().map(|s| s.1).collect();
+        assert_eq!(joined, "é Token then token.");
+    }
+
+    #[test]
+    fn a_long_text_is_cut_around_the_first_match() {
+        let text = format!("{}needle{}", "é".repeat(900), "x".repeat(900));
+        let segs = snippet(&text, &terms("needle"));
+        let joined: String = segs.iter().map(|s| s.1).collect();
+        assert!(joined.contains("needle") && joined.len() <= SNIPPET + 1);
+    }
+}
