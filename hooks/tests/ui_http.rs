@@ -169,7 +169,7 @@ fn search_shows_why_hits_matched_and_links_to_the_turn() {
         page.body
     );
     assert!(
-        page.body.contains("matched words: caching, zanzibarquux"),
+        page.body.contains("matched words: zanzibarquux, caching"),
         "{}",
         page.body
     );

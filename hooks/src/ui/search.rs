@@ -9,6 +9,7 @@ use super::page::{self, PAGE, clip, link, minute, short};
 use super::{Q, Shared, UiError, blocking};
 use axum::extract::State;
 use maud::{Markup, html};
+use memctl_engine::index::lexical;
 use memctl_engine::search::SearchMode;
 use memctl_engine::{SearchOutcome, SearchRequest};
 use serde::Deserialize;
@@ -137,40 +138,57 @@ fn form(q: &SearchQuery, projects: &[String]) -> Markup {
     }
 }
 
-/// The query's words as search sees them, lowercased: what a hit can be highlighted for.
+/// The query's index terms (the lexical index's own tokenizer: stop words out, English stems),
+/// distinct: what a hit can have matched on.
 fn terms(query: &str) -> Vec<String> {
-    let mut t: Vec<String> = query
-        .split(|c: char| !c.is_alphanumeric() && c != '_')
-        .filter(|w| w.chars().count() >= 2)
-        .map(str::to_lowercase)
-        .collect();
+    let mut t = lexical::tokenize(query);
     t.sort_unstable();
     t.dedup();
     t
 }
 
-/// Byte ranges of every occurrence of any term in `text` (ASCII case folded, so offsets match
-/// the original; non-ASCII words match as written).
+/// Byte ranges of the words of `text` whose index terms include one of `terms`: whole words
+/// (never `on` inside `seconds`), matched as the index matches them (`caches` for `cache`).
 fn matches(text: &str, terms: &[String]) -> Vec<(usize, usize)> {
-    let lower = text.to_ascii_lowercase();
-    let mut out: Vec<(usize, usize)> = Vec::new();
-    for t in terms {
-        let mut at = 0;
-        while let Some(i) = lower[at..].find(t.as_str()) {
-            out.push((at + i, at + i + t.len()));
-            at += i + t.len();
+    let mut out = Vec::new();
+    let mut start = None;
+    let mut check = |s: usize, e: usize, out: &mut Vec<(usize, usize)>| {
+        if lexical::tokenize(&text[s..e])
+            .iter()
+            .any(|t| terms.contains(t))
+        {
+            out.push((s, e));
+        }
+    };
+    for (i, c) in text.char_indices() {
+        match (c.is_alphanumeric(), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                check(s, i, &mut out);
+                start = None;
+            }
+            _ => {}
         }
     }
-    out.sort_unstable();
-    // Overlaps (one term inside another) merge into one mark.
-    let mut merged: Vec<(usize, usize)> = Vec::new();
-    for (s, e) in out {
-        match merged.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => merged.push((s, e)),
+    if let Some(s) = start {
+        check(s, text.len(), &mut out);
+    }
+    out
+}
+
+/// The distinct words of `text` that matched (lowercased, in order of appearance, at most 12).
+fn matched_words(text: &str, terms: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (s, e) in matches(text, terms) {
+        let w = text[s..e].to_lowercase();
+        if !out.contains(&w) {
+            out.push(w);
+            if out.len() == 12 {
+                break;
+            }
         }
     }
-    merged
+    out
 }
 
 fn floor_char(s: &str, mut i: usize) -> usize {
@@ -212,7 +230,7 @@ fn results(q: &SearchQuery, f: &SearchOutcome) -> Markup {
         p.muted { (f.results.len()) " results" @if let Some(e) = &f.embedder { " · dense space " (e) } }
         @for (n, r) in f.results.iter().enumerate() {
             @let c = &r.record.chunk;
-            @let found: Vec<&String> = terms.iter().filter(|t| c.text.to_lowercase().contains(t.as_str())).collect();
+            @let found = matched_words(&c.text, &terms);
             @let from = (c.turn_index - c.turn_index % PAGE as u32).to_string();
             @let href = format!("{}#t{}", link("/session", &[("id", &c.session_id), ("from", &from)]), c.turn_index);
             div.hit {
@@ -226,7 +244,7 @@ fn results(q: &SearchQuery, f: &SearchOutcome) -> Markup {
                     " · BM25 " (r.scores.lexical.map_or("–".to_string(), |l| format!("{l:.2}")))
                     " · matched words: "
                     @if found.is_empty() { em { "none (meaning only)" } }
-                    @else { (found.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")) }
+                    @else { (found.join(", ")) }
                 }
                 div.meta.muted {
                     "chunk " (r.id) " · session " (short(&c.session_id)) " · turn " (c.turn_index)
@@ -246,26 +264,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn terms_are_lowercased_words() {
+    fn terms_are_the_index_terms() {
         assert_eq!(
-            terms("Fix the OAuth-token bug a"),
-            ["bug", "fix", "oauth", "the", "token"]
+            terms("Fixing the OAuth-token bug"),
+            ["auth", "bug", "fix", "o", "oauth", "oauth-token", "token"]
         );
     }
 
     #[test]
     fn snippets_mark_every_occurrence_and_keep_char_boundaries() {
-        let t = terms("token");
-        let segs = snippet("é Token then token.", &t);
+        let t = terms("token on cache");
+        let segs = snippet("é Tokens then token seconds caching.", &t);
         let marked: Vec<&str> = segs.iter().filter(|s| s.0).map(|s| s.1).collect();
-        assert_eq!(marked, ["Token", "token"]);
+        assert_eq!(
+            marked,
+            ["Tokens", "token", "caching"],
+            "whole words, as stems; `on` is a stop word and not inside `seconds`"
+        );
         let joined: String = segs.iter().map(|s| s.1).collect();
-        assert_eq!(joined, "é Token then token.");
+        assert_eq!(joined, "é Tokens then token seconds caching.");
     }
 
     #[test]
     fn a_long_text_is_cut_around_the_first_match() {
-        let text = format!("{}needle{}", "é".repeat(900), "x".repeat(900));
+        let text = format!("{}needle {}", "é ".repeat(450), "x".repeat(900));
         let segs = snippet(&text, &terms("needle"));
         let joined: String = segs.iter().map(|s| s.1).collect();
         assert!(joined.contains("needle") && joined.len() <= SNIPPET + 1);
