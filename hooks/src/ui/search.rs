@@ -152,7 +152,7 @@ fn terms(query: &str) -> Vec<String> {
 fn matches(text: &str, terms: &[String]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut start = None;
-    let mut check = |s: usize, e: usize, out: &mut Vec<(usize, usize)>| {
+    let check = |s: usize, e: usize, out: &mut Vec<(usize, usize)>| {
         if lexical::tokenize(&text[s..e])
             .iter()
             .any(|t| terms.contains(t))
