@@ -6,7 +6,7 @@
 #[path = "common/ui.rs"]
 mod ui;
 
-use ui::{EVIL_SID, EVIL_WORD, Server, build_store, cli, request};
+use ui::{EVIL_SID, EVIL_WORD, Server, build_store, cli, hook, request};
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -326,4 +326,43 @@ fn pin_and_memory_files_go_through_the_engine_and_show_in_the_cli() {
     let health = s.get("/health");
     assert_eq!(health.status, 200);
     assert!(health.body.contains("id=\"doctor\"") && health.body.contains("chart-growth"));
+}
+
+#[test]
+fn a_session_shows_what_each_hook_injected() {
+    let f = fixture();
+    let sid = "db5b5fab-8f4d-4e27-9da1-494c73cf256d";
+    let t = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../tests/fixtures/sample/{sid}.jsonl"));
+    // A compaction as Claude Code runs it: PreCompact, then SessionStart(compact) restores.
+    let base = |event: &str| {
+        serde_json::json!({"session_id": sid, "transcript_path": t.display().to_string(),
+            "cwd": "/home/dev/src/quill-notes", "hook_event_name": event})
+    };
+    let mut pre = base("PreCompact");
+    pre["trigger"] = "auto".into();
+    hook(&f.home, "PreCompact", &pre);
+    let mut start = base("SessionStart");
+    start["source"] = "compact".into();
+    assert!(hook(&f.home, "SessionStart", &start).contains("additionalContext"));
+
+    let page = f.server.get(&format!("/session?id={sid}"));
+    assert_eq!(page.status, 200);
+    assert!(
+        page.body.contains("What hooks injected (2"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("<strong>SessionStart</strong>"),
+        "shown between turns"
+    );
+    assert!(page.body.contains("injected ~"), "{}", page.body);
+    assert!(page.body.contains("gave the summariser ~"), "{}", page.body);
+    let health = f.server.get("/health");
+    assert!(health.body.contains("chart-injected"), "{}", health.body);
+    assert!(
+        !health.body.contains("No data yet."),
+        "both charts have data"
+    );
 }

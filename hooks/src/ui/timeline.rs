@@ -242,6 +242,20 @@ fn session_page(
             p { strong { "Time: " } (minute(rec.first_ts.as_deref())) " → " (minute(rec.last_ts.as_deref())) " UTC" }
             p { strong { "Turns: " } (rec.turns) " · " strong { "Compactions: " } (rec.compactions)
                 " · " strong { "Injected by hooks: " } "~" (tokens(injected, cpt)) " tokens in " (hooks.len()) " hook outputs" }
+            @if !hooks.is_empty() {
+                details.injections open[hooks.len() <= 6] {
+                    summary { "What hooks injected (" (hooks.len()) "; each also shows between the turns)" }
+                    table {
+                        tr { th { "When (UTC)" } th { "Hook" } th { "Into the context" } th { "To the summariser" } th { "Swapped out" } }
+                        @for h in hooks.iter().rev().take(20) {
+                            tr { td { (unix_minute(h.at)) } td { (h.hook) }
+                                td { "~" (tokens(h.injection.injected_chars, cpt)) " tok" }
+                                td { "~" (tokens(h.injection.summarizer_chars, cpt)) " tok" }
+                                td { "~" (tokens(h.injection.removed_chars, cpt)) " tok" } }
+                        }
+                    }
+                }
+            }
             p.muted { "Id: " code { (id) } }
             @if let Some(s) = &rec.summary { details { summary { "Summary" } pre { (s) } } }
             @if let Some(s) = &rec.compact_summary { details { summary { "Claude Code's compaction summary" } pre { (s) } } }

@@ -28,6 +28,10 @@ pub fn repo_root() -> PathBuf {
 /// `memctl` with the test's data dir and the checkout's runtime and model (scripts/setup.sh
 /// puts them there; a missing one fails the test with what to run).
 pub fn memctl(home: &Path) -> Command {
+    with_env(Command::new(env!("CARGO_BIN_EXE_memctl")), home)
+}
+
+fn with_env(mut c: Command, home: &Path) -> Command {
     let root = repo_root();
     let ort = root.join(".cache/onnxruntime/libonnxruntime.so.1.31.1");
     let model = root.join("models/all-MiniLM-L6-v2");
@@ -37,7 +41,6 @@ pub fn memctl(home: &Path) -> Command {
         ort.display(),
         model.display()
     );
-    let mut c = Command::new(env!("CARGO_BIN_EXE_memctl"));
     c.env("MEMCTL_HOME", home)
         .env("ORT_DYLIB_PATH", ort)
         .env("MEMCTL_MODEL_DIR", model)
@@ -63,6 +66,26 @@ pub fn cli(home: &Path, args: &[&str]) -> String {
 
 fn line(v: serde_json::Value) -> String {
     format!("{v}\n")
+}
+
+/// Run `memctl-hook event` with `payload` on stdin (the real hook binary, same environment as
+/// [`memctl`]); its stdout.
+pub fn hook(home: &Path, event: &str, payload: &serde_json::Value) -> String {
+    let mut child = with_env(Command::new(env!("CARGO_BIN_EXE_memctl-hook")), home)
+        .arg(event)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start memctl-hook");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(payload.to_string().as_bytes())
+        .expect("write payload");
+    let out = child.wait_with_output().expect("memctl-hook");
+    assert!(out.status.success(), "hooks exit 0: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// A small transcript of the hostile session, run in `project`.
