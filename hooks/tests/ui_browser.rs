@@ -1,8 +1,8 @@
 //! `memctl ui` in a real browser: Debian's Chromium, headless, driven through chromedriver
-//! (WebDriver, `fantoccini`). Loads the timeline, opens a session, searches, opens a hit, and
-//! forgets a session, then checks with the CLI that it is gone. A screenshot of each page is
-//! written under `target/ui-screenshots/` (the path is printed). The hostile session's markup
-//! must not run (it would set the page title to "pwned").
+//! (WebDriver, `fantoccini`). Loads the timeline, opens a session, searches, opens a hit, pins a
+//! turn through its confirmation dialog, and forgets a session, each checked with the CLI. A
+//! screenshot of each page is written under `target/ui-screenshots/` (the path is printed). The
+//! hostile session's markup must not run (it would set the page title to "pwned").
 //!
 //! Chromium and chromedriver must be installed (`scripts/test.sh` installs them); without them
 //! the test fails and says so.
@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use ui::{EVIL_SID, Server, build_store, cli, repo_root};
+
+const SAMPLE_SID: &str = "db5b5fab-8f4d-4e27-9da1-494c73cf256d";
 
 /// The flags the closed network and running as root need (no sandbox, no background traffic).
 const CHROME_FLAGS: [&str; 10] = [
@@ -204,6 +206,21 @@ async fn run(c: &Client, s: &Server, home: &Path) -> Result<(), fantoccini::erro
         "{url}"
     );
     shot(c, "hit").await;
+
+    // Pin through the page: the confirmation dialog, then the engine (checked with the CLI).
+    c.goto(&format!("{base}/session?id={SAMPLE_SID}")).await?;
+    wait_for(c, "#t0 form button").await.click().await?;
+    c.accept_alert().await?;
+    wait_for(c, "#t0 .badge.pin").await;
+    let shown: serde_json::Value =
+        serde_json::from_str(&cli(home, &["show", SAMPLE_SID, "--json"])).expect("json");
+    let id = shown["chunks"][0]["id"]
+        .as_u64()
+        .expect("chunk id")
+        .to_string();
+    let rec: serde_json::Value =
+        serde_json::from_str(&cli(home, &["show", &id, "--json"])).expect("json");
+    assert_eq!(rec["pinned"], true, "pinned from the page: {rec}");
 
     c.goto(&format!("{base}/swap")).await?;
     wait_for(c, "main h1").await;
