@@ -19,8 +19,14 @@ pub(super) async fn page(State(ctx): State<Shared>) -> Result<Markup, UiError> {
         let cfg = &c.settings.autopilot;
         let data_dir = c.engine.options().data_dir.clone();
         let tel = telemetry::report(&data_dir, 5, cfg).unwrap_or_default();
-        let env = crate::install::InstallEnv::current(&c.settings, c.data_dir_flag.as_deref())?;
-        let doctor = crate::doctor::gather(c.engine.options().clone(), &env)?;
+        // Not the request's fault when these fail: a 500, not the 400 of bad input.
+        let internal = |e: anyhow::Error| UiError {
+            status: axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+            message: format!("{e:#}"),
+        };
+        let env = crate::install::InstallEnv::current(&c.settings, c.data_dir_flag.as_deref())
+            .map_err(internal)?;
+        let doctor = crate::doctor::gather(c.engine.options().clone(), &env).map_err(internal)?;
         let growth = growth(c)?;
         let injected = injected_per_day(&data_dir, cfg.chars_per_token.max(0.1));
         Ok(page::layout(
