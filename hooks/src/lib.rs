@@ -15,3 +15,4 @@ pub mod logging;
 pub mod mcp;
 pub mod plugin;
 pub mod setup;
+pub mod team;

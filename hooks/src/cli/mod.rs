@@ -109,6 +109,12 @@ pub enum Command {
     Migrate(MigrateArgs),
     /// Write a consistent copy of the store while hooks keep writing (`--out FILE`).
     Backup(BackupArgs),
+    /// Push this machine's chunks of shared projects to the team store (PostgreSQL +
+    /// pgvector): idempotent, resumable; hooks run it in the background when one is configured.
+    Sync(crate::team::SyncArgs),
+    /// Team memory: init (admin), add-member (admin), share, unshare, status.
+    #[command(subcommand)]
+    Team(crate::team::TeamCommand),
     /// Show the configuration: every key, its effective value and where it came from
     /// (default, user file, project file, environment); `path`: the files read; `get KEY`.
     Config(ConfigArgs),
@@ -226,6 +232,7 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
         Command::Install(ref a) => crate::install::command::run(a, true, &install_env()?, out),
         Command::Uninstall(ref a) => crate::install::command::run(a, false, &install_env()?, out),
         Command::Ingest(a) => ingest::ingest(open(opts)?, a, out),
+        Command::Search(a) if a.team => search::team(open(opts)?, s, a, out),
         Command::Search(a) => search::search(open(opts)?, a, out),
         Command::Sessions(a) => sessions::sessions(open(opts)?, a, out),
         Command::Show(a) => sessions::show(open(opts)?, a, out),
@@ -243,6 +250,8 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
         Command::Pin(a) => crate::lifecycle::pin(open(opts)?, a, true, out),
         Command::Unpin(a) => crate::lifecycle::pin(open(opts)?, a, false, out),
         Command::Mcp => crate::mcp::serve(opts, s),
+        Command::Sync(a) => crate::team::sync_cmd(&open(opts)?, s, &a, out),
+        Command::Team(c) => crate::team::team_cmd(&opts.data_dir, s, c, out),
         Command::Config(a) => config::config(loaded, cli.data_dir.as_deref(), a, out),
         Command::Export(a) => export::export(open(opts)?, a, &s.restore.memory, out),
         Command::Import(a) => export::import(open(opts)?, a, &s.restore.memory, out),
