@@ -364,3 +364,38 @@ pub fn team_search(
         },
     )
 }
+
+/// The turn references of chunks about to be forgotten (see [`sync::turn_ref`]).
+pub fn forgotten_refs(engine: &Engine, ids: &[u64]) -> Result<Vec<String>> {
+    let mut refs = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(rec) = engine.chunk(*id)? {
+            let c = &rec.chunk;
+            refs.push(sync::turn_ref(
+                &c.session_id,
+                c.turn_index,
+                c.part,
+                &c.sha256,
+            ));
+        }
+    }
+    Ok(refs)
+}
+
+/// After a local forget: queue its turns for deletion on the team store and try now (the
+/// connection gives up after [`config::CONNECT_TIMEOUT`]; the next sync retries). Never
+/// fails the forget, which is done: problems are logged and printed as a warning.
+pub fn after_forget(engine: &Engine, s: &Settings, refs: Vec<String>) {
+    if let Err(e) = sync::queue_forgotten(engine.data_dir(), refs) {
+        eprintln!("memctl: warning: could not queue the forgotten turns for the team store: {e:#}");
+        return;
+    }
+    let now =
+        connect(s, engine.data_dir()).and_then(|(mut c, _)| sync::delete_forgotten(engine, &mut c));
+    match now {
+        Ok(n) => tracing::info!(rows = n, "forgotten turns deleted from the team store"),
+        Err(e) => eprintln!(
+            "memctl: warning: the team store was not reached ({e:#}); the next `memctl sync` deletes the forgotten turns there"
+        ),
+    }
+}

@@ -143,15 +143,7 @@ pub fn sync(engine: &Engine, c: &mut Client, server: &str) -> Result<SyncReport>
     let mut rep = SyncReport::default();
 
     // Forgotten turns first: a forget must not wait behind a long push.
-    let queued = load_state(&data_dir)?.forgotten;
-    if !queued.is_empty() {
-        let keys: Vec<String> = queued.iter().map(|t| row_key(&me, t)).collect();
-        rep.forgotten = c.execute(
-            "DELETE FROM memctl.chunks WHERE key = ANY($1) AND author = current_user",
-            &[&keys],
-        )?;
-        update_state(&data_dir, |st| st.forgotten.retain(|t| !queued.contains(t)))?;
-    }
+    rep.forgotten = delete_forgotten(engine, c)?;
 
     let shared: BTreeMap<String, i64> = c
         .query(
@@ -236,6 +228,23 @@ pub fn sync(engine: &Engine, c: &mut Client, server: &str) -> Result<SyncReport>
     push(c, &data_dir, &mut batch, &mut cursors, &mut rep)?;
     rep.seconds = t0.elapsed().as_secs_f64();
     Ok(rep)
+}
+
+/// Delete the queued forgotten turns from the team store (only the caller's own rows: RLS).
+pub fn delete_forgotten(engine: &Engine, c: &mut Client) -> Result<u64> {
+    let data_dir = engine.data_dir();
+    let queued = load_state(data_dir)?.forgotten;
+    if queued.is_empty() {
+        return Ok(0);
+    }
+    let me: String = c.query_one("SELECT current_user::text", &[])?.get(0);
+    let keys: Vec<String> = queued.iter().map(|t| row_key(&me, t)).collect();
+    let n = c.execute(
+        "DELETE FROM memctl.chunks WHERE key = ANY($1) AND author = current_user",
+        &[&keys],
+    )?;
+    update_state(data_dir, |st| st.forgotten.retain(|t| !queued.contains(t)))?;
+    Ok(n)
 }
 
 /// One chunk on its way.
