@@ -140,10 +140,11 @@ pub fn sync(engine: &Engine, c: &mut Client, server: &str) -> Result<SyncReport>
     let data_dir = engine.data_dir().to_path_buf();
     super::schema::check(c)?;
     let me: String = c.query_one("SELECT current_user::text", &[])?.get(0);
-    let mut rep = SyncReport::default();
-
     // Forgotten turns first: a forget must not wait behind a long push.
-    rep.forgotten = delete_forgotten(engine, c)?;
+    let mut rep = SyncReport {
+        forgotten: delete_forgotten(engine, c)?,
+        ..Default::default()
+    };
 
     let shared: BTreeMap<String, i64> = c
         .query(
