@@ -125,15 +125,12 @@ pub struct InitReport {
 pub fn init(c: &mut Client) -> Result<InitReport> {
     let mut tx = c.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATE_LOCK])?;
-    let role_exists: bool = tx
-        .query_one(
-            "SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)",
-            &[&TEAM_ROLE],
-        )?
-        .get(0);
-    if !role_exists {
-        tx.batch_execute(&format!("CREATE ROLE {TEAM_ROLE} NOLOGIN"))?;
-    }
+    // Roles are cluster-wide while the advisory lock is per database: two databases being
+    // initialised at once may race to create the group role, which is fine.
+    tx.batch_execute(&format!(
+        "DO $$ BEGIN CREATE ROLE {TEAM_ROLE} NOLOGIN;
+         EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$"
+    ))?;
     tx.batch_execute(
         "CREATE SCHEMA IF NOT EXISTS memctl;
          CREATE TABLE IF NOT EXISTS memctl.schema_version (

@@ -1,6 +1,7 @@
 //! Shared search: the same hybrid idea as the local side (a dense list and a lexical list,
 //! fused) run by PostgreSQL in one statement, so one round trip answers a query: pgvector's
-//! HNSW index gives the nearest `embedding <=> query` rows, `websearch_to_tsquery` + GIN gives
+//! HNSW index gives the nearest `embedding <=> query` rows, `websearch_to_tsquery` (its ANDs
+//! turned into ORs: a turn that has most of the words must count, as with BM25) + GIN gives
 //! the lexical ones ranked by `ts_rank_cd`, and reciprocal-rank fusion merges them. RLS has
 //! already removed every row of a project not shared with the caller. (The local engine's
 //! score-based fusion needs BM25 statistics the server does not keep; RRF needs only ranks.)
@@ -73,7 +74,7 @@ pub fn search(c: &mut Client, q: &TeamQuery<'_>) -> Result<Vec<TeamHit>> {
         .project
         .map(|p| format!("%{}%", p.replace('%', "\\%").replace('_', "\\_")));
     let rows = c.query(
-        "WITH qv AS (SELECT $1::vector AS v, websearch_to_tsquery('english', $2) AS t),
+        "WITH qv AS (SELECT $1::vector AS v, replace(websearch_to_tsquery('english', $2)::text, ' & ', ' | ')::tsquery AS t),
          dense AS (
              SELECT c.id, row_number() OVER (ORDER BY d.dist) AS r FROM (
                  SELECT c.id, c.embedding <=> qv.v AS dist
