@@ -72,7 +72,15 @@ CREATE FUNCTION memctl.can_read(p bigint, who text) RETURNS boolean
     LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog
     AS $$ SELECT EXISTS (SELECT 1 FROM memctl.projects WHERE id = p AND owner = who)
            OR EXISTS (SELECT 1 FROM memctl.shares WHERE project_id = p AND member IN (who, '*')) $$;
-REVOKE ALL ON FUNCTION memctl.owns(bigint, text), memctl.can_read(bigint, text) FROM PUBLIC;
+-- The projects `who` may read, as a set: the chunks policy uses it in an uncorrelated
+-- sub-select, which PostgreSQL evaluates once per statement (a per-row call of can_read() cost
+-- a function call per candidate row of a search).
+CREATE FUNCTION memctl.readable(who text) RETURNS SETOF bigint
+    LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog
+    AS $$ SELECT id FROM memctl.projects WHERE owner = who
+          UNION SELECT project_id FROM memctl.shares WHERE member IN (who, '*') $$;
+REVOKE ALL ON FUNCTION memctl.owns(bigint, text), memctl.can_read(bigint, text),
+    memctl.readable(text) FROM PUBLIC;
 
 ALTER TABLE memctl.projects ENABLE ROW LEVEL SECURITY;
 -- `owner = current_user` first: the new row of an INSERT … ON CONFLICT is checked against this
@@ -89,14 +97,16 @@ CREATE POLICY remove ON memctl.shares FOR DELETE USING (memctl.owns(project_id, 
 
 ALTER TABLE memctl.sessions ENABLE ROW LEVEL SECURITY;
 ALTER TABLE memctl.sessions FORCE ROW LEVEL SECURITY;
-CREATE POLICY read ON memctl.sessions FOR SELECT USING (memctl.can_read(project_id, current_user));
+CREATE POLICY read ON memctl.sessions FOR SELECT
+    USING (project_id IN (SELECT memctl.readable(current_user)));
 CREATE POLICY add ON memctl.sessions FOR INSERT
     WITH CHECK (author = current_user AND memctl.owns(project_id, current_user));
 CREATE POLICY remove ON memctl.sessions FOR DELETE USING (author = current_user);
 
 ALTER TABLE memctl.chunks ENABLE ROW LEVEL SECURITY;
 ALTER TABLE memctl.chunks FORCE ROW LEVEL SECURITY;
-CREATE POLICY read ON memctl.chunks FOR SELECT USING (memctl.can_read(project_id, current_user));
+CREATE POLICY read ON memctl.chunks FOR SELECT
+    USING (project_id IN (SELECT memctl.readable(current_user)));
 CREATE POLICY add ON memctl.chunks FOR INSERT
     WITH CHECK (author = current_user AND memctl.owns(project_id, current_user));
 CREATE POLICY remove ON memctl.chunks FOR DELETE USING (author = current_user);
@@ -105,7 +115,8 @@ GRANT USAGE ON SCHEMA memctl TO memctl_team;
 GRANT SELECT, INSERT, DELETE ON memctl.projects, memctl.shares, memctl.sessions, memctl.chunks
     TO memctl_team;
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA memctl TO memctl_team;
-GRANT EXECUTE ON FUNCTION memctl.owns(bigint, text), memctl.can_read(bigint, text) TO memctl_team;
+GRANT EXECUTE ON FUNCTION memctl.owns(bigint, text), memctl.can_read(bigint, text),
+    memctl.readable(text) TO memctl_team;
 "#;
 
 /// Every migration, `MIGRATIONS[i]` taking version `i` to `i + 1`.

@@ -2,7 +2,7 @@
 //! fused) run by PostgreSQL in one statement, so one round trip answers a query: pgvector's
 //! HNSW index gives the nearest `embedding <=> query` rows, `websearch_to_tsquery` (its ANDs
 //! turned into ORs: a turn that has most of the words must count, as with BM25) + GIN gives
-//! the lexical ones ranked by `ts_rank_cd`, and reciprocal-rank fusion merges them. RLS has
+//! the lexical ones ranked by `ts_rank`, and reciprocal-rank fusion merges them. RLS has
 //! already removed every row of a project not shared with the caller. (The local engine's
 //! score-based fusion needs BM25 statistics the server does not keep; RRF needs only ranks.)
 
@@ -86,7 +86,7 @@ pub fn search(c: &mut Client, q: &TeamQuery<'_>) -> Result<Vec<TeamHit>> {
              JOIN memctl.chunks c ON c.id = d.id),
          lex AS (
              SELECT l.id, row_number() OVER (ORDER BY l.rank DESC, l.id) AS r FROM (
-                 SELECT c.id, ts_rank_cd(c.tsv, qv.t) AS rank
+                 SELECT c.id, ts_rank(c.tsv, qv.t) AS rank
                  FROM memctl.chunks c, qv
                  WHERE c.tsv @@ qv.t
                    AND ($5::text IS NULL OR c.project_id IN
