@@ -280,6 +280,16 @@ fn round_trip_resync_and_rls() {
         "both lists found it: {first}"
     );
 
+    // The MCP search tool's team scope, as Carol.
+    let hit = mcp_team_search(
+        &dir.path().join("carol"),
+        &carol,
+        "pytest scheduler 88 seconds",
+    );
+    assert_eq!(hit["teammate"], "alice_rt", "{hit}");
+    assert_eq!(hit["project"], PROJECT, "{hit}");
+    assert_eq!(hit["session"], &SID[..8], "{hit}");
+
     // Shared with the whole team: Bob reads it now; unshared: nobody, and the rows are gone.
     ok(
         &as_url(&a_home, &alice, &["team", "share", PROJECT]),
@@ -470,4 +480,64 @@ fn server_down_leaves_hooks_alone_and_sync_catches_up_later() {
         0,
         "the turn forgotten while the server was down never reached it"
     );
+}
+
+/// `memctl mcp` as the member of `url`: initialize, then `search` with `scope: "team"`;
+/// returns the first hit of the structured answer.
+fn mcp_team_search(home: &Path, url: &str, query: &str) -> serde_json::Value {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_memctl"))
+        .arg("mcp")
+        .env("MEMCTL_HOME", home)
+        .env("MEMCTL_TEAM_URL", url)
+        .env("XDG_CONFIG_HOME", home.join("no-config"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .expect("spawn memctl mcp");
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut answer = |id: u64| -> serde_json::Value {
+        loop {
+            let line = rx
+                .recv_timeout(std::time::Duration::from_secs(120))
+                .unwrap_or_else(|e| panic!("no answer to request {id} from memctl mcp: {e}"));
+            let v: serde_json::Value = serde_json::from_str(&line).expect("JSON-RPC");
+            if v["id"] == id {
+                return v;
+            }
+        }
+    };
+    let mut send = |v: serde_json::Value| {
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "team-test", "version": "0"}}}),
+    );
+    answer(1);
+    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "search", "arguments": {"query": query, "scope": "team"}}}),
+    );
+    let a = answer(2);
+    drop(send);
+    let _ = child.kill();
+    let _ = child.wait();
+    let r = &a["result"];
+    assert_ne!(r["isError"], true, "search scope=team failed: {a}");
+    r["structuredContent"]["hits"][0].clone()
 }
