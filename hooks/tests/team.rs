@@ -507,7 +507,7 @@ fn mcp_team_search(home: &Path, url: &str, query: &str) -> serde_json::Value {
             }
         }
     });
-    let mut answer = |id: u64| -> serde_json::Value {
+    let answer = |id: u64| -> serde_json::Value {
         loop {
             let line = rx
                 .recv_timeout(std::time::Duration::from_secs(120))
@@ -534,7 +534,6 @@ fn mcp_team_search(home: &Path, url: &str, query: &str) -> serde_json::Value {
         "params": {"name": "search", "arguments": {"query": query, "scope": "team"}}}),
     );
     let a = answer(2);
-    drop(send);
     let _ = child.kill();
     let _ = child.wait();
     let r = &a["result"];
