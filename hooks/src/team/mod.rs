@@ -97,6 +97,8 @@ pub fn sync_cmd(engine: &Engine, s: &Settings, a: &SyncArgs, out: &mut dyn Write
     if a.background {
         return background(engine, s, !a.no_embed);
     }
+    // No team store configured: say so before spending minutes embedding.
+    config::require(s, &data_dir)?;
     if !a.no_embed {
         engine
             .embed_pending(usize::MAX)
@@ -354,6 +356,7 @@ pub fn team_search_timed(
     k: usize,
     project: Option<&str>,
 ) -> Result<(Vec<search::TeamHit>, f64)> {
+    config::require(s, engine.data_dir())?;
     let vector = match engine.embed_active(&[query]) {
         // Only the model's vectors share the synced rows' space (a hash vector does not).
         Ok((id, mut v)) if id.model == memctl_engine::embed::onnx::MINILM_NAME => {
