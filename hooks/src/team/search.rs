@@ -74,21 +74,23 @@ pub fn search(c: &mut Client, q: &TeamQuery<'_>) -> Result<Vec<TeamHit>> {
         .project
         .map(|p| format!("%{}%", p.replace('%', "\\%").replace('_', "\\_")));
     let rows = c.query(
-        "WITH qv AS (SELECT $1::vector AS v, replace(websearch_to_tsquery('english', $2)::text, ' & ', ' | ')::tsquery AS t),
-         dense AS (
-             SELECT c.id, row_number() OVER (ORDER BY d.dist) AS r FROM (
-                 SELECT c.id, c.embedding <=> qv.v AS dist
-                 FROM memctl.chunks c, qv
-                 WHERE qv.v IS NOT NULL AND c.embedding IS NOT NULL
+        // The query vector and tsquery are written as expressions of the parameters (not
+        // read from a CTE row): only then can the planner use the HNSW and GIN indexes.
+        "WITH dense AS (
+             SELECT d.id, row_number() OVER (ORDER BY d.dist) AS r FROM (
+                 SELECT c.id, c.embedding <=> $1::vector AS dist
+                 FROM memctl.chunks c
+                 WHERE $1::vector IS NOT NULL
                    AND ($5::text IS NULL OR c.project_id IN
                         (SELECT id FROM memctl.projects WHERE name LIKE $5))
-                 ORDER BY c.embedding <=> qv.v LIMIT $3) d
-             JOIN memctl.chunks c ON c.id = d.id),
+                 ORDER BY c.embedding <=> $1::vector LIMIT $3) d),
          lex AS (
              SELECT l.id, row_number() OVER (ORDER BY l.rank DESC, l.id) AS r FROM (
-                 SELECT c.id, ts_rank(c.tsv, qv.t) AS rank
-                 FROM memctl.chunks c, qv
-                 WHERE c.tsv @@ qv.t
+                 SELECT c.id, ts_rank(c.tsv, replace(websearch_to_tsquery('english', $2)::text,
+                                                     ' & ', ' | ')::tsquery) AS rank
+                 FROM memctl.chunks c
+                 WHERE c.tsv @@ replace(websearch_to_tsquery('english', $2)::text,
+                                        ' & ', ' | ')::tsquery
                    AND ($5::text IS NULL OR c.project_id IN
                         (SELECT id FROM memctl.projects WHERE name LIKE $5))
                  ORDER BY rank DESC, c.id LIMIT $3) l),
