@@ -33,6 +33,7 @@ import base64
 import json
 import os
 import random
+import shutil
 import statistics
 import struct
 import subprocess
@@ -106,6 +107,7 @@ def main():
         bench(a, memctl, tmp, base_env, run_dir)
     finally:
         run(["bash", os.path.join(REPO, "scripts/pg.sh"), "stop", run_dir], base_env, check=False)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def bench(a, memctl, tmp, base_env, run_dir):
