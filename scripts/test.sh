@@ -16,7 +16,13 @@ bash scripts/install_chromium.sh
 source .cache/env.sh
 cargo build --workspace --quiet
 LOG=$(mktemp "${TMPDIR:-/tmp}/memctl-test.XXXXXX")
-trap 'rm -f "$LOG"' EXIT
+# A real PostgreSQL 18 + pgvector for the team-memory tests (hooks/tests/team.rs), from the
+# pinned wheel; stopped on exit whatever happens. A server that does not start fails the run.
+PG_RUN=
+trap 'rm -f "$LOG"; [[ -z $PG_RUN ]] || bash scripts/pg.sh stop "$PG_RUN"' EXIT
+PG_RUN=$(bash scripts/pg.sh start)
+MEMCTL_TEST_PG_URL=$(<"$PG_RUN/url")
+export MEMCTL_TEST_PG_URL
 rc=0
 cargo test --workspace --no-fail-fast 2>&1 | tee "$LOG" || rc=$?
 e2e_rc=0

@@ -437,6 +437,17 @@ impl Engine {
         Ok(out)
     }
 
+    /// A chunk's vector from the ONNX model (None while it waits for `embed-pending`): what
+    /// `memctl sync` pushes to the team store, so that teammates search the same space.
+    pub fn model_vector(&self, id: ChunkId) -> Result<Option<Vec<f32>>, EngineError> {
+        let model_id = EmbedderId::new(
+            crate::embed::onnx::MINILM_NAME,
+            self.core.options().onnx.variant.clone(),
+            crate::embed::onnx::MINILM_DIMS,
+        );
+        Ok(self.core.store().read()?.vector(id, &model_id)?)
+    }
+
     /// Up to `n` chunks with ids above `after`, in id order (paging through the archive).
     pub fn chunks_after(
         &self,

@@ -45,7 +45,12 @@ pub struct ForgetArgs {
 }
 
 /// Run `memctl forget`.
-pub fn run(engine: Engine, a: ForgetArgs, out: &mut dyn Write) -> Result<()> {
+pub fn run(
+    engine: Engine,
+    settings: &memctl_engine::Settings,
+    a: ForgetArgs,
+    out: &mut dyn Write,
+) -> Result<()> {
     let req = ForgetRequest {
         chunk_ids: a.ids,
         session: a.session,
@@ -54,7 +59,17 @@ pub fn run(engine: Engine, a: ForgetArgs, out: &mut dyn Write) -> Result<()> {
         until: a.until,
         text: a.text,
     };
+    // Synced copies go too: what the forget will remove, read before it is gone.
+    let team = a.yes && crate::team::config::configured(settings, engine.data_dir());
+    let refs = if team {
+        crate::team::forgotten_refs(&engine, &engine.forget(&req, true)?.removed_ids)?
+    } else {
+        Vec::new()
+    };
     let rep = engine.forget(&req, !a.yes)?;
+    if team && !rep.removed_ids.is_empty() {
+        crate::team::after_forget(&engine, settings, refs);
+    }
     if a.json {
         // Written as one io call: a closed pipe is an io error the CLI treats as success.
         writeln!(out, "{}", serde_json::to_string(&rep)?)?;

@@ -140,6 +140,19 @@ pub fn main() -> ExitCode {
                 // Exits at once when one already runs for this data dir.
                 spawn_background(&["embedder", "--background"], None, home);
             }
+            // Team memory: new chunks archived here go to the team store from a detached
+            // `memctl sync` (the deferred archivers sync when they are done). No network here.
+            let archived = fx
+                .ingest
+                .as_ref()
+                .is_some_and(|r| r.inserted + r.replaced > 0);
+            if archived
+                && fx.deferred_archive.is_empty()
+                && fx.background_ingest.is_empty()
+                && crate::team::config::configured(&settings, &settings.data_dir)
+            {
+                spawn_background(&["sync", "--background"], None, home);
+            }
             out
         }
         Ok(Ok(Err(e)))

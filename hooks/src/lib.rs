@@ -16,3 +16,4 @@ pub mod mcp;
 pub mod plugin;
 pub mod setup;
 pub mod ui;
+pub mod team;

@@ -37,6 +37,8 @@ pub const KNOWN_VARS: &[&str] = &[
     "MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE",
     "MEMCTL_HOOK_DEADLINE_MS",
     "MEMCTL_LOG",
+    "MEMCTL_TEAM_URL",
+    "MEMCTL_TEAM_URL_FILE",
 ];
 
 /// `MEMCTL_*` variables of this repository's scripts, tests and benches (not memctl's knobs):
@@ -51,6 +53,8 @@ pub const TOOLING_VARS: &[&str] = &[
     "MEMCTL_LOCOMO_JSON",
     "MEMCTL_E2E_",
     "MEMCTL_BENCH_",
+    // scripts/pg.sh's server for the team tests (hooks/tests/team.rs).
+    "MEMCTL_TEST_PG_URL",
 ];
 
 /// Whether a project file (`<project>/.memctl/config.toml`) may set a key.
@@ -98,6 +102,15 @@ const fn user_path(var: &'static str, name: &'static str, why: &'static str) -> 
         var,
         name,
         path: true,
+        project: ProjectRule::Refused(why),
+    }
+}
+
+const fn user_text(var: &'static str, name: &'static str, why: &'static str) -> Key {
+    Key {
+        var,
+        name,
+        path: false,
         project: ProjectRule::Refused(why),
     }
 }
@@ -168,6 +181,16 @@ pub const KEYS: &[Key] = &[
     ),
     key("MEMCTL_HOOK_DEADLINE_MS", "hook_deadline_ms"),
     key("MEMCTL_LOG", "log"),
+    user_text(
+        "MEMCTL_TEAM_URL",
+        "team_url",
+        "it holds the team database's credentials, and a committed file is read by everyone who clones it",
+    ),
+    user_path(
+        "MEMCTL_TEAM_URL_FILE",
+        "team_url_file",
+        "it says where the team database's credentials are read from",
+    ),
 ];
 
 /// The setting named by a file key (`restore_chars`) or a variable (`MEMCTL_RESTORE_CHARS`).

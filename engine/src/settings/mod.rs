@@ -213,6 +213,21 @@ pub struct Settings {
     /// `MEMCTL_LOG`: the binaries' log filter (tracing `EnvFilter` syntax; default `warn` for
     /// the CLI on stderr, `info` for hooks in `<data dir>/logs/memctl.log`).
     pub log: Option<String>,
+    /// Team memory (`memctl sync`, `search --team`): `MEMCTL_TEAM_URL` → `url` (a PostgreSQL
+    /// connection string; libpq's `PG*` variables also work), `MEMCTL_TEAM_URL_FILE` →
+    /// `url_file` (a 0600 file holding it; default `<data dir>/team.url`). Never from a
+    /// project file: they are credentials.
+    pub team: TeamSettings,
+}
+
+/// Where the team database's connection comes from (see [`Settings::team`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TeamSettings {
+    /// The connection string itself.
+    pub url: Option<String>,
+    /// A file holding it (must not be readable by group or others).
+    pub url_file: Option<PathBuf>,
 }
 
 impl Default for Settings {
@@ -233,6 +248,7 @@ impl Default for Settings {
             summarizer: ExternalConfig::default(),
             hook: HookSettings::default(),
             log: None,
+            team: TeamSettings::default(),
         }
     }
 }
@@ -499,6 +515,8 @@ impl Settings {
         }
         s.hook.deadline_ms = v.number("MEMCTL_HOOK_DEADLINE_MS", |n: &u64| *n >= 1, ">= 1");
         s.log = v.text("MEMCTL_LOG");
+        s.team.url = v.text("MEMCTL_TEAM_URL");
+        s.team.url_file = v.os("MEMCTL_TEAM_URL_FILE");
         s
     }
 }

@@ -181,6 +181,20 @@ fn value_of(
             Some(l) => shown(l),
             None => return (None, Some("warn for the CLI, info for hooks".to_string())),
         },
+        // A connection string may carry a password: `memctl config` says only whether it is set.
+        "MEMCTL_TEAM_URL" => match &s.team.url {
+            Some(_) => shown("set (not shown: it may hold a password)"),
+            None => {
+                return (
+                    None,
+                    Some("off (libpq PG* variables or team_url_file)".to_string()),
+                );
+            }
+        },
+        "MEMCTL_TEAM_URL_FILE" => match &s.team.url_file {
+            Some(p) => shown(p.display()),
+            None => return (None, Some("<data dir>/team.url when it exists".to_string())),
+        },
         // Every key of KEYS is listed above (a test checks that each one is described).
         _ => None,
     };

@@ -291,6 +291,8 @@ fn every_known_variable_is_read() {
         "MEMCTL_MEMORY_DIR",
         "MEMCTL_SUMMARIZER_CMD",
         "MEMCTL_LOG",
+        "MEMCTL_TEAM_URL",
+        "MEMCTL_TEAM_URL_FILE",
     ];
     // MEMCTL_CONFIG names a file: read by `load_layered` (tests_file.rs), not a knob.
     for var in KNOWN_VARS

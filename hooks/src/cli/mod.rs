@@ -112,6 +112,12 @@ pub enum Command {
     /// A local web page to browse the archive: timeline, search, tool outputs, fixes (forget,
     /// pin, memory files) and health; 127.0.0.1 only, with a per-run token in the URL.
     Ui(crate::ui::UiArgs),
+    /// Push this machine's chunks of shared projects to the team store (PostgreSQL +
+    /// pgvector): idempotent, resumable; hooks run it in the background when one is configured.
+    Sync(crate::team::SyncArgs),
+    /// Team memory: init (admin), add-member (admin), share, unshare, status.
+    #[command(subcommand)]
+    Team(crate::team::TeamCommand),
     /// Show the configuration: every key, its effective value and where it came from
     /// (default, user file, project file, environment); `path`: the files read; `get KEY`.
     Config(ConfigArgs),
@@ -228,7 +234,8 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
         Command::Setup(ref a) => crate::setup::run(a, &opts.data_dir, cli.data_dir.is_some(), out),
         Command::Install(ref a) => crate::install::command::run(a, true, &install_env()?, out),
         Command::Uninstall(ref a) => crate::install::command::run(a, false, &install_env()?, out),
-        Command::Ingest(a) => ingest::ingest(open(opts)?, a, out),
+        Command::Ingest(a) => ingest::ingest(open(opts)?, s, a, out),
+        Command::Search(a) if a.team => search::team(open(opts)?, s, a, out),
         Command::Search(a) => search::search(open(opts)?, a, out),
         Command::Sessions(a) => sessions::sessions(open(opts)?, a, out),
         Command::Show(a) => sessions::show(open(opts)?, a, out),
@@ -242,10 +249,12 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
         Command::Restore(a) => crate::lifecycle::restore(open(opts)?, a, &s.restore, out),
         Command::Summarize(a) => crate::lifecycle::summarize(open(opts)?, a, &s.summarizer, out),
         Command::Prune(a) => crate::lifecycle::prune(open(opts)?, a, out),
-        Command::Forget(a) => crate::forget::run(open(opts)?, a, out),
+        Command::Forget(a) => crate::forget::run(open(opts)?, s, a, out),
         Command::Pin(a) => crate::lifecycle::pin(open(opts)?, a, true, out),
         Command::Unpin(a) => crate::lifecycle::pin(open(opts)?, a, false, out),
         Command::Mcp => crate::mcp::serve(opts, s),
+        Command::Sync(a) => crate::team::sync_cmd(&open(opts)?, s, &a, out),
+        Command::Team(c) => crate::team::team_cmd(&opts.data_dir, s, c, out),
         Command::Config(a) => config::config(loaded, cli.data_dir.as_deref(), a, out),
         Command::Export(a) => export::export(open(opts)?, a, &s.restore.memory, out),
         Command::Import(a) => export::import(open(opts)?, a, &s.restore.memory, out),

@@ -53,6 +53,21 @@ pub struct SearchArgs {
     /// JSON output (one object with `results`).
     #[arg(long)]
     pub json: bool,
+    /// Search the team store (PostgreSQL; projects shared with you) instead of the local
+    /// archive: each hit names the teammate, project and session. Takes --project and -k.
+    #[arg(long, conflicts_with_all = ["queries", "session", "tool", "file", "since", "until", "all_projects"])]
+    pub team: bool,
+}
+
+/// `memctl search --team`.
+pub(super) fn team(
+    engine: Engine,
+    s: &memctl_engine::Settings,
+    a: SearchArgs,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let q = a.query.as_deref().unwrap_or_default();
+    crate::team::search_cmd(&engine, s, q, a.k, a.project.as_deref(), a.json, out)
 }
 
 pub(super) fn search(engine: Engine, a: SearchArgs, out: &mut dyn Write) -> Result<()> {

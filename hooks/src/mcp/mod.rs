@@ -46,6 +46,7 @@ pub fn serve(opts: EngineOptions, settings: &Settings) -> Result<()> {
         project: project_dir(settings)?,
         memory: settings.restore.memory.clone(),
         resident_vectors: settings.mcp_resident_vectors,
+        settings: settings.clone(),
     };
     tracing::info!(project = %ctx.project, "mcp server starting");
     let server = MemctlServer::new(opts, ctx);

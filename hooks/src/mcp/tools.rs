@@ -37,6 +37,36 @@ pub struct Ctx {
     pub memory: MemoryConfig,
     /// Keep the int8 vector blocks in memory between searches (`MEMCTL_MCP_RESIDENT_VECTORS`).
     pub resident_vectors: bool,
+    /// The settings (scope=team reads the team store's connection from them).
+    pub settings: memctl_engine::Settings,
+}
+
+/// scope=team: the team store's hybrid search ([`crate::team::team_search`]); the hits carry
+/// the teammate and project, and no local id (0).
+fn team_search(engine: &Engine, ctx: &Ctx, query: &str, k: usize) -> Result<SearchOutput> {
+    let found = crate::team::team_search(engine, &ctx.settings, query, k, None)?;
+    let note = found
+        .is_empty()
+        .then(|| "nothing matched in the projects teammates share with you".to_string());
+    let hits = found
+        .into_iter()
+        .map(|h| Hit {
+            id: 0,
+            session: short(&h.session),
+            turn: u32::try_from(h.turn).unwrap_or(0),
+            time: minute(h.started_at.as_deref()),
+            gist: gist(if h.summary.is_empty() {
+                &h.text
+            } else {
+                &h.summary
+            }),
+            tools: Vec::new(),
+            score: (h.score * 1000.0).round() / 1000.0,
+            teammate: Some(h.author),
+            project: Some(h.project),
+        })
+        .collect();
+    Ok(SearchOutput { hits, note })
 }
 
 /// A session id cut to 8 characters.
@@ -109,6 +139,9 @@ pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOu
         bail!("empty query: give words or a question");
     }
     let k = input.k.unwrap_or(5).clamp(1, MAX_K);
+    if input.scope == Scope::Team {
+        return team_search(engine, ctx, &input.query, k);
+    }
     let mut req = SearchRequest::new(input.query.clone(), k);
     req.tool = input.tool;
     req.file = input.file;
@@ -118,7 +151,7 @@ pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOu
         .map(|v| memctl_engine::filter::parse_time("since", v, jiff::Timestamp::now()))
         .transpose()?;
     match input.scope {
-        Scope::All => {}
+        Scope::All | Scope::Team => {}
         Scope::Project => req.projects = vec![ctx.project.clone()],
         Scope::Session => {
             req.projects = vec![ctx.project.clone()];
@@ -148,6 +181,8 @@ pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOu
                 tools: c.tools.clone(),
                 // f64: an f32 widened by the client's JSON would print 0.8999999761581421.
                 score: (f64::from(r.scores.score) * 1000.0).round() / 1000.0,
+                teammate: None,
+                project: None,
             }
         })
         .collect();

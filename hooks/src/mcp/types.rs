@@ -19,6 +19,9 @@ pub enum Scope {
     Project,
     /// Every archived project.
     All,
+    /// The team store: turns teammates synced from projects shared with you (each hit names
+    /// the teammate and project; open them by reading the hit, `get` is for local ids).
+    Team,
 }
 
 /// `search`: find archived turns.
@@ -26,7 +29,7 @@ pub enum Scope {
 pub struct SearchInput {
     /// What to look for: rare words (names, error text, ids) or a question in plain words.
     pub query: String,
-    /// session, project (default) or all.
+    /// session, project (default), all, or team (the team store, when configured).
     #[serde(default)]
     pub scope: Scope,
     /// With scope=session: the session id or its 8-char prefix (default: the latest session).
@@ -66,6 +69,12 @@ pub struct Hit {
     pub tools: Vec<String>,
     /// Fused relevance (higher is better), to three decimals.
     pub score: f64,
+    /// scope=team: the teammate who synced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub teammate: Option<String>,
+    /// scope=team: their project.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 /// `search`'s answer.
