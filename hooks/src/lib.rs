@@ -15,5 +15,5 @@ pub mod logging;
 pub mod mcp;
 pub mod plugin;
 pub mod setup;
-pub mod ui;
 pub mod team;
+pub mod ui;
