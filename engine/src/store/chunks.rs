@@ -173,12 +173,7 @@ impl StoreWriter {
         self.tx
             .open_multimap_table(SESSION_CHUNKS)?
             .insert(chunk.session_id.as_str(), id)?;
-        {
-            let mut post = self.tx.open_multimap_table(POSTINGS)?;
-            for (term, n) in &tf {
-                post.insert((project_id, term.as_str()), (id, *n, doc_len))?;
-            }
-        }
+        self.buffer_postings(project_id, id, &tf, doc_len);
         {
             let mut stats = self.tx.open_table(LEX_STATS)?;
             let (docs, total) = stats.get(project_id)?.map(|v| v.value()).unwrap_or((0, 0));
@@ -219,12 +214,8 @@ impl StoreWriter {
     /// next compaction (readers skip ids without a record: tombstone by absence).
     pub fn delete_chunk(&mut self, id: ChunkId, rec: &ChunkRecord) -> Result<(), StoreError> {
         self.tx.open_table(CHUNKS)?.remove(id)?;
-        {
-            let mut post = self.tx.open_multimap_table(POSTINGS)?;
-            for (term, n) in lexical::term_frequencies(&rec.chunk.text) {
-                post.remove((rec.project_id, term.as_str()), (id, n, rec.doc_len))?;
-            }
-        }
+        let terms = lexical::term_frequencies(&rec.chunk.text);
+        self.remove_postings(rec.project_id, id, terms.iter().map(|(t, _)| t.as_str()))?;
         {
             let mut stats = self.tx.open_table(LEX_STATS)?;
             let (docs, total) = stats
