@@ -105,6 +105,19 @@ impl StoreWriter {
         vectors: &[(EmbedderId, Vec<f32>)],
         now: i64,
     ) -> Result<PutOutcome, StoreError> {
+        self.put_chunk_with_terms(chunk, vectors, now, None)
+    }
+
+    /// [`Self::put_chunk`] with the chunk's term frequencies already counted
+    /// ([`lexical::term_frequencies`] of its text; ingest counts them on every core before the
+    /// write transaction). `None`: counted here.
+    pub fn put_chunk_with_terms(
+        &mut self,
+        chunk: &Chunk,
+        vectors: &[(EmbedderId, Vec<f32>)],
+        now: i64,
+        terms: Option<Vec<(String, u32)>>,
+    ) -> Result<PutOutcome, StoreError> {
         let project_id = self.project_id(&chunk.project)?;
         let turn_key = (chunk.session_id.as_str(), chunk.turn_index, chunk.part);
         let existing = self.tx.open_table(TURNS)?.get(turn_key)?.map(|v| v.value());
@@ -151,7 +164,7 @@ impl StoreWriter {
             }
         }
         let id = self.next_chunk_id()?;
-        let tf = lexical::term_frequencies(&chunk.text);
+        let tf = terms.unwrap_or_else(|| lexical::term_frequencies(&chunk.text));
         let doc_len: u32 = tf.iter().map(|(_, n)| *n).sum();
         let rec = ChunkRecord {
             chunk: chunk.clone(),
@@ -173,7 +186,7 @@ impl StoreWriter {
         self.tx
             .open_multimap_table(SESSION_CHUNKS)?
             .insert(chunk.session_id.as_str(), id)?;
-        self.buffer_postings(project_id, id, &tf, doc_len);
+        self.buffer_postings(project_id, id, tf, doc_len);
         {
             let mut stats = self.tx.open_table(LEX_STATS)?;
             let (docs, total) = stats.get(project_id)?.map(|v| v.value()).unwrap_or((0, 0));

@@ -21,7 +21,6 @@ use super::schema::*;
 use super::{ChunkId, StoreError, StoreReader, StoreWriter};
 use crate::codec::CodecError;
 use redb::ReadableTable;
-use std::collections::BTreeMap;
 
 /// Soft cap of a segment's value: below a redb page (4 KiB), so an append rewrites at most one
 /// leaf's worth of bytes per term.
@@ -33,8 +32,9 @@ const SEGMENT_FORMAT: u8 = 1;
 /// One posting as stored: (chunk id, term frequency, doc length).
 pub(crate) type Entry = (ChunkId, u32, u32);
 
-/// Postings buffered in a write transaction: (project, term) → entries in id order.
-pub(super) type Pending = BTreeMap<(u32, String), Vec<Entry>>;
+/// Postings buffered in a write transaction: (project, term) → entries in id order (a hash
+/// map: the buffer is looked up once per term of every chunk; sorted once at commit).
+pub(super) type Pending = std::collections::HashMap<(u32, String), Vec<Entry>>;
 
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
@@ -161,14 +161,14 @@ impl StoreWriter {
         &mut self,
         project_id: u32,
         id: ChunkId,
-        tf: &[(String, u32)],
+        tf: Vec<(String, u32)>,
         doc_len: u32,
     ) {
         for (term, n) in tf {
             self.pending_postings
-                .entry((project_id, term.clone()))
+                .entry((project_id, term))
                 .or_default()
-                .push((id, *n, doc_len));
+                .push((id, n, doc_len));
         }
     }
 
@@ -218,7 +218,11 @@ impl StoreWriter {
         if self.pending_postings.is_empty() {
             return Ok(());
         }
-        let pending = std::mem::take(&mut self.pending_postings);
+        let mut pending: Vec<_> = std::mem::take(&mut self.pending_postings)
+            .into_iter()
+            .collect();
+        // Key order: redb's pages are then visited once each, in order.
+        pending.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let mut t = self.tx.open_table(POSTING_LISTS)?;
         for ((p, term), mut add) in pending {
             add.sort_unstable_by_key(|e| e.0);
