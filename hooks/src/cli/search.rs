@@ -117,7 +117,7 @@ pub(super) fn search(engine: Engine, a: SearchArgs, out: &mut dyn Write) -> Resu
     // at once, pending chunks found by their words and hash vectors, says how many wait, and
     // starts the background embedder when none runs.
     let pending = engine.status()?.pending;
-    if pending > 0 && req.mode != SearchMode::Lexical {
+    if pending > 0 && req.mode != SearchMode::Lexical && background_embed_allowed() {
         start_background_embedder(engine.data_dir());
     }
     if let Some(file) = &a.queries {
@@ -193,6 +193,16 @@ pub(super) fn search(engine: Engine, a: SearchArgs, out: &mut dyn Write) -> Resu
         }
     }
     Ok(())
+}
+
+/// The hooks' setting (`MEMCTL_BACKGROUND_EMBED`, on by default) also governs the embedder a
+/// search starts.
+fn background_embed_allowed() -> bool {
+    let cwd = std::env::current_dir().ok();
+    memctl_engine::Settings::load_layered(std::env::vars_os(), cwd.as_deref())
+        .settings
+        .embed
+        .background
 }
 
 /// Start `memctl embed-pending --background` (detached, its own process group) unless an
