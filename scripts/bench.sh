@@ -5,6 +5,8 @@
 #   scripts/bench.sh                 # full run (≈ 10–20 min on 2 cores)
 #   BENCH_SIZES="50 500" BENCH_RUNS=3 scripts/bench.sh   # quicker
 #   BENCH_SKIP_CRITERION=1 / BENCH_SKIP_PEER=1 / BENCH_SKIP_LOCOMO=0 (LoCoMo is off by default: ~10 min)
+#   BENCH_BASELINE=DIR   also time the first archive with the memctl-hook/memctl in DIR (an
+#                        earlier build) in the same run, alternating with this one
 #
 # Writes benches/results/<date>.md and benches/results/<date>-hooks.png.
 set -euo pipefail
@@ -59,6 +61,18 @@ for n in $SIZES; do
       fi
     done
   done
+done
+
+# First archive of the whole history (every turn, no deadline), this build and an optional
+# earlier one alternating run by run; store bytes, chunks and chunk-text bytes beside it.
+FA="$OUT/first_archive.jsonl"
+: > "$FA"
+for n in $SIZES; do
+  [ "$n" -ge 500 ] || continue
+  builds=("now=$HOOK")
+  [ -n "${BENCH_BASELINE:-}" ] && builds+=("baseline=$BENCH_BASELINE/memctl-hook")
+  echo "bench: first archive n=$n (${builds[*]})" >&2
+  python3 scripts/bench_first_archive.py "$OUT/t$n.jsonl" "$OUT/fa-$n" 3 "${builds[@]}" >> "$FA"
 done
 
 if [ "${BENCH_SKIP_CRITERION:-0}" != 1 ]; then

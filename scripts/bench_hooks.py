@@ -40,9 +40,11 @@ with open(base, encoding="utf-8") as fh:
 
 # Measure the inline archive path: with the default MEMCTL_HOOK_INLINE_BYTES (4 MiB) a first
 # prompt on a larger backlog hands the work to a detached `memctl ingest`, which would race
-# with the snapshot/restore between runs and hide the real cost.
+# with the snapshot/restore between runs and hide the real cost; and a prompt's archive is
+# deferred to a detached ingest by default (MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE), which would too.
 env = dict(os.environ, MEMCTL_HOME=home, MEMCTL_BACKGROUND_EMBED="0",
-           MEMCTL_HOOK_INLINE_BYTES=os.environ.get("MEMCTL_HOOK_INLINE_BYTES", str(1 << 40)))
+           MEMCTL_HOOK_INLINE_BYTES=os.environ.get("MEMCTL_HOOK_INLINE_BYTES", str(1 << 40)),
+           MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE=os.environ.get("MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE", "1"))
 
 
 def hook_input(event, path, **kw):

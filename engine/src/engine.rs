@@ -489,6 +489,10 @@ impl Engine {
     /// Embed up to `limit` chunks that were stored without a model vector. Returns how many
     /// were embedded. Fails when the model is unavailable (the chunks stay pending).
     pub fn embed_pending(&self, limit: usize) -> Result<usize, EngineError> {
+        // Nothing pending: no model load (210–250 ms of CPU and 164 MB, issue 17).
+        if limit == 0 || self.core.store().read()?.pending(1)?.is_empty() {
+            return Ok(0);
+        }
         let model = self
             .core
             .model()

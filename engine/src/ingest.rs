@@ -282,6 +282,15 @@ impl Core {
             .map(|(c, _)| c.text.as_str())
             .collect();
         let hash_vecs = self.hash_embedder().embed_batch(&to_embed)?;
+        // Term counts (tokenize + stem) of the chunks to store, on every core, before the
+        // write transaction: one core did them inside it (issue 17).
+        let mut term_counts: Vec<Option<Vec<(String, u32)>>> = {
+            use rayon::prelude::*;
+            to_embed
+                .par_iter()
+                .map(|t| Some(crate::index::lexical::term_frequencies(t)))
+                .collect()
+        };
         let model_vecs: Option<(EmbedderId, Vec<Vec<f32>>)> =
             if opts.embed_with_model && !to_embed.is_empty() {
                 match self.model() {
@@ -329,7 +338,9 @@ impl Core {
             let mut vi = 0usize;
             for ((c, ch), gone) in chunks.iter().zip(&changed).zip(&forgotten) {
                 let mut vectors: Vec<(EmbedderId, Vec<f32>)> = Vec::with_capacity(2);
+                let mut terms = None;
                 if *ch {
+                    terms = term_counts[vi].take();
                     vectors.push((hash_id.clone(), hash_vecs[vi].clone()));
                     if let Some((mid, mv)) = &model_vecs {
                         vectors.push((mid.clone(), mv[vi].clone()));
@@ -341,7 +352,7 @@ impl Core {
                     counts.5 += 1;
                     continue;
                 }
-                let out = w.put_chunk(c, &vectors, now)?;
+                let out = w.put_chunk_with_terms(c, &vectors, now, terms)?;
                 match out {
                     PutOutcome::Inserted(id) | PutOutcome::Replaced(id) => {
                         if matches!(out, PutOutcome::Inserted(_)) {

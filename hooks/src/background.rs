@@ -22,8 +22,18 @@ const COMMIT_BYTES: u64 = 1 << 20;
 /// Most chunks embedded by one background run (the rest by the next).
 const EMBED_LIMIT: usize = 2_000;
 
+/// How long the background embedder stays up with nothing to do, watching for new pending
+/// chunks. Why: a burst of prompts each leaves a few chunks pending; an embedder that exits at
+/// once is started again by the next prompt and loads the model again (210–250 ms of CPU
+/// each, issue 17). Staying up a few seconds loads it once per burst.
+pub const KEEP_ALIVE: Duration = Duration::from_secs(8);
+
+/// How often an idle background embedder looks for pending chunks (one read transaction).
+const POLL: Duration = Duration::from_millis(250);
+
 /// Archive `paths` (transcript files) for a hook, then embed pending chunks unless `no_embed`.
 pub fn archive(engine: &Engine, paths: &[PathBuf], no_embed: bool) -> Result<()> {
+    memctl_engine::embed::lower_priority();
     let opts = IngestOptions {
         embed_with_model: !no_embed,
         commit_bytes: Some(COMMIT_BYTES),
@@ -75,12 +85,37 @@ fn embed_pending(engine: &Engine) -> Result<()> {
     let Some(_lock) = embed_lock(engine.data_dir())? else {
         return Ok(());
     };
-    match engine.embed_pending(EMBED_LIMIT) {
-        Ok(0) => {}
-        Ok(n) => tracing::info!(chunks = n, "embedded pending chunks"),
-        Err(e) => tracing::warn!(error = %e, "pending chunks not embedded"),
-    }
+    keep_embedding(engine, EMBED_LIMIT, KEEP_ALIVE);
     Ok(())
+}
+
+/// The background embedder's loop (the caller holds the embed lock and has lowered its
+/// priority): embed what is pending, then watch for more until `keep_alive` passes with
+/// nothing to do or `limit` chunks are done. The model is loaded at the first pending chunk
+/// and kept for the whole burst. Returns the chunks embedded.
+pub fn keep_embedding(engine: &Engine, limit: usize, keep_alive: Duration) -> usize {
+    let mut done = 0;
+    let mut idle_since = Instant::now();
+    while done < limit {
+        match engine.embed_pending((limit - done).min(256)) {
+            Ok(0) => {
+                if idle_since.elapsed() >= keep_alive {
+                    break;
+                }
+                std::thread::sleep(POLL);
+            }
+            Ok(n) => {
+                done += n;
+                idle_since = Instant::now();
+                tracing::info!(chunks = n, "embedded pending chunks");
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "pending chunks not embedded");
+                break;
+            }
+        }
+    }
+    done
 }
 
 /// The data dir's embedder lock (`embed.lock`): one embedder of pending chunks at a time

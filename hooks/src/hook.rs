@@ -133,7 +133,9 @@ pub fn main() -> ExitCode {
                 };
                 spawn_background(args, Some(t), home);
             }
-            if fx.pending_embeds > 0 && settings.embed.background {
+            // Not while an embedder runs (it keeps watching for new chunks a while): a second
+            // process would only find the lock taken, after starting up.
+            if fx.pending_embeds > 0 && settings.embed.background && !embedder_running(&data_dir) {
                 spawn_background(&["embed-pending", "--background"], None, home);
             }
             if fx.start_resident {
@@ -239,6 +241,11 @@ pub fn run(
 /// (`embed-pending --background` exits at once when another embedder holds the lock; hooks
 /// start it only when `MEMCTL_BACKGROUND_EMBED` is on.) `data_dir`: the hook's `--data-dir`,
 /// passed on as `MEMCTL_HOME` so the child works on the same data dir.
+/// True when a background embedder holds the data dir's embed lock.
+fn embedder_running(data_dir: &Path) -> bool {
+    matches!(crate::background::embed_lock(data_dir), Ok(None))
+}
+
 fn spawn_background(args: &[&str], path: Option<&Path>, data_dir: Option<&Path>) {
     let Some(memctl) = std::env::current_exe()
         .ok()

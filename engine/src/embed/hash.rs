@@ -64,8 +64,11 @@ impl Embedder for HashEmbedder {
         &self.id
     }
 
+    /// Spread over the cores (rayon): a first archive hashes thousands of chunks, and this
+    /// was a core's work while the other idled (issue 17).
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        Ok(texts.iter().map(|t| self.embed_one(t)).collect())
+        use rayon::prelude::*;
+        Ok(texts.par_iter().map(|t| self.embed_one(t)).collect())
     }
 }
 

@@ -9,9 +9,11 @@
 
 mod hash;
 pub mod onnx;
+mod priority;
 
 pub use hash::HashEmbedder;
 pub use onnx::{OnnxConfig, OnnxEmbedder, RuntimeInfo};
+pub use priority::lower_priority;
 
 use crate::error::EmbedError;
 use serde::{Deserialize, Serialize};

@@ -199,6 +199,31 @@ fn camel_parts(word: &str) -> Vec<&str> {
     parts
 }
 
+/// Stems already computed by this thread, word → stem. Why: a first archive stems the same
+/// few thousand words hundreds of thousands of times, and the Snowball stemmer was the largest
+/// single CPU cost of ingest (issue 17). Bounded: cleared past [`STEM_CACHE_MAX`] words.
+const STEM_CACHE_MAX: usize = 50_000;
+
+thread_local! {
+    static STEMS: std::cell::RefCell<std::collections::HashMap<String, String>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+fn stem_cached(lower: String) -> String {
+    STEMS.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some(s) = c.get(&lower) {
+            return s.clone();
+        }
+        let stem = STEMMER.stem(&lower).into_owned();
+        if c.len() >= STEM_CACHE_MAX {
+            c.clear();
+        }
+        c.insert(lower, stem.clone());
+        stem
+    })
+}
+
 fn push_part(out: &mut Vec<String>, part: &str) {
     if part.len() > MAX_PART {
         return;
@@ -208,7 +233,7 @@ fn push_part(out: &mut Vec<String>, part: &str) {
         return;
     }
     if lower.len() > 3 && lower.bytes().all(|b| b.is_ascii_alphabetic()) {
-        out.push(STEMMER.stem(&lower).into_owned());
+        out.push(stem_cached(lower));
     } else {
         out.push(lower);
     }
@@ -251,11 +276,13 @@ pub fn query_terms(query: &str) -> Vec<String> {
 /// Distinct terms of `text` with their frequencies, sorted by term: what the store writes as
 /// postings at ingest. The BM25 document length is the sum of the frequencies ([`doc_len`]).
 pub fn term_frequencies(text: &str) -> Vec<(String, u32)> {
-    let mut m: BTreeMap<String, u32> = BTreeMap::new();
+    let mut m: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
     for t in tokenize(text) {
         *m.entry(t).or_insert(0) += 1;
     }
-    m.into_iter().collect()
+    let mut v: Vec<(String, u32)> = m.into_iter().collect();
+    v.sort_unstable();
+    v
 }
 
 /// Document length (token count) of a [`term_frequencies`] result.

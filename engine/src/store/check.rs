@@ -457,13 +457,27 @@ fn check_lexical(
     counts: &mut CheckCounts,
 ) -> Result<(), StoreError> {
     let mut posted: BTreeMap<ChunkId, u64> = BTreeMap::new();
-    if let Some(t) = open_multi(tx, POSTINGS)? {
-        use redb::ReadableMultimapTable;
+    if let Some(t) = open_table(tx, POSTING_LISTS)? {
         for row in t.iter()? {
-            let (k, vs) = row?;
-            let (project, term) = k.value();
-            for v in vs {
-                let (id, tf, doc_len) = v?.value();
+            let (k, v) = row?;
+            let (project, term, base) = k.value();
+            let entries = match super::postings::decode_segment(base, v.value()) {
+                Ok(e) => e,
+                Err(e) => {
+                    found.add(
+                        Rule::Decode,
+                        format!("posting list ({project}, {term:?}, {base}): {e}"),
+                    );
+                    continue;
+                }
+            };
+            if entries.first().is_some_and(|e| e.0 < base) || entries.is_empty() {
+                found.add(
+                    Rule::Posting,
+                    format!("posting list ({project}, {term:?}, {base}): empty or below its base"),
+                );
+            }
+            for (id, tf, doc_len) in entries {
                 counts.postings += 1;
                 *posted.entry(id).or_default() += u64::from(tf);
                 match chunks.get(&id) {

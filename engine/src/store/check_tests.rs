@@ -93,12 +93,33 @@ fn a_chunk_without_its_turn_entry_is_found() {
 fn a_posting_removed_is_found() {
     broken_by(Rule::Posting, |tx| {
         let (id, rec) = first_chunk(tx)?;
-        let (term, n) = crate::index::lexical::term_frequencies(&rec.chunk.text)
+        let (term, _) = crate::index::lexical::term_frequencies(&rec.chunk.text)
             .into_iter()
             .next()
             .unwrap_or_else(|| panic!("terms"));
-        let mut p = tx.open_multimap_table(POSTINGS)?;
-        assert!(p.remove((rec.project_id, term.as_str()), (id, n, rec.doc_len))?);
+        let mut p = tx.open_table(POSTING_LISTS)?;
+        let key = (rec.project_id, term.as_str(), 0u64);
+        let (base, bytes) = {
+            let (k, v) = p
+                .range(key..=(rec.project_id, term.as_str(), id))?
+                .next_back()
+                .unwrap_or_else(|| panic!("a posting list"))?;
+            (k.value().2, v.value().to_vec())
+        };
+        let mut entries = crate::store::postings::decode_segment(base, &bytes)
+            .unwrap_or_else(|e| panic!("decode: {e}"));
+        let before = entries.len();
+        entries.retain(|e| e.0 != id);
+        assert_eq!(entries.len() + 1, before, "the chunk's posting was there");
+        let k = (rec.project_id, term.as_str(), base);
+        if entries.is_empty() {
+            p.remove(k)?;
+        } else {
+            p.insert(
+                k,
+                crate::store::postings::encode_segment(base, &entries).as_slice(),
+            )?;
+        }
         Ok(())
     });
 }

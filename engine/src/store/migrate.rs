@@ -26,6 +26,9 @@
 //! - 1: records were bare positional bincode (no version byte).
 //! - 2: every record value (chunks, sessions, cursors, swap entries, session summaries) starts
 //!   with its format version byte.
+//! - 3: the `postings` multimap (one row per (term, chunk)) became `posting_lists`, packed
+//!   per-term segments (`super::postings`): rows are unchanged, the table is converted as it
+//!   is copied (`rewrite::CopyRows::pack_postings`).
 
 use super::rewrite::{CopyRows, RowUpgrade, copy_all};
 use super::schema::*;
@@ -45,6 +48,8 @@ pub(crate) struct Migration {
     pub what: &'static str,
     /// The new value of one row of a table.
     pub row: RowFn,
+    /// The step also converts the postings table (see `CopyRows::pack_postings`).
+    pub pack_postings: bool,
 }
 
 /// A migration's row function: the new value of one row of `table`, `None` when unchanged.
@@ -52,11 +57,20 @@ pub(crate) type RowFn = fn(table: &str, value: &[u8]) -> Result<Option<Vec<u8>>,
 
 /// Every migration, oldest first: `MIGRATIONS[i].from == i + 1`, the last one ends at
 /// [`SCHEMA_VERSION`] (a test checks both).
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
-    from: 1,
-    what: "every record starts with its format version byte",
-    row: v1_to_v2,
-}];
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        from: 1,
+        what: "every record starts with its format version byte",
+        row: v1_to_v2,
+        pack_postings: false,
+    },
+    Migration {
+        from: 2,
+        what: "BM25 postings packed per term (one value per term segment, not one row per posting)",
+        row: |_, _| Ok(None),
+        pack_postings: true,
+    },
+];
 
 /// Schema 1 → 2: the schema-1 value of a record is exactly the body of record version 1, so
 /// the row becomes `[1] + value` once it is known to decode (a row that does not is reported,
@@ -226,6 +240,7 @@ impl Store {
             CopyRows {
                 upgrade: Some(&upgrade as &RowUpgrade),
                 schema: Some(SCHEMA_VERSION),
+                pack_postings: steps.iter().any(|m| m.pack_postings),
             },
             |store_path| keep_as_backup(store_path, &backup, &src),
         );

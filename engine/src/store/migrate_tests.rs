@@ -37,13 +37,20 @@ where
         // Swap entries are format 2 now (`in_place`, a bool at the end of the positional
         // body): schema 1 wrote format 1, that body without the bool (never set in these
         // fixtures).
-        let body = match v.first() {
-            Some(1) => &v[1..],
-            Some(2) if def.name() == "swap_entries" && v.last() == Some(&0) => &v[1..v.len() - 1],
+        // Chunk records are format 2 now (LZ4 of the format-1 body).
+        let body: Vec<u8> = match v.first() {
+            Some(1) => v[1..].to_vec(),
+            Some(2) if def.name() == "swap_entries" && v.last() == Some(&0) => {
+                v[1..v.len() - 1].to_vec()
+            }
+            Some(2) if def.name() == "chunks" => {
+                let rec = ChunkRecord::decode_body(2, &v[1..]).expect("chunk record");
+                crate::codec::encode(&rec).expect("body")
+            }
             other => panic!("{}: a record of format {other:?}", def.name()),
         };
         let key = K::from_bytes(&k);
-        t.insert(key, body).expect("insert");
+        t.insert(key, body.as_slice()).expect("insert");
         n += 1;
     }
     n
@@ -67,18 +74,44 @@ fn put_schema(tx: &redb::WriteTransaction, v: u32) {
         .expect("schema");
 }
 
-/// Turn the (schema 2) store at `path` into what the schema-1 release wrote: bare record
-/// bodies, schema version 1. Returns the rows changed.
-fn downgrade_to_schema_1(path: &Path) -> u64 {
+/// Turn the (schema 3) store at `path` into what the schema-2 release wrote: one row per
+/// posting in the `postings` multimap, no `posting_lists`, schema version 2. Returns the
+/// postings moved.
+fn downgrade_to_schema_2(path: &Path) -> u64 {
     raw_write(path, |tx| {
-        let n = strip_version_bytes(tx, CHUNKS)
-            + strip_version_bytes(tx, SESSIONS)
-            + strip_version_bytes(tx, CURSORS)
-            + strip_version_bytes(tx, SWAP_ENTRIES)
-            + strip_version_bytes(tx, crate::summary::SUMMARIES);
-        put_schema(tx, 1);
+        let mut n = 0;
+        {
+            let lists = tx.open_table(POSTING_LISTS).expect("posting lists");
+            let mut legacy = tx.open_multimap_table(LEGACY_POSTINGS).expect("legacy");
+            for row in redb::ReadableTable::iter(&lists).expect("iter") {
+                let (k, v) = row.expect("row");
+                let (p, term, base) = k.value();
+                for e in crate::store::postings::decode_segment(base, v.value()).expect("decode") {
+                    legacy.insert((p, term), e).expect("insert");
+                    n += 1;
+                }
+            }
+        }
+        assert!(tx.delete_table(POSTING_LISTS).expect("delete"));
+        put_schema(tx, 2);
         n
     })
+}
+
+/// Turn the (schema 3) store at `path` into what the schema-1 release wrote: bare record
+/// bodies, postings one row each, schema version 1. Returns the rows changed.
+fn downgrade_to_schema_1(path: &Path) -> u64 {
+    let postings = downgrade_to_schema_2(path);
+    postings
+        + raw_write(path, |tx| {
+            let n = strip_version_bytes(tx, CHUNKS)
+                + strip_version_bytes(tx, SESSIONS)
+                + strip_version_bytes(tx, CURSORS)
+                + strip_version_bytes(tx, SWAP_ENTRIES)
+                + strip_version_bytes(tx, crate::summary::SUMMARIES);
+            put_schema(tx, 1);
+            n
+        })
 }
 
 /// The schema version and a digest of every record row of the file at `path` (compared
@@ -193,6 +226,55 @@ fn a_schema_1_store_is_refused_until_migrated_and_then_answers_exactly_as_before
     );
 }
 
+/// Schema 2 → 3: the postings multimap becomes packed per-term lists; every chunk, session
+/// and search answers as before, the checker finds nothing, and new writes and forgets work
+/// on the packed lists.
+#[test]
+fn a_schema_2_store_migrates_to_packed_postings_and_answers_exactly_as_before() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (e, _) = three_sessions(dir.path());
+    let before = snapshot(&e);
+    let path = e.store_path();
+    drop(e);
+    let moved = downgrade_to_schema_2(&path);
+    assert!(moved > 50, "{moved} postings");
+    let err = Store::open(&path).expect_err("a schema-2 store must not open as current");
+    assert!(
+        matches!(err, StoreError::NeedsMigration { found: 2, .. }),
+        "{err}"
+    );
+    let backups = dir.path().join("data").join("backups");
+    let rep = Store::migrate(&path, &backups).expect("migrate");
+    assert_eq!((rep.from, rep.to), (2, SCHEMA_VERSION), "{rep:?}");
+    assert_eq!(rep.rows_changed, moved, "every posting packed: {rep:?}");
+    assert_eq!(contents(&rep.backup.clone().expect("backup")).0, 2);
+    {
+        let db = create::builder().open(&path).expect("open raw");
+        let tx = db.begin_read().expect("read");
+        assert!(
+            tx.open_multimap_table(LEGACY_POSTINGS).is_err(),
+            "the old postings table is gone"
+        );
+        assert!(
+            tx.open_table(POSTING_LISTS)
+                .expect("lists")
+                .len()
+                .expect("len")
+                > 0
+        );
+    }
+    let e = engine_at(&dir.path().join("data"));
+    assert_eq!(
+        snapshot(&e),
+        before,
+        "chunks, sessions, summary, swaps, search"
+    );
+    audit(&e);
+    let check = check::check_store(&path).expect("check");
+    assert!(check.violations.is_empty(), "{:#?}", check.violations);
+    assert!(check.counts.postings >= moved, "{:?}", check.counts);
+}
+
 #[test]
 fn a_newer_store_is_refused_by_open_and_by_migrate_and_left_alone() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -302,11 +384,15 @@ fn records_carry_their_version_and_a_newer_or_damaged_one_is_an_error() {
     );
     assert!(decode_record::<ChunkRecord>(&[]).is_err(), "empty");
     assert!(decode_record::<ChunkRecord>(&[0]).is_err(), "version 0");
-    // One byte more than the bare body, nothing else.
+    // The version byte, then the bare body LZ4-compressed (format 2), nothing else.
     assert_eq!(
-        bytes.len(),
-        crate::codec::encode(&rec).expect("body").len() + 1
+        lz4_flex::decompress_size_prepended(&bytes[1..]).expect("lz4"),
+        crate::codec::encode(&rec).expect("body")
     );
+    // A format-1 row (the bare body) still decodes.
+    let mut v1 = vec![1u8];
+    v1.extend(crate::codec::encode(&rec).expect("body"));
+    assert_eq!(decode_record::<ChunkRecord>(&v1).ok(), Some(rec.clone()));
     let n = r
         .raw_tx()
         .open_table(CHUNKS)

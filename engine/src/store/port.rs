@@ -193,8 +193,10 @@ impl super::Store {
         let mut w = StoreWriter {
             tx,
             pending_blocks: Vec::new(),
+            pending_postings: super::postings::Pending::new(),
         };
         let out = f(&mut w)?;
+        w.flush_postings()?;
         w.flush_blocks()?;
         w.tx.abort()?;
         Ok(out)

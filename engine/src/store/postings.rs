@@ -1,10 +1,284 @@
-//! BM25 postings: per (project, term) lists of (chunk, term frequency, doc length), and the
-//! per-project document statistics. Written by `put_chunk` (`super::chunks`), read here.
+//! BM25 postings: per (project, term) packed lists of (chunk, term frequency, doc length), and
+//! the per-project document statistics. Buffered by `put_chunk` (`super::chunks`), written at
+//! commit ([`StoreWriter::flush_postings`]), read here.
 //!
-//! Tables: `postings`, `lex_stats`.
+//! Why packed lists (schema 3): one multimap row per (term, chunk) made a first archive of
+//! 5,000 turns issue 110k page writes landing on 16k distinct pages (each rewritten ~7×) and
+//! cost 2.6 KB per chunk, more than the chunk's text (issue 17). Now a transaction's postings
+//! are gathered per term and appended to the term's last *segment* once, at commit: a value of
+//! delta-encoded LEB128 varints `(id - previous id, tf, doc_len)`. Segments are capped at
+//! [`SEGMENT_BYTES`] so that an incremental hook appending one chunk rewrites a small value per
+//! term, not a list as long as the project's history.
+//!
+//! Layout invariant: a segment's key holds its *base* id, every id in the segment is ≥ base and
+//! < the next segment's base; ids within a segment ascend. Chunk ids only grow, so writes are
+//! appends to the last segment; an id below the last one (never in practice) rewrites the
+//! term's whole list, which keeps the invariant without a special case.
+//!
+//! Tables: `posting_lists`, `lex_stats`.
 
 use super::schema::*;
-use super::{StoreError, StoreReader};
+use super::{ChunkId, StoreError, StoreReader, StoreWriter};
+use crate::codec::CodecError;
+use redb::ReadableTable;
+
+/// Soft cap of a segment's value: below a redb page (4 KiB), so an append rewrites at most one
+/// leaf's worth of bytes per term.
+pub(super) const SEGMENT_BYTES: usize = 2048;
+
+/// Format byte of a segment value.
+const SEGMENT_FORMAT: u8 = 1;
+
+/// One posting as stored: (chunk id, term frequency, doc length).
+pub(crate) type Entry = (ChunkId, u32, u32);
+
+/// Postings buffered in a write transaction: (project, term) → entries in id order (a hash
+/// map: the buffer is looked up once per term of every chunk; sorted once at commit).
+pub(super) type Pending = std::collections::HashMap<(u32, String), Vec<Entry>>;
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn get_varint(b: &[u8], pos: &mut usize) -> Result<u64, CodecError> {
+    let mut v: u64 = 0;
+    let mut shift = 0;
+    loop {
+        let Some(&byte) = b.get(*pos) else {
+            return Err(CodecError::Decode("posting list: truncated varint".into()));
+        };
+        *pos += 1;
+        if shift >= 64 {
+            return Err(CodecError::Decode("posting list: varint too long".into()));
+        }
+        v |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Ok(v);
+        }
+        shift += 7;
+    }
+}
+
+/// Encode entries (ascending ids, all ≥ `base`) as a segment value.
+pub(crate) fn encode_segment(base: ChunkId, entries: &[Entry]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(1 + entries.len() * 4);
+    out.push(SEGMENT_FORMAT);
+    let mut prev = base;
+    for &(id, tf, len) in entries {
+        put_varint(&mut out, id - prev);
+        put_varint(&mut out, u64::from(tf));
+        put_varint(&mut out, u64::from(len));
+        prev = id;
+    }
+    out
+}
+
+/// Decode a segment value of base `base`; ids must ascend (equal ids are refused too).
+pub(crate) fn decode_segment(base: ChunkId, b: &[u8]) -> Result<Vec<Entry>, CodecError> {
+    match b.first() {
+        Some(&SEGMENT_FORMAT) => {}
+        Some(&v) => {
+            return Err(CodecError::Decode(format!(
+                "posting list: unknown format {v}"
+            )));
+        }
+        None => return Err(CodecError::Decode("posting list: empty value".into())),
+    }
+    let mut pos = 1;
+    let mut out = Vec::new();
+    let mut prev = base;
+    let mut first = true;
+    while pos < b.len() {
+        let d = get_varint(b, &mut pos)?;
+        if d == 0 && !first {
+            return Err(CodecError::Decode("posting list: ids do not ascend".into()));
+        }
+        first = false;
+        let id = prev
+            .checked_add(d)
+            .ok_or_else(|| CodecError::Decode("posting list: id overflow".into()))?;
+        let tf = u32::try_from(get_varint(b, &mut pos)?)
+            .map_err(|_| CodecError::Decode("posting list: tf out of range".into()))?;
+        let len = u32::try_from(get_varint(b, &mut pos)?)
+            .map_err(|_| CodecError::Decode("posting list: length out of range".into()))?;
+        out.push((id, tf, len));
+        prev = id;
+    }
+    Ok(out)
+}
+
+/// Number of entries of a segment without decoding it: every entry is three varints, and a
+/// varint ends at the one byte without its high bit.
+fn segment_len(b: &[u8]) -> u64 {
+    b.get(1..).map_or(0, |s| {
+        s.iter().filter(|&&x| x & 0x80 == 0).count() as u64 / 3
+    })
+}
+
+fn corrupt(source: CodecError) -> StoreError {
+    StoreError::Corrupt {
+        what: "posting list",
+        source,
+    }
+}
+
+/// Split `entries` (ascending) into segments of about [`SEGMENT_BYTES`], each with its base:
+/// `first_base` for the first (an existing segment keeps its key), the first id for the others.
+pub(super) fn split(entries: &[Entry], first_base: Option<ChunkId>) -> Vec<(ChunkId, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < entries.len() {
+        let base = match first_base {
+            Some(b) if start == 0 => b,
+            _ => entries[start].0,
+        };
+        let mut end = start;
+        let mut size = 1;
+        let mut prev = base;
+        while end < entries.len() && (end == start || size < SEGMENT_BYTES) {
+            let (id, tf, len) = entries[end];
+            size += varint_len(id - prev) + varint_len(u64::from(tf)) + varint_len(u64::from(len));
+            prev = id;
+            end += 1;
+        }
+        out.push((base, encode_segment(base, &entries[start..end])));
+        start = end;
+    }
+    out
+}
+
+fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+impl StoreWriter {
+    /// Buffer the postings of a new chunk (written by [`Self::flush_postings`] at commit).
+    pub(super) fn buffer_postings(
+        &mut self,
+        project_id: u32,
+        id: ChunkId,
+        tf: Vec<(String, u32)>,
+        doc_len: u32,
+    ) {
+        for (term, n) in tf {
+            self.pending_postings
+                .entry((project_id, term))
+                .or_default()
+                .push((id, n, doc_len));
+        }
+    }
+
+    /// Remove chunk `id`'s postings for `terms`, buffered or stored.
+    pub(super) fn remove_postings<'t>(
+        &mut self,
+        project_id: u32,
+        id: ChunkId,
+        terms: impl IntoIterator<Item = &'t str>,
+    ) -> Result<(), StoreError> {
+        let mut t = self.tx.open_table(POSTING_LISTS)?;
+        for term in terms {
+            let key = (project_id, term.to_string());
+            if let Some(v) = self.pending_postings.get_mut(&key) {
+                v.retain(|e| e.0 != id);
+                if v.is_empty() {
+                    self.pending_postings.remove(&key);
+                }
+            }
+            let found = t
+                .range((project_id, term, 0)..=(project_id, term, id))?
+                .next_back()
+                .transpose()?
+                .map(|(k, v)| (k.value().2, v.value().to_vec()));
+            let Some((base, bytes)) = found else { continue };
+            let mut entries = decode_segment(base, &bytes).map_err(corrupt)?;
+            let before = entries.len();
+            entries.retain(|e| e.0 != id);
+            if entries.len() == before {
+                continue;
+            }
+            if entries.is_empty() {
+                t.remove((project_id, term, base))?;
+            } else {
+                t.insert(
+                    (project_id, term, base),
+                    encode_segment(base, &entries).as_slice(),
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Write the buffered postings: per term, one append to its last segment (see the module
+    /// doc). Called by `Store::write` before commit.
+    pub(super) fn flush_postings(&mut self) -> Result<(), StoreError> {
+        if self.pending_postings.is_empty() {
+            return Ok(());
+        }
+        let mut pending: Vec<_> = std::mem::take(&mut self.pending_postings)
+            .into_iter()
+            .collect();
+        // Key order: redb's pages are then visited once each, in order.
+        pending.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut t = self.tx.open_table(POSTING_LISTS)?;
+        for ((p, term), mut add) in pending {
+            add.sort_unstable_by_key(|e| e.0);
+            let term = term.as_str();
+            let last = t
+                .range((p, term, 0)..=(p, term, u64::MAX))?
+                .next_back()
+                .transpose()?
+                .map(|(k, v)| (k.value().2, v.value().to_vec()));
+            let (base, mut entries) = match last {
+                Some((base, bytes)) => (base, decode_segment(base, &bytes).map_err(corrupt)?),
+                None => (add[0].0, Vec::new()),
+            };
+            if entries.last().is_some_and(|l| l.0 >= add[0].0) || add[0].0 < base {
+                // Out of order (never in practice): rewrite the whole list.
+                let mut all = Vec::new();
+                let mut keys = Vec::new();
+                for row in t.range((p, term, 0)..=(p, term, u64::MAX))? {
+                    let (k, v) = row?;
+                    keys.push(k.value().2);
+                    all.extend(decode_segment(k.value().2, v.value()).map_err(corrupt)?);
+                }
+                for k in keys {
+                    t.remove((p, term, k))?;
+                }
+                all.extend(add);
+                all.sort_unstable_by_key(|e| e.0);
+                all.dedup_by_key(|e| e.0);
+                for (b, v) in split(&all, None) {
+                    t.insert((p, term, b), v.as_slice())?;
+                }
+                continue;
+            }
+            entries.extend(add);
+            // The last segment keeps its base; what does not fit starts new segments.
+            for (b, v) in split(&entries, Some(base)) {
+                t.insert((p, term, b), v.as_slice())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every posting of one (project, term), in id order.
+pub(super) fn read_list(
+    t: &impl ReadableTable<(u32, &'static str, u64), &'static [u8]>,
+    project_id: u32,
+    term: &str,
+    out: &mut Vec<Entry>,
+) -> Result<(), StoreError> {
+    for row in t.range((project_id, term, 0)..=(project_id, term, u64::MAX))? {
+        let (k, v) = row?;
+        out.extend(decode_segment(k.value().2, v.value()).map_err(corrupt)?);
+    }
+    Ok(())
+}
 
 /// BM25 postings of some projects, read from the store: the [`Postings`] source that ships
 /// (search, restore and recall all score through [`crate::index::bm25_search`] over it).
@@ -24,12 +298,14 @@ impl StoreLexical<'_> {
         self.docs
     }
 
-    /// Document frequency of a term over the selected projects (no postings are read).
+    /// Document frequency of a term over the selected projects (counted, not decoded).
     pub fn df(&self, term: &str) -> Result<u64, StoreError> {
-        let t = self.reader.tx.open_multimap_table(POSTINGS)?;
+        let t = self.reader.tx.open_table(POSTING_LISTS)?;
         let mut n = 0;
         for &p in &self.project_ids {
-            n += t.get((p, term))?.len();
+            for row in t.range((p, term, 0)..=(p, term, u64::MAX))? {
+                n += segment_len(row?.1.value());
+            }
         }
         Ok(n)
     }
@@ -47,15 +323,15 @@ impl crate::index::Postings for StoreLexical<'_> {
     }
 
     fn postings(&self, term: &str) -> Result<Vec<crate::index::Posting>, StoreError> {
-        let t = self.reader.tx.open_multimap_table(POSTINGS)?;
-        let mut out = Vec::new();
+        let t = self.reader.tx.open_table(POSTING_LISTS)?;
+        let mut raw = Vec::new();
         for &p in &self.project_ids {
-            for v in t.get((p, term))? {
-                let (doc, tf, doc_len) = v?.value();
-                out.push(crate::index::Posting { doc, tf, doc_len });
-            }
+            read_list(&t, p, term, &mut raw)?;
         }
-        Ok(out)
+        Ok(raw
+            .into_iter()
+            .map(|(doc, tf, doc_len)| crate::index::Posting { doc, tf, doc_len })
+            .collect())
     }
 }
 
@@ -78,5 +354,47 @@ impl StoreReader {
             docs,
             total,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_round_trip_and_split_below_the_cap() {
+        let entries: Vec<Entry> = (0..3000u64)
+            .map(|i| (10 + i * 7, (i % 5) as u32 + 1, 100 + (i % 300) as u32))
+            .collect();
+        let segs = split(&entries, None);
+        assert!(segs.len() > 1, "3000 postings fit one segment");
+        let mut back = Vec::new();
+        for (i, (base, v)) in segs.iter().enumerate() {
+            assert!(
+                v.len() <= SEGMENT_BYTES + 16,
+                "segment {i}: {} bytes",
+                v.len()
+            );
+            assert_eq!(
+                segment_len(v) as usize,
+                decode_segment(*base, v).unwrap().len()
+            );
+            back.extend(decode_segment(*base, v).unwrap());
+        }
+        assert_eq!(back, entries);
+    }
+
+    #[test]
+    fn damaged_segments_are_errors() {
+        let v = encode_segment(5, &[(5, 1, 2), (9, 1, 2)]);
+        assert_eq!(decode_segment(5, &v).unwrap(), vec![(5, 1, 2), (9, 1, 2)]);
+        assert!(decode_segment(5, &v[..v.len() - 1]).is_err(), "truncated");
+        assert!(decode_segment(5, &[]).is_err());
+        assert!(decode_segment(5, &[9, 0, 1, 1]).is_err());
+        assert!(decode_segment(5, &[1, 0x80]).is_err());
+        assert!(
+            decode_segment(5, &[1, 0, 1, 1, 0, 1, 1]).is_err(),
+            "repeated id"
+        );
     }
 }

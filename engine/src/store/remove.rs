@@ -444,10 +444,9 @@ impl StoreReader {
             d.1 += u64::from(rec.doc_len);
         }
         let mut posted: BTreeMap<ChunkId, u32> = BTreeMap::new();
-        for row in self.tx.open_multimap_table(POSTINGS)?.iter()? {
-            let (_, vs) = row?;
-            for v in vs {
-                let (id, tf, _) = v?.value();
+        for row in self.tx.open_table(POSTING_LISTS)?.iter()? {
+            let (k, v) = row?;
+            for (id, tf, _) in super::postings::decode_segment(k.value().2, v.value())? {
                 if !live.contains_key(&id) {
                     bad.push(format!("posting → dead chunk {id}"));
                 }

@@ -107,6 +107,8 @@ pub(super) struct CopyRows<'a> {
     pub upgrade: Option<&'a RowUpgrade<'a>>,
     /// Schema version written into the copy's meta table.
     pub schema: Option<u32>,
+    /// The schema 1–2 postings multimap becomes packed per-term lists (migration to 3).
+    pub pack_postings: bool,
 }
 
 /// Copy one table (`dry`: only check that it resolves; nothing is opened). Returns (rows
@@ -234,6 +236,7 @@ fn copy_one(
             VEC_BLOCKS,
             VEC_TAILS,
             LEX_STATS,
+            POSTING_LISTS,
             PENDING,
             SWAP_BLOBS,
             SWAP_ENTRIES,
@@ -260,8 +263,33 @@ fn copy_one_multimap(
         dst,
         name,
         dry,
-        [POSTINGS, SESSION_CHUNKS]
+        [LEGACY_POSTINGS, SESSION_CHUNKS]
     )
+}
+
+/// The schema 1–2 postings (one multimap row per (term, chunk)) as packed per-term lists
+/// (`super::postings`). Returns the postings read.
+fn pack_legacy_postings(src: &impl Source, dst: &WriteTransaction) -> Result<u64, StoreError> {
+    let from = src.multimap(LEGACY_POSTINGS)?;
+    let mut to = dst.open_table(POSTING_LISTS)?;
+    let mut n = 0;
+    let mut entries = Vec::new();
+    for row in redb::ReadableMultimapTable::iter(&from)? {
+        let (k, values) = row?;
+        let (project, term) = k.value();
+        entries.clear();
+        for v in values {
+            entries.push(v?.value());
+        }
+        // Multimap values are sorted by (id, tf, len): ids ascend. One id twice would be a
+        // damaged store; the checker would have said so, the packed list keeps the first.
+        entries.dedup_by_key(|e| e.0);
+        n += entries.len() as u64;
+        for (base, bytes) in super::postings::split(&entries, None) {
+            to.insert((project, term, base), bytes.as_slice())?;
+        }
+    }
+    Ok(n)
 }
 
 /// Copy every table `src` holds into the empty database `dst`, one commit per table (the new
@@ -300,7 +328,13 @@ pub(super) fn copy_all(
     }
     for name in &multimaps {
         let tx = dst.begin_write()?;
-        rows += copy_one_multimap(src, &tx, name, false)?.0;
+        if how.pack_postings && name == LEGACY_POSTINGS.name() {
+            let n = pack_legacy_postings(src, &tx)?;
+            rows += n;
+            changed += n;
+        } else {
+            rows += copy_one_multimap(src, &tx, name, false)?.0;
+        }
         tx.commit()?;
     }
     Ok((rows, changed))

@@ -8,7 +8,9 @@ use redb::{MultimapTableDefinition, TableDefinition};
 
 /// Version of the table layout. An older store is migrated (`memctl migrate`), a newer one is
 /// refused with a clear error. 2: every record value starts with its format version byte.
-pub const SCHEMA_VERSION: u32 = 2;
+/// 3: BM25 postings are packed per-term lists ([`POSTING_LISTS`]) instead of one multimap row
+/// per (term, chunk).
+pub const SCHEMA_VERSION: u32 = 3;
 
 pub(super) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 pub(super) const META_SCHEMA: &str = "schema_version";
@@ -38,8 +40,13 @@ pub(super) const VEC_BLOCKS: TableDefinition<(u32, &str, u64), &[u8]> =
 /// (project id, embedder key) → (last block no, vectors in it).
 pub(super) const VEC_TAILS: TableDefinition<(u32, &str), (u64, u32)> =
     TableDefinition::new("vec_tails");
-/// (project id, term) → (chunk id, term frequency, doc length).
-pub(super) const POSTINGS: MultimapTableDefinition<(u32, &str), (u64, u32, u32)> =
+/// (project id, term, base chunk id) → packed segment of (chunk id, term frequency, doc
+/// length) entries (`super::postings`).
+pub(super) const POSTING_LISTS: TableDefinition<(u32, &str, u64), &[u8]> =
+    TableDefinition::new("posting_lists");
+/// Schema 1–2 postings, frozen: (project id, term) → (chunk id, term frequency, doc length).
+/// Read only by the migration to schema 3 (`super::migrate`).
+pub(super) const LEGACY_POSTINGS: MultimapTableDefinition<(u32, &str), (u64, u32, u32)> =
     MultimapTableDefinition::new("postings");
 /// project id → (documents, total terms).
 pub(super) const LEX_STATS: TableDefinition<u32, (u64, u64)> = TableDefinition::new("lex_stats");

@@ -37,7 +37,12 @@ pub(super) fn embed_pending(
         return Ok(());
     };
     let engine = open(opts)?;
-    let n = engine.embed_pending(a.limit)?;
+    let n = if a.background {
+        memctl_engine::embed::lower_priority();
+        crate::background::keep_embedding(&engine, a.limit, crate::background::KEEP_ALIVE)
+    } else {
+        engine.embed_pending(a.limit)?
+    };
     tracing::info!(chunks = n, "embedded pending chunks");
     writeln!(out, "embedded {n} chunks")?;
     Ok(())

@@ -127,14 +127,13 @@ pub(super) fn search(engine: Engine, a: SearchArgs, out: &mut dyn Write) -> Resu
         };
         req.projects = vec![project];
     }
-    // Chunks archived by hooks wait for the background embedder; a dense query would miss them.
-    // Embed a bounded number now when the model is at hand (the query needs it anyway).
-    if req.mode != SearchMode::Lexical
-        && engine.status()?.pending > 0
-        && engine.model().is_ok()
-        && let Err(e) = engine.embed_pending(1024)
-    {
-        tracing::warn!(error = %e, "embedding pending chunks before search failed");
+    // Chunks archived by hooks wait for the background embedder. A search never embeds them
+    // itself (the first search after a 5,000-turn backlog took 91 s, issue 17): it answers
+    // at once, pending chunks found by their words and hash vectors, says how many wait, and
+    // starts the background embedder when none runs.
+    let pending = engine.status()?.pending;
+    if pending > 0 && req.mode != SearchMode::Lexical && background_embed_allowed() {
+        start_background_embedder(engine.data_dir());
     }
     if let Some(file) = &a.queries {
         return search_batch(&engine, &req, file, a.all_projects, out);
@@ -150,6 +149,7 @@ pub(super) fn search(engine: Engine, a: SearchArgs, out: &mut dyn Write) -> Resu
             "embedder": found.embedder,
             "degraded": found.degraded,
             "excluded_by": found.excluded_by,
+            "pending": pending,
             "results": json_results(&found),
         });
         serde_json::to_writer(&mut *out, &doc)?;
@@ -158,6 +158,13 @@ pub(super) fn search(engine: Engine, a: SearchArgs, out: &mut dyn Write) -> Resu
     }
     if let Some(d) = &found.degraded {
         writeln!(out, "note: {d}")?;
+    }
+    if pending > 0 {
+        writeln!(
+            out,
+            "note: {pending} chunks wait for the background embedder; until then they are found \
+             by their words only"
+        )?;
     }
     if found.results.is_empty() {
         let scope = if req.projects.is_empty() {
@@ -201,6 +208,45 @@ pub(super) fn search(engine: Engine, a: SearchArgs, out: &mut dyn Write) -> Resu
         }
     }
     Ok(())
+}
+
+/// The hooks' setting (`MEMCTL_BACKGROUND_EMBED`, on by default) also governs the embedder a
+/// search starts.
+fn background_embed_allowed() -> bool {
+    let cwd = std::env::current_dir().ok();
+    memctl_engine::Settings::load_layered(std::env::vars_os(), cwd.as_deref())
+        .settings
+        .embed
+        .background
+}
+
+/// Start `memctl embed-pending --background` (detached, its own process group) unless an
+/// embedder holds the data dir's lock. Failures are logged: the next hook starts one too.
+fn start_background_embedder(data_dir: &std::path::Path) {
+    if matches!(crate::background::embed_lock(data_dir), Ok(None)) {
+        return;
+    }
+    // Only from the `memctl` binary itself (a test harness calling the CLI in-process is not).
+    let Some(me) = std::env::current_exe()
+        .ok()
+        .filter(|p| p.file_stem().is_some_and(|n| n == "memctl"))
+    else {
+        return;
+    };
+    let mut cmd = std::process::Command::new(me);
+    cmd.args(["embed-pending", "--background"])
+        .env("MEMCTL_HOME", data_dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    if let Err(e) = cmd.spawn() {
+        tracing::warn!(error = %e, "could not start the background embedder");
+    }
 }
 
 #[derive(serde::Deserialize)]
