@@ -156,11 +156,13 @@ start() {
         --auth=scram-sha-256 --pwfile="$run/pwfile" -E UTF8 --locale=C.UTF-8 >"$run/initdb.log" 2>&1 \
         || { cat "$run/initdb.log" >&2; die "initdb failed (log above)"; }
     rm -f "$run/pwfile"
-    # TLS-only role first (a plain connection as memctl_tls_only is rejected), then initdb's.
-    { printf 'hostnossl all memctl_tls_only 127.0.0.1/32 reject\n'; cat "$run/data/pg_hba.conf"; } \
-        >"$run/pg_hba.new"
-    cat "$run/pg_hba.new" >"$run/data/pg_hba.conf"
-    rm -f "$run/pg_hba.new"
+    if [[ -n $tls ]]; then
+        # TLS-only role first (a plain connection as memctl_tls_only is rejected), then initdb's.
+        { printf 'hostnossl all memctl_tls_only 127.0.0.1/32 reject\n'; cat "$run/data/pg_hba.conf"; } \
+            >"$run/pg_hba.new"
+        cat "$run/pg_hba.new" >"$run/data/pg_hba.conf"
+        rm -f "$run/pg_hba.new"
+    fi
     if ! timeout "$START_TIMEOUT" "${as[@]}" "$bin/pg_ctl" -D "$run/data" -l "$run/log/server.log" \
         -w -t "$START_TIMEOUT" \
         -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$run/sock -c max_connections=100 -c fsync=off$extra" \

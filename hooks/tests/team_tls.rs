@@ -118,3 +118,32 @@ fn a_certificate_not_signed_by_the_configured_ca_is_refused() {
     let e = connect(&settings(url("sslmode=verify-full"), Some(bogus))).unwrap_err();
     assert!(e.contains("holds no certificate"), "{e}");
 }
+
+/// The `memctl` binary itself: the right CA gets through TLS to the server (which answers that
+/// no team schema is installed there: that server has no pgvector), the wrong one is refused
+/// with a clear message and a non-zero exit.
+#[test]
+fn the_cli_reports_an_untrusted_certificate_clearly() {
+    let home = tempfile::tempdir().unwrap();
+    let run = |ca_file: &PathBuf| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_memctl"))
+            .args(["team", "status"])
+            .env("MEMCTL_HOME", home.path())
+            .env("MEMCTL_TEAM_URL", url("sslmode=verify-full"))
+            .env("MEMCTL_TEAM_CA_FILE", ca_file)
+            .output()
+            .expect("run memctl")
+    };
+    let good = run(&ca("ca.crt"));
+    let err = String::from_utf8_lossy(&good.stderr);
+    assert!(!good.status.success());
+    assert!(err.contains("has no memctl schema"), "{err}");
+    let bad = run(&ca("other-ca.crt"));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the team server's TLS certificate is not trusted (sslmode=verify-full")
+            && err.contains("UnknownIssuer"),
+        "{err}"
+    );
+}
