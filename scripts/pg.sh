@@ -105,8 +105,13 @@ distro_bin() {
         command -v apt-get >/dev/null || die "no PostgreSQL with TLS: install the distribution's postgresql package"
         log "installing the distribution's postgresql (a server built with OpenSSL, for the TLS tests)"
         timeout 300 apt-get update -qq >&2 || die "apt-get update failed"
+        # No default cluster: the package would otherwise create and start one on port 5432.
+        if [[ ! -e /etc/postgresql-common/createcluster.conf ]]; then
+            mkdir -p /etc/postgresql-common
+            printf 'create_main_cluster = false\n' >/etc/postgresql-common/createcluster.conf
+        fi
         DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq --no-install-recommends \
-            postgresql >&2 || die "apt-get install postgresql failed"
+            -o Dpkg::Options::=--force-confold postgresql >&2 || die "apt-get install postgresql failed"
         bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
         [[ -n $bin && -x $bin/initdb ]] || die "no initdb under /usr/lib/postgresql after installing"
     fi
