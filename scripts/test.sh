@@ -19,10 +19,18 @@ LOG=$(mktemp "${TMPDIR:-/tmp}/memctl-test.XXXXXX")
 # A real PostgreSQL 18 + pgvector for the team-memory tests (hooks/tests/team.rs), from the
 # pinned wheel; stopped on exit whatever happens. A server that does not start fails the run.
 PG_RUN=
-trap 'rm -f "$LOG"; [[ -z $PG_RUN ]] || bash scripts/pg.sh stop "$PG_RUN"' EXIT
+PG_TLS_RUN=
+trap 'rm -f "$LOG"; [[ -z $PG_RUN ]] || bash scripts/pg.sh stop "$PG_RUN"; [[ -z $PG_TLS_RUN ]] || bash scripts/pg.sh stop "$PG_TLS_RUN"' EXIT
 PG_RUN=$(bash scripts/pg.sh start)
 MEMCTL_TEST_PG_URL=$(<"$PG_RUN/url")
 export MEMCTL_TEST_PG_URL
+# TLS tests (hooks/tests/team_tls.rs): the distribution's PostgreSQL with ssl=on (the wheel's
+# is built without OpenSSL); its dir holds the throw-away CA (ca.crt) that signed the server's
+# certificate, and one (other-ca.crt) that did not.
+PG_TLS_RUN=$(bash scripts/pg.sh start-tls)
+MEMCTL_TEST_PG_TLS_URL=$(<"$PG_TLS_RUN/url")
+MEMCTL_TEST_PG_TLS_DIR=$PG_TLS_RUN/tls
+export MEMCTL_TEST_PG_TLS_URL MEMCTL_TEST_PG_TLS_DIR
 rc=0
 cargo test --workspace --no-fail-fast 2>&1 | tee "$LOG" || rc=$?
 e2e_rc=0

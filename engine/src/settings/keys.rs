@@ -39,6 +39,7 @@ pub const KNOWN_VARS: &[&str] = &[
     "MEMCTL_LOG",
     "MEMCTL_TEAM_URL",
     "MEMCTL_TEAM_URL_FILE",
+    "MEMCTL_TEAM_CA_FILE",
 ];
 
 /// `MEMCTL_*` variables of this repository's scripts, tests and benches (not memctl's knobs):
@@ -55,6 +56,8 @@ pub const TOOLING_VARS: &[&str] = &[
     "MEMCTL_BENCH_",
     // scripts/pg.sh's server for the team tests (hooks/tests/team.rs).
     "MEMCTL_TEST_PG_URL",
+    "MEMCTL_TEST_PG_TLS_URL",
+    "MEMCTL_TEST_PG_TLS_DIR",
 ];
 
 /// Whether a project file (`<project>/.memctl/config.toml`) may set a key.
@@ -190,6 +193,11 @@ pub const KEYS: &[Key] = &[
         "MEMCTL_TEAM_URL_FILE",
         "team_url_file",
         "it says where the team database's credentials are read from",
+    ),
+    user_path(
+        "MEMCTL_TEAM_CA_FILE",
+        "team_ca_file",
+        "it decides which certificate authority the team database's certificate is trusted from",
     ),
 ];
 

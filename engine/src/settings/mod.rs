@@ -215,8 +215,9 @@ pub struct Settings {
     pub log: Option<String>,
     /// Team memory (`memctl sync`, `search --team`): `MEMCTL_TEAM_URL` → `url` (a PostgreSQL
     /// connection string; libpq's `PG*` variables also work), `MEMCTL_TEAM_URL_FILE` →
-    /// `url_file` (a 0600 file holding it; default `<data dir>/team.url`). Never from a
-    /// project file: they are credentials.
+    /// `url_file` (a 0600 file holding it; default `<data dir>/team.url`), `MEMCTL_TEAM_CA_FILE`
+    /// → `ca_file` (PEM certificates of a private CA the server's certificate must chain to).
+    /// Never from a project file: they are credentials, or decide whom we trust.
     pub team: TeamSettings,
 }
 
@@ -228,6 +229,9 @@ pub struct TeamSettings {
     pub url: Option<String>,
     /// A file holding it (must not be readable by group or others).
     pub url_file: Option<PathBuf>,
+    /// PEM file of the certificate authorities the server's TLS certificate is checked against
+    /// (a self-hosted server with a private CA); libpq's `sslrootcert`.
+    pub ca_file: Option<PathBuf>,
 }
 
 impl Default for Settings {
@@ -517,6 +521,7 @@ impl Settings {
         s.log = v.text("MEMCTL_LOG");
         s.team.url = v.text("MEMCTL_TEAM_URL");
         s.team.url_file = v.os("MEMCTL_TEAM_URL_FILE");
+        s.team.ca_file = v.os("MEMCTL_TEAM_CA_FILE");
         s
     }
 }

@@ -195,6 +195,15 @@ fn value_of(
             Some(p) => shown(p.display()),
             None => return (None, Some("<data dir>/team.url when it exists".to_string())),
         },
+        "MEMCTL_TEAM_CA_FILE" => match &s.team.ca_file {
+            Some(p) => shown(p.display()),
+            None => {
+                return (
+                    None,
+                    Some("off (Mozilla's roots for verify-ca/verify-full)".to_string()),
+                );
+            }
+        },
         // Every key of KEYS is listed above (a test checks that each one is described).
         _ => None,
     };

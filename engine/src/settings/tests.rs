@@ -293,6 +293,7 @@ fn every_known_variable_is_read() {
         "MEMCTL_LOG",
         "MEMCTL_TEAM_URL",
         "MEMCTL_TEAM_URL_FILE",
+        "MEMCTL_TEAM_CA_FILE",
     ];
     // MEMCTL_CONFIG names a file: read by `load_layered` (tests_file.rs), not a knob.
     for var in KNOWN_VARS

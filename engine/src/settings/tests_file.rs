@@ -139,6 +139,13 @@ fn samples(w: &World) -> Vec<(&'static str, String, String)> {
         ("hook_inline_prompt_archive", "true".into(), "true".into()),
         ("hook_deadline_ms", "250".into(), "250".into()),
         ("log", toml_str("debug"), "debug".into()),
+        (
+            "team_url",
+            toml_str("postgresql://a@h/db"),
+            "set (not shown: it may hold a password)".into(),
+        ),
+        ("team_url_file", toml_str("~/team.url"), abs("team.url")),
+        ("team_ca_file", toml_str("~/ca.crt"), abs("ca.crt")),
     ]
 }
 

@@ -9,6 +9,8 @@ use memctl_engine::Settings;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::tls::{self, SslMode, TlsOptions};
+
 /// How long a connection attempt may take: a background sync against a server that is down
 /// gives up after this and the next hook tries again.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -38,13 +40,33 @@ pub fn configured(s: &Settings, data_dir: &Path) -> bool {
         || std::env::var_os("PGHOST").is_some()
 }
 
-/// The connection settings, or None when no team store is configured.
-pub fn resolve(s: &Settings, data_dir: &Path) -> Result<Option<(postgres::Config, Origin)>> {
+/// A resolved team connection: rust-postgres' settings, the TLS options and where they came
+/// from.
+#[derive(Debug, Clone)]
+pub struct Team {
+    pub cfg: postgres::Config,
+    pub tls: TlsOptions,
+    pub origin: Origin,
+}
+
+/// The connection settings, or None when no team store is configured. The CA file is the
+/// connection string's `sslrootcert` (or libpq's `PGSSLROOTCERT`), else `MEMCTL_TEAM_CA_FILE`.
+pub fn resolve(s: &Settings, data_dir: &Path) -> Result<Option<Team>> {
+    let Some((cfg, mut tls, origin)) = resolve_parts(s, data_dir)? else {
+        return Ok(None);
+    };
+    if tls.ca_file.is_none() {
+        tls.ca_file = s.team.ca_file.clone();
+    }
+    Ok(Some(Team { cfg, tls, origin }))
+}
+
+type Parts = (postgres::Config, TlsOptions, Origin);
+
+fn resolve_parts(s: &Settings, data_dir: &Path) -> Result<Option<Parts>> {
     if let Some(url) = &s.team.url {
-        return Ok(Some((
-            parse(url).context("MEMCTL_TEAM_URL")?,
-            Origin::Setting,
-        )));
+        let (cfg, tls) = parse(url).context("MEMCTL_TEAM_URL")?;
+        return Ok(Some((cfg, tls, Origin::Setting)));
     }
     let file = match &s.team.url_file {
         Some(f) => Some(f.clone()),
@@ -52,29 +74,30 @@ pub fn resolve(s: &Settings, data_dir: &Path) -> Result<Option<(postgres::Config
     };
     if let Some(f) = file {
         let url = read_private(&f)?;
-        let cfg =
+        let (cfg, tls) =
             parse(&url).with_context(|| format!("the connection string in {}", f.display()))?;
-        return Ok(Some((cfg, Origin::File(f))));
+        return Ok(Some((cfg, tls, Origin::File(f))));
     }
-    if let Some(cfg) = from_pg_env(|k| std::env::var(k).ok())? {
-        return Ok(Some((cfg, Origin::PgEnv)));
+    if let Some((cfg, tls)) = from_pg_env(|k| std::env::var(k).ok())? {
+        return Ok(Some((cfg, tls, Origin::PgEnv)));
     }
     Ok(None)
 }
 
 /// Like [`resolve`], failing with how to configure one when there is none.
-pub fn require(s: &Settings, data_dir: &Path) -> Result<(postgres::Config, Origin)> {
+pub fn require(s: &Settings, data_dir: &Path) -> Result<Team> {
     resolve(s, data_dir)?.context(
         "no team store configured: set MEMCTL_TEAM_URL (postgresql://USER@HOST/DB), or put the \
          connection string in <data dir>/team.url (chmod 600), or set libpq's PGHOST/PGUSER/...",
     )
 }
 
-/// Parse a libpq connection string (URL or `key=value` form; `sslmode`, `connect_timeout`
-/// and the rest are libpq's own options, passed through).
-pub fn parse(url: &str) -> Result<postgres::Config> {
-    let mut cfg: postgres::Config = url
-        .trim()
+/// Parse a libpq connection string (URL or `key=value` form; `sslmode`, `sslrootcert`,
+/// `connect_timeout` and the rest are libpq's own options, passed through).
+pub fn parse(url: &str) -> Result<(postgres::Config, TlsOptions)> {
+    let (rest, mode, ca_file) = tls::split_options(url)?;
+    let mode = mode.unwrap_or_default();
+    let mut cfg: postgres::Config = rest
         .parse()
         .map_err(|e| anyhow::anyhow!("not a PostgreSQL connection string: {e}"))?;
     if cfg.get_connect_timeout().is_none() {
@@ -83,11 +106,14 @@ pub fn parse(url: &str) -> Result<postgres::Config> {
     if cfg.get_application_name().is_none() {
         cfg.application_name("memctl");
     }
-    Ok(cfg)
+    cfg.ssl_mode(mode.postgres());
+    Ok((cfg, TlsOptions { mode, ca_file }))
 }
 
 /// The connection from libpq's variables (`PGHOST` must be set).
-pub fn from_pg_env(get: impl Fn(&str) -> Option<String>) -> Result<Option<postgres::Config>> {
+pub fn from_pg_env(
+    get: impl Fn(&str) -> Option<String>,
+) -> Result<Option<(postgres::Config, TlsOptions)>> {
     let Some(host) = get("PGHOST") else {
         return Ok(None);
     };
@@ -108,17 +134,15 @@ pub fn from_pg_env(get: impl Fn(&str) -> Option<String>) -> Result<Option<postgr
     if let Some(d) = get("PGDATABASE") {
         cfg.dbname(&d);
     }
-    if let Some(m) = get("PGSSLMODE") {
-        cfg.ssl_mode(match m.as_str() {
-            "disable" => postgres::config::SslMode::Disable,
-            "prefer" => postgres::config::SslMode::Prefer,
-            "require" => postgres::config::SslMode::Require,
-            other => bail!("PGSSLMODE={other}: memctl supports disable, prefer, require"),
-        });
-    }
+    let mode = match get("PGSSLMODE") {
+        Some(m) => SslMode::parse(&m).context("PGSSLMODE")?,
+        None => SslMode::default(),
+    };
+    cfg.ssl_mode(mode.postgres());
     cfg.connect_timeout(CONNECT_TIMEOUT);
     cfg.application_name("memctl");
-    Ok(Some(cfg))
+    let ca_file = get("PGSSLROOTCERT").map(PathBuf::from);
+    Ok(Some((cfg, TlsOptions { mode, ca_file })))
 }
 
 /// A credentials file: refused when its group or others may read it (as ssh and libpq's
@@ -173,13 +197,19 @@ mod tests {
             "PGUSER" => Some("bob".to_string()),
             _ => None,
         };
-        let cfg = from_pg_env(env).unwrap().unwrap();
+        let (cfg, tls) = from_pg_env(env).unwrap().unwrap();
+        assert_eq!(tls, TlsOptions::default());
         assert_eq!(cfg.get_ports(), &[6543]);
         assert_eq!(cfg.get_user(), Some("bob"));
         assert!(from_pg_env(|_| None).unwrap().is_none());
         assert!(parse("postgresql://a@h:notaport/db").is_err());
-        let c = parse("postgresql://a@h/db?sslmode=require").unwrap();
+        let (c, tls) = parse("postgresql://a@h/db?sslmode=require").unwrap();
         assert_eq!(c.get_ssl_mode(), postgres::config::SslMode::Require);
+        assert_eq!(tls.mode, SslMode::Require);
+        let (c, tls) = parse("postgresql://a@h/db?sslmode=verify-full&sslrootcert=/c.pem").unwrap();
+        assert_eq!(c.get_ssl_mode(), postgres::config::SslMode::Require);
+        assert_eq!(tls.mode, SslMode::VerifyFull);
+        assert_eq!(tls.ca_file.as_deref(), Some(Path::new("/c.pem")));
         assert_eq!(c.get_connect_timeout(), Some(&CONNECT_TIMEOUT));
     }
 }

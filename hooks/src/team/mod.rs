@@ -10,6 +10,7 @@ pub mod config;
 pub mod schema;
 pub mod search;
 pub mod sync;
+pub mod tls;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
@@ -67,10 +68,10 @@ pub enum TeamCommand {
     Status,
 }
 
-/// Connect with the configured connection (plain or TLS per `sslmode`: with `require` the
-/// connection fails rather than going unencrypted).
+/// Connect with the configured connection (plain or TLS per `sslmode`, see [`tls`]: with
+/// `require` and above the connection fails rather than going unencrypted).
 pub fn connect(s: &Settings, data_dir: &Path) -> Result<(Client, String)> {
-    let (cfg, origin) = config::require(s, data_dir)?;
+    let config::Team { cfg, tls, origin } = config::require(s, data_dir)?;
     let server = format!(
         "{:?}:{:?}/{}@{}",
         cfg.get_hosts(),
@@ -78,15 +79,30 @@ pub fn connect(s: &Settings, data_dir: &Path) -> Result<(Client, String)> {
         cfg.get_dbname().unwrap_or(""),
         cfg.get_user().unwrap_or("")
     );
-    let client = cfg.connect(NoTls).with_context(|| {
-        format!(
-            "connecting to the team store ({})",
-            match origin {
-                config::Origin::Setting => "MEMCTL_TEAM_URL".to_string(),
-                config::Origin::File(f) => f.display().to_string(),
-                config::Origin::PgEnv => "PGHOST".to_string(),
-            }
-        )
+    let from = match origin {
+        config::Origin::Setting => "MEMCTL_TEAM_URL".to_string(),
+        config::Origin::File(f) => f.display().to_string(),
+        config::Origin::PgEnv => "PGHOST".to_string(),
+    };
+    let connected = match tls.client_config()? {
+        None => cfg.connect(NoTls),
+        Some(rc) => cfg.connect(tokio_postgres_rustls::MakeRustlsConnect::new(rc)),
+    };
+    let client = connected.map_err(|e| {
+        // rustls' refusal sits deep in the chain: say it in words on the first line.
+        let chain = std::iter::successors(Some(&e as &dyn std::error::Error), |e| e.source())
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(": ");
+        let why = if chain.contains("invalid peer certificate") {
+            format!(
+                "the team server's TLS certificate is not trusted ({}): ",
+                tls.describe()
+            )
+        } else {
+            String::new()
+        };
+        anyhow::Error::new(e).context(format!("{why}connecting to the team store ({from})"))
     })?;
     Ok((client, server))
 }
