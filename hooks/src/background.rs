@@ -125,3 +125,34 @@ pub fn embed_lock(data_dir: &Path) -> Result<Option<std::fs::File>> {
     memctl_engine::paths::try_lock_file(&path)
         .with_context(|| format!("locking {}", path.display()))
 }
+
+/// True when a background embedder holds the data dir's embed lock (it keeps watching for
+/// new chunks a while: a second one would only find the lock taken, after starting up).
+pub fn embedder_running(data_dir: &Path) -> bool {
+    matches!(embed_lock(data_dir), Ok(None))
+}
+
+/// Start `program <args> [path]` detached: own process group, no stdio; the caller never
+/// waits. `data_dir` is passed on as `MEMCTL_HOME` so the child works on the same data dir.
+/// A failure to start is logged: the next hook (or search) starts one again.
+pub fn spawn_detached(program: &Path, args: &[&str], path: Option<&Path>, data_dir: Option<&Path>) {
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(args);
+    if let Some(d) = data_dir {
+        cmd.env("MEMCTL_HOME", d);
+    }
+    if let Some(p) = path {
+        cmd.arg(p);
+    }
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    if let Err(e) = cmd.spawn() {
+        tracing::warn!(error = %e, ?args, "could not start a background memctl");
+    }
+}

@@ -135,7 +135,10 @@ pub fn main() -> ExitCode {
             }
             // Not while an embedder runs (it keeps watching for new chunks a while): a second
             // process would only find the lock taken, after starting up.
-            if fx.pending_embeds > 0 && settings.embed.background && !embedder_running(&data_dir) {
+            if fx.pending_embeds > 0
+                && settings.embed.background
+                && !crate::background::embedder_running(&data_dir)
+            {
                 spawn_background(&["embed-pending", "--background"], None, home);
             }
             if fx.start_resident {
@@ -237,15 +240,9 @@ pub fn run(
     )?)
 }
 
-/// Start `memctl <args> [path]` detached: own process group, no stdio; the hook never waits.
-/// (`embed-pending --background` exits at once when another embedder holds the lock; hooks
-/// start it only when `MEMCTL_BACKGROUND_EMBED` is on.) `data_dir`: the hook's `--data-dir`,
-/// passed on as `MEMCTL_HOME` so the child works on the same data dir.
-/// True when a background embedder holds the data dir's embed lock.
-fn embedder_running(data_dir: &Path) -> bool {
-    matches!(crate::background::embed_lock(data_dir), Ok(None))
-}
-
+/// Start `memctl <args> [path]` (the binary next to `memctl-hook`) detached, see
+/// [`crate::background::spawn_detached`]. (`embed-pending --background` exits at once when
+/// another embedder holds the lock; hooks start it only when `MEMCTL_BACKGROUND_EMBED` is on.)
 fn spawn_background(args: &[&str], path: Option<&Path>, data_dir: Option<&Path>) {
     let Some(memctl) = std::env::current_exe()
         .ok()
@@ -255,25 +252,7 @@ fn spawn_background(args: &[&str], path: Option<&Path>, data_dir: Option<&Path>)
         tracing::warn!("memctl binary not found next to memctl-hook; chunks stay pending");
         return;
     };
-    let mut cmd = std::process::Command::new(memctl);
-    cmd.args(args);
-    if let Some(d) = data_dir {
-        cmd.env("MEMCTL_HOME", d);
-    }
-    if let Some(p) = path {
-        cmd.arg(p);
-    }
-    cmd.stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        cmd.process_group(0);
-    }
-    if let Err(e) = cmd.spawn() {
-        tracing::warn!(error = %e, ?args, "could not start a background memctl");
-    }
+    crate::background::spawn_detached(&memctl, args, path, data_dir);
 }
 
 /// `memctl-hook [--data-dir DIR] <Event>`: what `memctl install` writes. Parsing never fails

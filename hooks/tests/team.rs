@@ -97,7 +97,11 @@ fn template() -> &'static Path {
     T.get_or_init(|| {
         // Under target/tmp (cargo's scratch dir for tests), replaced by the next run.
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("memctl-team-template");
-        let _ = std::fs::remove_dir_all(&dir);
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => panic!("removing the previous template {}: {e}", dir.display()),
+        }
         std::fs::create_dir_all(&dir).unwrap();
         let home = dir.join("home");
         ok(

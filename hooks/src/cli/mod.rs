@@ -236,7 +236,7 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
         Command::Uninstall(ref a) => crate::install::command::run(a, false, &install_env()?, out),
         Command::Ingest(a) => ingest::ingest(open(opts)?, s, a, out),
         Command::Search(a) if a.team => search::team(open(opts)?, s, a, out),
-        Command::Search(a) => search::search(open(opts)?, a, out),
+        Command::Search(a) => search::search(open(opts)?, s, a, out),
         Command::Sessions(a) => sessions::sessions(open(opts)?, a, out),
         Command::Show(a) => sessions::show(open(opts)?, a, out),
         Command::Status(a) => status::status(open(opts)?, &a, &s.autopilot, out),

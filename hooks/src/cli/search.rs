@@ -70,7 +70,12 @@ pub(super) fn team(
     crate::team::search_cmd(&engine, s, q, a.k, a.project.as_deref(), a.json, out)
 }
 
-pub(super) fn search(engine: Engine, a: SearchArgs, out: &mut dyn Write) -> Result<()> {
+pub(super) fn search(
+    engine: Engine,
+    settings: &memctl_engine::Settings,
+    a: SearchArgs,
+    out: &mut dyn Write,
+) -> Result<()> {
     let mut req = SearchRequest::new(String::new(), a.k);
     req.mode = a.mode;
     crate::filters::apply(
@@ -132,7 +137,7 @@ pub(super) fn search(engine: Engine, a: SearchArgs, out: &mut dyn Write) -> Resu
     // at once, pending chunks found by their words and hash vectors, says how many wait, and
     // starts the background embedder when none runs.
     let pending = engine.status()?.pending;
-    if pending > 0 && req.mode != SearchMode::Lexical && background_embed_allowed() {
+    if pending > 0 && req.mode != SearchMode::Lexical && settings.embed.background {
         start_background_embedder(engine.data_dir());
     }
     if let Some(file) = &a.queries {
@@ -210,43 +215,24 @@ pub(super) fn search(engine: Engine, a: SearchArgs, out: &mut dyn Write) -> Resu
     Ok(())
 }
 
-/// The hooks' setting (`MEMCTL_BACKGROUND_EMBED`, on by default) also governs the embedder a
-/// search starts.
-fn background_embed_allowed() -> bool {
-    let cwd = std::env::current_dir().ok();
-    memctl_engine::Settings::load_layered(std::env::vars_os(), cwd.as_deref())
-        .settings
-        .embed
-        .background
-}
-
-/// Start `memctl embed-pending --background` (detached, its own process group) unless an
-/// embedder holds the data dir's lock. Failures are logged: the next hook starts one too.
+/// Start `memctl embed-pending --background` unless an embedder already runs; only from the
+/// `memctl` binary itself (a test harness calling the CLI in-process is not).
 fn start_background_embedder(data_dir: &std::path::Path) {
-    if matches!(crate::background::embed_lock(data_dir), Ok(None)) {
+    if crate::background::embedder_running(data_dir) {
         return;
     }
-    // Only from the `memctl` binary itself (a test harness calling the CLI in-process is not).
     let Some(me) = std::env::current_exe()
         .ok()
         .filter(|p| p.file_stem().is_some_and(|n| n == "memctl"))
     else {
         return;
     };
-    let mut cmd = std::process::Command::new(me);
-    cmd.args(["embed-pending", "--background"])
-        .env("MEMCTL_HOME", data_dir)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        cmd.process_group(0);
-    }
-    if let Err(e) = cmd.spawn() {
-        tracing::warn!(error = %e, "could not start the background embedder");
-    }
+    crate::background::spawn_detached(
+        &me,
+        &["embed-pending", "--background"],
+        None,
+        Some(data_dir),
+    );
 }
 
 #[derive(serde::Deserialize)]

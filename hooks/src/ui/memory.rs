@@ -72,14 +72,7 @@ pub(super) async fn memory(
 ) -> Result<Markup, UiError> {
     blocking(&ctx, move |c| {
         if q.project.is_empty() {
-            let mut projects: Vec<String> = c
-                .engine
-                .sessions()?
-                .into_iter()
-                .map(|(_, s)| s.project)
-                .collect();
-            projects.sort_unstable();
-            projects.dedup();
+            let projects = super::page::projects(&c.engine)?;
             return Ok(page::layout(
                 "Memory files",
                 "memory",

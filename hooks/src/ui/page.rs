@@ -130,6 +130,19 @@ pub fn confirm_form(action: &str, question: &str, fields: &[(&str, &str)], label
     }
 }
 
+/// Every project with an archived session, sorted, once each (the project pickers of the
+/// search and memory pages; one row per session is read, never the chunks).
+pub fn projects(engine: &memctl_engine::Engine) -> Result<Vec<String>, memctl_engine::EngineError> {
+    let mut projects: Vec<String> = engine
+        .sessions()?
+        .into_iter()
+        .map(|(_, s)| s.project)
+        .collect();
+    projects.sort_unstable();
+    projects.dedup();
+    Ok(projects)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

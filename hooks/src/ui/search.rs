@@ -59,14 +59,7 @@ pub(super) async fn page(
         page::bounded(name, v)?;
     }
     blocking(&ctx, move |c| {
-        let mut projects: Vec<String> = c
-            .engine
-            .sessions()?
-            .into_iter()
-            .map(|(_, s)| s.project)
-            .collect();
-        projects.sort_unstable();
-        projects.dedup();
+        let projects = super::page::projects(&c.engine)?;
         let found = if q.q.trim().is_empty() {
             None
         } else {

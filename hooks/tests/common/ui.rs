@@ -212,10 +212,25 @@ pub fn request(
     }
     req += "\r\n";
     s.write_all(req.as_bytes()).expect("send head");
-    // A server may answer (and close) before reading a huge body: ignore a broken pipe.
-    let _ = s.write_all(body.as_bytes());
+    // A server may answer (and close) before reading a huge body: a broken pipe or reset
+    // there is expected; any other error is not.
+    let closed_early = |e: &std::io::Error| {
+        matches!(
+            e.kind(),
+            std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset
+        )
+    };
+    if let Err(e) = s.write_all(body.as_bytes()) {
+        assert!(closed_early(&e), "sending the body: {e}");
+    }
     let mut raw = Vec::new();
-    let _ = s.read_to_end(&mut raw);
+    if let Err(e) = s.read_to_end(&mut raw) {
+        // A reset after the answer arrived still leaves the answer to check.
+        assert!(
+            closed_early(&e) && !raw.is_empty(),
+            "reading the answer: {e}"
+        );
+    }
     let text = String::from_utf8_lossy(&raw).into_owned();
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     let status = head
