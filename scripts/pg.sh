@@ -97,11 +97,22 @@ make_certs() {
     ) >"$d/openssl.log" 2>&1 || { cat "$d/openssl.log" >&2; die "cannot make the TLS certificates"; }
 }
 
+# Where Debian's postgresql packages put each major version's server binaries (a package
+# layout, the same on every Debian machine; not a path of this checkout).
+DEBIAN_PG_LIB=/usr/lib/postgresql
+
+# The newest of Debian's installed server versions, or nothing.
+newest_distro_bin() {
+    local bin
+    bin=$(ls -d "$DEBIAN_PG_LIB"/*/bin 2>/dev/null | sort -V | tail -1)
+    [[ -n $bin && -x $bin/initdb ]] && printf '%s\n' "$bin"
+}
+
 # The distribution's server binaries (built with OpenSSL), installed with apt if missing.
 distro_bin() {
     local bin
-    bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-    if [[ -z $bin || ! -x $bin/initdb ]]; then
+    bin=$(newest_distro_bin || true)
+    if [[ -z $bin ]]; then
         command -v apt-get >/dev/null || die "no PostgreSQL with TLS: install the distribution's postgresql package"
         log "installing the distribution's postgresql (a server built with OpenSSL, for the TLS tests)"
         timeout 300 apt-get update -qq >&2 || die "apt-get update failed"
@@ -112,8 +123,7 @@ distro_bin() {
         fi
         DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq --no-install-recommends \
             -o Dpkg::Options::=--force-confold postgresql >&2 || die "apt-get install postgresql failed"
-        bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-        [[ -n $bin && -x $bin/initdb ]] || die "no initdb under /usr/lib/postgresql after installing"
+        bin=$(newest_distro_bin) || die "no initdb under $DEBIAN_PG_LIB after installing"
     fi
     printf '%s\n' "$bin"
 }
