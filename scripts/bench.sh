@@ -75,6 +75,17 @@ for n in $SIZES; do
   python3 scripts/bench_first_archive.py "$OUT/t$n.jsonl" "$OUT/fa-$n" 3 "${builds[@]}" >> "$FA"
 done
 
+# Search while every chunk of the biggest history still waits for the embedder (issue 17 measured
+# 91 s before searches stopped embedding in the foreground).
+SP="$OUT/search_pending.jsonl"
+: > "$SP"
+big=""
+for n in $SIZES; do [ "$n" -ge 500 ] && big="$n"; done
+if [ -n "$big" ]; then
+  echo "bench: search with every chunk pending n=$big" >&2
+  python3 scripts/bench_search_pending.py "$OUT/t$big.jsonl" "$OUT/sp-$big" 3 "now=$ROOT/target/release" >> "$SP"
+fi
+
 if [ "${BENCH_SKIP_CRITERION:-0}" != 1 ]; then
   cargo bench --quiet -p memctl-benches --bench embed --bench index --bench pipeline -- --warm-up-time 1 --measurement-time 3 2>&1 | tee "$OUT/criterion.txt" | grep -E "^[a-z_/0-9]+ +time:|recall" >&2 || true
 fi

@@ -89,6 +89,101 @@ if os.path.exists(crit):
     lines.append("\nCompute bound: all-MiniLM-L6-v2 costs ≈ 22.4 MFLOP per token at 128 tokens; "
                  "see the embed group above for the measured sentences/s on one intra-op thread.")
 
+# Issue 17 (write path and storage economy): the figures the issue was filed with, next to
+# this run's. Quoted from the issue text (measured on main before the work, one run each); this
+# run's numbers come from the JSON lines bench.sh wrote into OUTDIR.
+ISSUE17 = {
+    "first archive 5,000 turns": "6.3 s vs peer 1.85 s (0.29×)",
+    "first archive 500 turns": "0.59× the peer",
+    "bytes per chunk (with model vectors)": "≈ 17 KB",
+    "first search with a 5,000-turn backlog": "91 s (embedded in the foreground)",
+    "embedding, 1 thread": "11.7 chunks/s",
+    "UserPromptSubmit p95, embedder running / not": "46 ms / 23 ms (2.0×)",
+}
+
+
+def jsonl(name):
+    path = os.path.join(outdir, name)
+    if not os.path.exists(path):
+        return []
+    out = []
+    for l in open(path):
+        l = l.strip()
+        if l:
+            try:
+                out.append(json.loads(l))
+            except ValueError:
+                pass
+    return out
+
+
+def table(title, recs, repro):
+    """A markdown table of JSON records: every scalar key, in first-seen order."""
+    if not recs:
+        return
+    keys = []
+    for r in recs:
+        for k, v in r.items():
+            if k not in keys and not isinstance(v, (list, dict)):
+                keys.append(k)
+    lines.append(f"\n### {title}\n\n{repro}\n")
+    lines.append("| " + " | ".join(keys) + " |")
+    lines.append("|" + "---|" * len(keys))
+    for r in recs:
+        lines.append("| " + " | ".join("-" if r.get(k) is None else str(r.get(k)) for k in keys) + " |")
+
+
+fa = jsonl("first_archive.jsonl")
+sb = jsonl("store_bytes.jsonl")
+et = jsonl("embed_threads.jsonl")
+sp = jsonl("search_pending.jsonl")
+ct = jsonl("contention.jsonl")
+if fa or sb or et or sp or ct:
+    lines.append("\n## Write path and storage economy (issue 17)\n")
+    lines.append("| figure | when the issue was filed | this run |")
+    lines.append("|---|---|---|")
+    for r in fa:
+        if r.get("label") != "now":
+            continue
+        n = int(re.sub(r"\D", "", r.get("transcript", "")) or 0)
+        peer = walls.get(("peer", n, "ups_first"), [])
+        vs = ""
+        if peer and r.get("wall_ms_median"):
+            pm = statistics.median(peer)
+            vs = f" vs peer {pm:,.0f} ms ({pm / r['wall_ms_median']:.2f}×)"
+        key = f"first archive {n:,} turns"
+        lines.append(f"| {key} | {ISSUE17.get(key, '-')} | {r['wall_ms_median']:,.0f} ms{vs}; "
+                     f"{r.get('bytes_per_chunk') or '-'} B/chunk before model vectors |")
+    for r in sb:
+        bpc = r.get("bytes_per_chunk")
+        if bpc:
+            lines.append(f"| bytes per chunk (with model vectors), {r.get('transcript', '')} | "
+                         f"{ISSUE17['bytes per chunk (with model vectors)']} | {bpc:,} B "
+                         f"({r.get('store_bytes', 0):,} B store, {r.get('chunks')} chunks, "
+                         f"{r.get('chunk_text_bytes') or 0:,} B chunk text, {r.get('transcript_bytes') or 0:,} B transcript) |")
+    for r in sp:
+        if r.get("label") == "now":
+            lines.append(f"| search with {r.get('pending')} chunks pending ({r.get('transcript')}) | "
+                         f"{ISSUE17['first search with a 5,000-turn backlog']} | p50 {r['wall_ms_p50']} ms, "
+                         f"p95 {r['wall_ms_p95']} ms |")
+    for r in et:
+        cps = r.get("chunks_per_s")
+        if cps:
+            lines.append(f"| embedding, {r.get('threads')} thread(s) | {ISSUE17['embedding, 1 thread']} (1 thread) | "
+                         f"{cps} chunks/s |")
+    if ct:
+        lines.append(f"| UserPromptSubmit p50/p95, embedder running / not | "
+                     f"{ISSUE17['UserPromptSubmit p95, embedder running / not']} | see the table below |")
+    table("First archive (`scripts/bench_first_archive.py`)", fa,
+          "One whole `memctl-hook UserPromptSubmit` on the transcript, empty store, every turn archived.")
+    table("Store bytes with model vectors (`scripts/bench_store_bytes.py`)", sb,
+          "First archive, then the background embedder until nothing is pending.")
+    table("Embedding throughput (`scripts/bench_embed_threads.py`)", et, "Real chunks of the transcript.")
+    table("Search with every chunk pending (`scripts/bench_search_pending.py`)", sp,
+          "Whole `memctl search --json` processes in hybrid mode; the background embedder is off.")
+    table("UserPromptSubmit with and without a running embedder (`scripts/bench_embedder_contention.py`)", ct,
+          "Whole hook processes; one turn appended before each call.")
+
 loc = sorted(f for f in os.listdir(os.path.dirname(report) or ".") if f.startswith("locomo-") and f.endswith(".md") and "sweep" not in f)
 if loc:
     lines.append(f"\n## LoCoMo retrieval\n\nSee [{loc[-1]}]({loc[-1]}) (`scripts/locomo.sh`).")

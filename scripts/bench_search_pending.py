@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Whole-process `memctl search` latency on a store whose chunks all wait for the embedder.
+
+usage: bench_search_pending.py <transcript.jsonl> <workdir> <runs> <label>=<bin dir> ...
+
+Per label: an empty MEMCTL_HOME, one `memctl-hook UserPromptSubmit` first archive of the whole
+transcript with the background embedder off (so every chunk stays pending, as after a big
+history is archived and before the embedder caught up), then `runs` searches per query, each a
+whole `memctl search --json --all-projects` process in hybrid mode (the default), timed by
+perf_counter around fork/exec+wait4. Labels alternate query by query so that a drifting machine
+bills both alike. The background embedder stays off during the searches too (a search would
+otherwise start one, and its model load would be billed to the next search).
+
+Issue 17 measured 91 s for the first search after a 5,000-turn backlog (the search embedded
+pending chunks in the foreground). Prints one JSON line per label: p50/p95/max wall ms, the
+pending count the search reported, how many searches answered with results, exit codes.
+Stdlib only.
+"""
+import json, os, shutil, statistics, subprocess, sys, time
+
+QUERIES = [
+    "failing test in the parser",
+    "database migration error",
+    "how did we configure the cache",
+    "npm run build",
+    "permission denied when writing the config file",
+    "refactor the authentication middleware",
+]
+
+transcript, workdir, runs = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), int(sys.argv[3])
+builds = [a.split("=", 1) for a in sys.argv[4:]]
+if not builds:
+    sys.exit(__doc__)
+session = None
+with open(transcript, encoding="utf-8") as fh:
+    for line in fh:
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if d.get("sessionId"):
+            session = d["sessionId"]
+            break
+os.makedirs(workdir, exist_ok=True)
+inp = os.path.join(workdir, "ups.input.json")
+with open(inp, "w") as fh:
+    json.dump({"session_id": session, "transcript_path": transcript, "cwd": workdir,
+               "hook_event_name": "UserPromptSubmit", "prompt": "continue"}, fh)
+
+
+def env_for(home):
+    return dict(os.environ, MEMCTL_HOME=home, MEMCTL_BACKGROUND_EMBED="0",
+                MEMCTL_HOOK_INLINE_BYTES=str(1 << 40), MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE="1",
+                MEMCTL_HOOK_DEADLINE_MS="600000")
+
+
+def first_archive(bindir, home):
+    if os.path.exists(home):
+        shutil.rmtree(home)
+    with open(inp, "rb") as fin:
+        r = subprocess.run([os.path.join(bindir, "memctl-hook"), "UserPromptSubmit"], stdin=fin,
+                           env=env_for(home), cwd=workdir, capture_output=True)
+    if r.returncode != 0:
+        sys.exit(f"first archive with {bindir} failed: {r.stderr.decode(errors='replace')[-500:]}")
+
+
+def search_once(bindir, home, query):
+    argv = [os.path.join(bindir, "memctl"), "search", "--json", "--all-projects", "-k", "5", query]
+    t0 = time.perf_counter()
+    r = subprocess.run(argv, env=env_for(home), cwd=workdir, capture_output=True)
+    wall = (time.perf_counter() - t0) * 1000.0
+    doc = {}
+    if r.returncode == 0:
+        try:
+            doc = json.loads(r.stdout)
+        except ValueError:
+            pass
+    return {"wall_ms": wall, "rc": r.returncode, "pending": doc.get("pending"),
+            "hits": len(doc.get("results") or [])}
+
+
+homes = {}
+for label, bindir in builds:
+    homes[label] = os.path.join(workdir, "home-" + label)
+    first_archive(os.path.abspath(bindir), homes[label])
+res = {label: [] for label, _ in builds}
+for _ in range(runs):
+    for q in QUERIES:
+        for label, bindir in builds:
+            res[label].append(search_once(os.path.abspath(bindir), homes[label], q))
+for label, _ in builds:
+    walls = sorted(r["wall_ms"] for r in res[label])
+    p95 = walls[min(len(walls) - 1, int(round(0.95 * (len(walls) - 1))))]
+    print(json.dumps({
+        "label": label, "transcript": os.path.basename(transcript), "searches": len(walls),
+        "wall_ms_p50": round(statistics.median(walls), 1), "wall_ms_p95": round(p95, 1),
+        "wall_ms_max": round(walls[-1], 1),
+        "pending": max((r["pending"] or 0) for r in res[label]),
+        "answered_with_results": sum(1 for r in res[label] if r["hits"] > 0),
+        "exit_codes": sorted(set(r["rc"] for r in res[label])),
+    }), flush=True)
