@@ -150,6 +150,11 @@ impl Core {
             .clone()
     }
 
+    /// The model if it was loaded already (never loads it).
+    pub(crate) fn loaded_model(&self) -> Option<Arc<OnnxEmbedder>> {
+        self.model.get().and_then(|m| m.as_ref().ok().cloned())
+    }
+
     /// The model for embedding one query in a short-lived process (prompt-time recall): the
     /// int8 file with a fast start, in the model's vector space
     /// ([`OnnxConfig::query_config`]); the full model when that fails.

@@ -143,6 +143,12 @@ impl Engine {
         self.core.model()
     }
 
+    /// The model if this process loaded it already (never loads it): its load time and what
+    /// it computed ([`OnnxEmbedder::stats`]) for `memctl embed-pending --json`.
+    pub fn loaded_model(&self) -> Option<Arc<OnnxEmbedder>> {
+        self.core.loaded_model()
+    }
+
     /// Which embedder answers queries (loads the model when possible).
     pub fn active_embedder(&self) -> ActiveEmbedder {
         self.core.active_embedder()

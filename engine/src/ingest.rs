@@ -34,6 +34,19 @@ pub struct IngestOptions {
     /// transaction held the lock for seconds while every hook of every session waited behind
     /// it (issue 10). The CLI ingests in bounded passes; hooks read little and commit once.
     pub commit_bytes: Option<u64>,
+    /// Told the transcript bytes each committed pass consumed (`memctl ingest`'s progress bar
+    /// moves within a large file, not only per file).
+    pub progress: Option<IngestProgress>,
+}
+
+/// A callback told the bytes of each committed pass of [`Core::ingest_transcript`].
+#[derive(Clone)]
+pub struct IngestProgress(pub std::sync::Arc<dyn Fn(u64) + Send + Sync>);
+
+impl std::fmt::Debug for IngestProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("IngestProgress(..)")
+    }
 }
 
 impl Default for IngestOptions {
@@ -42,6 +55,7 @@ impl Default for IngestOptions {
             embed_with_model: true,
             chunker: ChunkerConfig::default(),
             commit_bytes: None,
+            progress: None,
         }
     }
 }
@@ -139,6 +153,9 @@ impl Core {
         let mut last_turn: Option<(String, u32)> = None;
         loop {
             let (mut r, more, first, last) = self.ingest_pass(path, opts, limit)?;
+            if let Some(p) = &opts.progress {
+                (p.0)(r.bytes_read);
+            }
             // A turn still open at the end of one pass is seen again by the next: count once.
             if first.is_some() && first == last_turn {
                 r.turns = r.turns.saturating_sub(1);

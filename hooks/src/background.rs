@@ -31,6 +31,11 @@ pub const KEEP_ALIVE: Duration = Duration::from_secs(8);
 /// How often an idle background embedder looks for pending chunks (one read transaction).
 const POLL: Duration = Duration::from_millis(250);
 
+/// Chunks per round of the background embedder (one store read, one commit, one progress
+/// record). Why small: `memctl status` shows progress per round, and each commit hands the
+/// store back to the hooks; 64 chunks are a few seconds of embedding.
+const ROUND: usize = 64;
+
 /// Archive `paths` (transcript files) for a hook, then embed pending chunks unless `no_embed`.
 pub fn archive(engine: &Engine, paths: &[PathBuf], no_embed: bool) -> Result<()> {
     memctl_engine::embed::lower_priority();
@@ -92,12 +97,16 @@ fn embed_pending(engine: &Engine) -> Result<()> {
 /// The background embedder's loop (the caller holds the embed lock and has lowered its
 /// priority): embed what is pending, then watch for more until `keep_alive` passes with
 /// nothing to do or `limit` chunks are done. The model is loaded at the first pending chunk
-/// and kept for the whole burst. Returns the chunks embedded.
+/// and kept for the whole burst. Progress goes to the data dir's progress record after every
+/// round ([`crate::progress`], shown by `memctl status`). Returns the chunks embedded.
 pub fn keep_embedding(engine: &Engine, limit: usize, keep_alive: Duration) -> usize {
     let mut done = 0;
     let mut idle_since = Instant::now();
+    let mut progress = crate::progress::Progress::start(engine.options().onnx.intra_threads);
+    crate::progress::write(engine.data_dir(), &progress);
     while done < limit {
-        match engine.embed_pending((limit - done).min(256)) {
+        let round = Instant::now();
+        match engine.embed_pending((limit - done).min(ROUND)) {
             Ok(0) => {
                 if idle_since.elapsed() >= keep_alive {
                     break;
@@ -107,6 +116,10 @@ pub fn keep_embedding(engine: &Engine, limit: usize, keep_alive: Duration) -> us
             Ok(n) => {
                 done += n;
                 idle_since = Instant::now();
+                progress.embedded = done as u64;
+                progress.busy_seconds += round.elapsed().as_secs_f64();
+                progress.updated_at = memctl_engine::clock::unix_now();
+                crate::progress::write(engine.data_dir(), &progress);
                 tracing::info!(chunks = n, "embedded pending chunks");
             }
             Err(e) => {

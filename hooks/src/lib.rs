@@ -14,6 +14,7 @@ pub mod lifecycle;
 pub mod logging;
 pub mod mcp;
 pub mod plugin;
+pub mod progress;
 pub mod setup;
 pub mod team;
 pub mod ui;

@@ -82,6 +82,49 @@ fn batch_equals_single() {
 }
 
 #[test]
+fn token_budget_batches_keep_input_order_and_pad_little() {
+    // An embedder of its own: the shared one's counters see the other tests' batches too.
+    let mut cfg = onnx_config();
+    cfg.token_budget = 512;
+    let m = OnnxEmbedder::load(&cfg).expect("load the ONNX embedder");
+    let words = [
+        "cargo",
+        "test",
+        "engine/src/store.rs",
+        "redb",
+        "the",
+        "hook",
+        "E0433",
+    ];
+    // Lengths from 2 to ~300 tokens in scrambled order (truncated at 256): several batches.
+    let texts: Vec<String> = (0..48)
+        .map(|i| {
+            (0..1 + (i * 37) % 100)
+                .map(|j| words[(i + j) % words.len()])
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let before = m.stats();
+    let batch = m.embed_batch(&refs).expect("batch");
+    let d = m.stats().since(&before);
+    assert_eq!(d.texts, 48);
+    assert!(d.batches >= 4, "a 512-cell budget cuts many batches: {d:?}");
+    assert!(d.cells >= d.tokens && d.cells > 0, "{d:?}");
+    assert!(d.padding_fraction() < 0.15, "sorted by tokens: {d:?}");
+    for (t, b) in refs.iter().zip(&batch) {
+        let single = m.embed(t).expect("single");
+        let diff = single
+            .iter()
+            .zip(b)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(diff < 1e-5, "{t:?}: batch vs single diff {diff}");
+    }
+}
+
+#[test]
 fn paraphrases_are_closer_than_unrelated() {
     let m = model();
     let pairs = [

@@ -7,12 +7,14 @@
 //! Every vector carries the [`EmbedderId`] of the embedder that made it: hash vectors and model
 //! vectors live in different spaces, so comparing across ids is an error, never a silent zero.
 
+pub mod batch;
 mod hash;
 pub mod onnx;
 mod priority;
 
+pub use batch::EmbedStats;
 pub use hash::HashEmbedder;
-pub use onnx::{OnnxConfig, OnnxEmbedder, RuntimeInfo};
+pub use onnx::{GraphOpt, OnnxConfig, OnnxEmbedder, RuntimeInfo};
 pub use priority::lower_priority;
 
 use crate::error::EmbedError;

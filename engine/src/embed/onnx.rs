@@ -6,10 +6,11 @@
 //! missing or too old. The engine then falls back to [`super::HashEmbedder`].
 //!
 //! Pipeline: tokenizer (truncation 256 = sentence-transformers' `max_seq_length`, batch-longest
-//! padding) → model `last_hidden_state` → mean pooling over the attention mask → L2 normalization.
-//! Texts are sorted by token length before batching so padding stays small; results are put back
-//! in input order.
+//! padding, see [`super::batch`]) → model `last_hidden_state` → mean pooling over the attention
+//! mask → L2 normalization. Texts are tokenized first, sorted by token count and cut into batches
+//! by a token budget so padding stays small; results are put back in input order.
 
+use super::batch::{EmbedStats, StatsCounter, plan_batches};
 use super::{Embedder, EmbedderId, l2_normalize};
 use crate::error::EmbedError;
 use ndarray::Array2;
@@ -18,7 +19,7 @@ use ort::session::builder::GraphOptimizationLevel;
 use ort::value::TensorRef;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams, TruncationStrategy};
+use tokenizers::{Encoding, Tokenizer, TruncationParams, TruncationStrategy};
 
 /// Model name shared by every all-MiniLM-L6-v2 variant.
 pub const MINILM_NAME: &str = "all-MiniLM-L6-v2";
@@ -45,13 +46,41 @@ pub struct OnnxConfig {
     pub intra_threads: usize,
     /// Maximum tokens per text (longer texts are truncated).
     pub max_tokens: usize,
-    /// Texts per inference call.
+    /// Most texts per inference call.
     pub batch_size: usize,
-    /// Create the session with graph optimizations off. Why: a process that embeds one short
-    /// query (a hook) pays the session creation every time, and the optimizer is most of it
-    /// (int8 file: ≈ 32 ms off vs 140–200 ms on, DESIGN §7); a batch embedder keeps them on.
-    pub fast_start: bool,
+    /// Most padded cells (texts × the batch's longest, in tokens) per inference call; see
+    /// [`super::batch::plan_batches`]. Why a bound: it keeps padding and the length of one
+    /// call small, so a background embedder holds a core for a short time at once.
+    pub token_budget: usize,
+    /// ONNX Runtime's graph optimizations at session creation. Why not always all: a process
+    /// that embeds one short query (a hook) pays the session creation every time, and the
+    /// optimizer is most of it (int8 file: ≈ 32 ms off vs 140–200 ms on, DESIGN §7).
+    pub graph_opt: GraphOpt,
 }
+
+/// How much ONNX Runtime optimizes the graph when it creates a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GraphOpt {
+    /// None: the fastest start.
+    Disable,
+    /// Constant folding and redundant node removal only.
+    Basic,
+    /// Every optimization (fusions, layouts): the slowest start.
+    All,
+}
+
+impl GraphOpt {
+    fn level(self) -> GraphOptimizationLevel {
+        match self {
+            GraphOpt::Disable => GraphOptimizationLevel::Disable,
+            GraphOpt::Basic => GraphOptimizationLevel::Level1,
+            GraphOpt::All => GraphOptimizationLevel::Level3,
+        }
+    }
+}
+
+/// Default [`OnnxConfig::token_budget`]: 16 texts of 256 tokens, or 32 of up to 128.
+pub const TOKEN_BUDGET: usize = 4096;
 
 impl OnnxConfig {
     /// A config for the given runtime library and model directory, with defaults.
@@ -63,7 +92,8 @@ impl OnnxConfig {
             intra_threads: 1,
             max_tokens: 256,
             batch_size: 32,
-            fast_start: false,
+            token_budget: TOKEN_BUDGET,
+            graph_opt: GraphOpt::All,
         }
     }
 
@@ -80,7 +110,7 @@ impl OnnxConfig {
         if int8.join("model.onnx").is_file() && int8.join("tokenizer.json").is_file() {
             q.model_dir = int8;
         }
-        q.fast_start = true;
+        q.graph_opt = GraphOpt::Disable;
         q.batch_size = 1;
         q
     }
@@ -190,6 +220,9 @@ pub struct RuntimeInfo {
     pub model_path: PathBuf,
     /// Model input names, in order.
     pub inputs: Vec<String>,
+    /// Seconds the load took (runtime library, session creation, tokenizer): what a process
+    /// that embeds pays before its first text.
+    pub load_seconds: f64,
 }
 
 /// all-MiniLM-L6-v2 on ONNX Runtime. See the module doc.
@@ -201,6 +234,9 @@ pub struct OnnxEmbedder {
     tokenizer: Tokenizer,
     needs_token_type_ids: bool,
     batch_size: usize,
+    token_budget: usize,
+    pad_id: u32,
+    stats: StatsCounter,
     info: RuntimeInfo,
 }
 
@@ -209,6 +245,7 @@ impl OnnxEmbedder {
     ///
     /// Errors (never panics) when the library is missing or too old, or a file is missing.
     pub fn load(cfg: &OnnxConfig) -> Result<Self, EmbedError> {
+        let started = std::time::Instant::now();
         let model_path = cfg.model_path();
         let tokenizer_path = cfg.tokenizer_path();
         for p in [&model_path, &tokenizer_path] {
@@ -233,11 +270,7 @@ impl OnnxEmbedder {
         };
         let session = Session::builder(&env)
             .map_err(rt)?
-            .with_optimization_level(if cfg.fast_start {
-                GraphOptimizationLevel::Disable
-            } else {
-                GraphOptimizationLevel::Level3
-            })
+            .with_optimization_level(cfg.graph_opt.level())
             .map_err(rtb)?
             .with_intra_threads(cfg.intra_threads.max(1))
             .map_err(rtb)?
@@ -263,18 +296,17 @@ impl OnnxEmbedder {
                 ..TruncationParams::default()
             }))
             .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
-        let pad = tokenizer.get_padding().cloned().unwrap_or_default();
-        tokenizer.with_padding(Some(PaddingParams {
-            strategy: PaddingStrategy::BatchLongest,
-            pad_to_multiple_of: None,
-            ..pad
-        }));
+        // No padding in the tokenizer: each batch is padded to its own longest when it is
+        // built (`embed_planned_batch`), after the texts were sorted by token count.
+        let pad_id = tokenizer.get_padding().map_or(0, |p| p.pad_id);
+        tokenizer.with_padding(None);
 
         let info = RuntimeInfo {
             dylib_path: cfg.dylib_path.clone(),
             build_info: ort::info().to_string(),
             model_path,
             inputs,
+            load_seconds: started.elapsed().as_secs_f64(),
         };
         Ok(Self {
             id: EmbedderId::new(MINILM_NAME, cfg.variant.clone(), MINILM_DIMS),
@@ -282,6 +314,9 @@ impl OnnxEmbedder {
             tokenizer,
             needs_token_type_ids,
             batch_size: cfg.batch_size.max(1),
+            token_budget: cfg.token_budget.max(1),
+            pad_id,
+            stats: StatsCounter::default(),
             info,
         })
     }
@@ -300,14 +335,17 @@ impl OnnxEmbedder {
         Ok(enc.get_attention_mask().iter().filter(|m| **m != 0).count())
     }
 
-    fn embed_sorted_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let encodings = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+    /// What this embedder has computed since it was loaded (texts, tokens, padded cells).
+    pub fn stats(&self) -> EmbedStats {
+        self.stats.snapshot()
+    }
+
+    /// Run one batch of tokenized texts, padded to its longest.
+    fn embed_planned_batch(&self, encodings: &[&Encoding]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let batch = encodings.len();
-        let seq = encodings.first().map_or(0, |e| e.get_ids().len());
-        let mut ids = Array2::<i64>::zeros((batch, seq));
+        let lens: Vec<usize> = encodings.iter().map(|e| e.get_ids().len()).collect();
+        let seq = lens.iter().copied().max().unwrap_or(0);
+        let mut ids = Array2::<i64>::from_elem((batch, seq), i64::from(self.pad_id));
         let mut mask = Array2::<i64>::zeros((batch, seq));
         let mut types = Array2::<i64>::zeros((batch, seq));
         for (b, enc) in encodings.iter().enumerate() {
@@ -317,13 +355,13 @@ impl OnnxEmbedder {
                 .zip(enc.get_attention_mask())
                 .zip(enc.get_type_ids())
                 .enumerate()
-                .take(seq)
             {
                 ids[[b, t]] = i64::from(id);
                 mask[[b, t]] = i64::from(m);
                 types[[b, t]] = i64::from(ty);
             }
         }
+        self.stats.add_batch(&lens);
         let rt = |e: ort::Error| EmbedError::Runtime(e.to_string());
         let mut session = self
             .session
@@ -393,13 +431,16 @@ impl Embedder for OnnxEmbedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        // Sort by length so each inference call pads to a similar length.
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| texts[i].len());
+        // Tokenize everything first, then batch by token count (see `super::batch`).
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+        let lens: Vec<usize> = encodings.iter().map(|e| e.get_ids().len()).collect();
         let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
-        for group in order.chunks(self.batch_size) {
-            let batch: Vec<&str> = group.iter().map(|&i| texts[i]).collect();
-            let vecs = self.embed_sorted_batch(&batch)?;
+        for group in plan_batches(&lens, self.batch_size, self.token_budget) {
+            let batch: Vec<&Encoding> = group.iter().map(|&i| &encodings[i]).collect();
+            let vecs = self.embed_planned_batch(&batch)?;
             for (&i, v) in group.iter().zip(vecs) {
                 out[i] = v;
             }

@@ -66,6 +66,16 @@ impl crate::EngineOptions {
     }
 }
 
+impl crate::EngineOptions {
+    /// These options for a bulk embedding command (`memctl ingest`, `memctl embed-pending`,
+    /// the background embedder): the model runs on [`EmbedSettings::bulk_threads`] threads
+    /// instead of the query's `MEMCTL_ORT_THREADS`.
+    pub fn for_bulk(mut self, s: &Settings) -> Self {
+        self.onnx.intra_threads = s.embed.bulk_threads();
+        self
+    }
+}
+
 impl crate::embed::OnnxConfig {
     /// The runtime and model the settings name (`ORT_DYLIB_PATH`, `MEMCTL_MODEL_DIR`,
     /// `MEMCTL_ORT_THREADS`), else found from `MEMCTL_HOME`, the data dir and the executable
@@ -107,9 +117,16 @@ pub struct EmbedSettings {
     pub ort_dylib: Option<PathBuf>,
     /// `MEMCTL_MODEL_DIR`: the model directory (default: searched like the runtime).
     pub model_dir: Option<PathBuf>,
-    /// `MEMCTL_ORT_THREADS` (default 1, at least 1): intra-op threads; hooks and the background
-    /// embedder share the machine with the agent.
+    /// `MEMCTL_ORT_THREADS` (default 1, at least 1): intra-op threads for embedding queries
+    /// (hooks, `memctl search`): one short text, where a second thread gains little and a hook
+    /// shares the machine with the agent.
     pub ort_threads: usize,
+    /// `MEMCTL_EMBED_THREADS` (default 2, at least 1): intra-op threads for bulk embedding
+    /// (`memctl ingest`, `memctl embed-pending`, the hooks' background embedder at nice 19),
+    /// capped at the cores this process may use ([`EmbedSettings::bulk_threads`]). Why 2: one
+    /// thread is at ORT's one-core bound (≈ 3k tokens/s, DESIGN §7); a second one is where a
+    /// first archive's embedding gets faster.
+    pub embed_threads: usize,
     /// `MEMCTL_BACKGROUND_EMBED` (default on): hooks start a detached `memctl embed-pending`
     /// for chunks stored with hash vectors. Off: they wait for a manual run.
     pub background: bool,
@@ -122,8 +139,18 @@ impl Default for EmbedSettings {
             ort_dylib: None,
             model_dir: None,
             ort_threads: 1,
+            embed_threads: 2,
             background: true,
         }
+    }
+}
+
+impl EmbedSettings {
+    /// The bulk embedding threads: `embed_threads`, at most the cores available to this
+    /// process (more threads than cores only time-slice one core and cost switches).
+    pub fn bulk_threads(&self) -> usize {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        self.embed_threads.clamp(1, cores)
     }
 }
 
@@ -421,6 +448,9 @@ impl Settings {
         s.embed.model_dir = v.os("MEMCTL_MODEL_DIR");
         if let Some(n) = v.number("MEMCTL_ORT_THREADS", |n: &usize| *n >= 1, ">= 1") {
             s.embed.ort_threads = n;
+        }
+        if let Some(n) = v.number("MEMCTL_EMBED_THREADS", |n: &usize| *n >= 1, ">= 1") {
+            s.embed.embed_threads = n;
         }
         if let Some(b) = v.switch("MEMCTL_BACKGROUND_EMBED") {
             s.embed.background = b;

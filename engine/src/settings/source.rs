@@ -127,6 +127,7 @@ fn value_of(
         "MEMCTL_MODEL_DIR" => return searched(s.embed.model_dir.is_some(), &onnx.model_dir),
         "ORT_DYLIB_PATH" => return searched(s.embed.ort_dylib.is_some(), &onnx.dylib_path),
         "MEMCTL_ORT_THREADS" => shown(s.embed.ort_threads),
+        "MEMCTL_EMBED_THREADS" => shown(s.embed.embed_threads),
         "MEMCTL_BACKGROUND_EMBED" => shown(s.embed.background),
         "MEMCTL_RESTORE_CHARS" => shown(s.restore.budget.max_chars),
         "MEMCTL_PRECOMPACT_CHARS" => shown(s.restore.precompact_chars),

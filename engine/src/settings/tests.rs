@@ -26,6 +26,7 @@ fn defaults_are_the_products() {
     assert_eq!(s.embed, EmbedSettings::default());
     assert_eq!(s.embed.embedder, EmbedderChoice::Onnx);
     assert_eq!(s.embed.ort_threads, 1);
+    assert_eq!(s.embed.embed_threads, 2);
     assert!(s.embed.background);
     assert_eq!(s.restore.budget.max_chars, 4000);
     assert_eq!(s.restore.precompact_chars, 2000);
@@ -75,6 +76,7 @@ fn every_knob_parses() {
         ("ORT_DYLIB_PATH", "/ort/lib.so"),
         ("MEMCTL_MODEL_DIR", "/models/m"),
         ("MEMCTL_ORT_THREADS", "3"),
+        ("MEMCTL_EMBED_THREADS", "1"),
         ("MEMCTL_BACKGROUND_EMBED", "0"),
         ("MEMCTL_RESTORE_CHARS", "10000"),
         ("MEMCTL_PRECOMPACT_CHARS", " 1200 "),
@@ -136,6 +138,9 @@ fn every_knob_parses() {
     let o = crate::EngineOptions::from_settings(&s);
     assert!(o.model_disabled);
     assert_eq!(o.onnx.intra_threads, 3);
+    // Bulk commands run on the bulk threads; queries keep MEMCTL_ORT_THREADS.
+    assert_eq!(s.embed.embed_threads, 1);
+    assert_eq!(o.clone().for_bulk(&s).onnx.intra_threads, 1);
     assert_eq!(o.onnx.model_dir, PathBuf::from("/models/m"));
     assert_eq!(o.onnx.dylib_path, PathBuf::from("/ort/lib.so"));
     let h = crate::hooks::HookConfig::from_settings(&s);
@@ -195,6 +200,7 @@ fn each_kind_of_bad_value_is_an_error_naming_the_variable() {
         ("MEMCTL_MEMORY_CHARS", "4e3"),
         ("MEMCTL_MEMORY_FILE_CHARS", "x"),
         ("MEMCTL_ORT_THREADS", "0"),
+        ("MEMCTL_EMBED_THREADS", "0"),
         ("MEMCTL_CONTEXT_WINDOW", "0"),
         ("MEMCTL_AUTOPILOT_WARN", "101"),
         ("MEMCTL_AUTOPILOT_CRITICAL", "NaN"),
@@ -391,4 +397,17 @@ fn the_readme_documents_every_variable() {
         }
     }
     assert!(config.contains("memctl config"));
+}
+
+#[test]
+fn bulk_threads_are_capped_at_the_available_cores() {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let s = parse(&[("MEMCTL_EMBED_THREADS", "4096")]);
+    assert_eq!(s.embed.embed_threads, 4096);
+    assert_eq!(s.embed.bulk_threads(), cores);
+    let d = parse(&[]);
+    assert_eq!(d.embed.bulk_threads(), 2.min(cores));
+    let o = crate::EngineOptions::from_settings(&d);
+    assert_eq!(o.onnx.intra_threads, 1, "queries stay on one thread");
+    assert_eq!(o.for_bulk(&d).onnx.intra_threads, 2.min(cores));
 }

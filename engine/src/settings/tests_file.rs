@@ -109,6 +109,7 @@ fn samples(w: &World) -> Vec<(&'static str, String, String)> {
             abs("ort/lib.so"),
         ),
         ("ort_threads", "2".into(), "2".into()),
+        ("embed_threads", "1".into(), "1".into()),
         ("background_embed", "false".into(), "false".into()),
         ("restore_chars", "3000".into(), "3000".into()),
         ("precompact_chars", toml_str("1200"), "1200".into()),

@@ -16,6 +16,10 @@ pub struct EmbedPendingArgs {
     /// log to the data dir's log file instead of stderr.
     #[arg(long)]
     pub background: bool,
+    /// Print one JSON object: chunks, seconds, threads, and what the model computed (texts,
+    /// tokens, padded cells, padding fraction), for benchmarks and scripts.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `memctl embedder`.
@@ -36,15 +40,36 @@ pub(super) fn embed_pending(
         writeln!(out, "another embedder is running")?;
         return Ok(());
     };
+    let threads = opts.onnx.intra_threads;
     let engine = open(opts)?;
+    let started = std::time::Instant::now();
     let n = if a.background {
         memctl_engine::embed::lower_priority();
         crate::background::keep_embedding(&engine, a.limit, crate::background::KEEP_ALIVE)
     } else {
         engine.embed_pending(a.limit)?
     };
-    tracing::info!(chunks = n, "embedded pending chunks");
-    writeln!(out, "embedded {n} chunks")?;
+    let seconds = started.elapsed().as_secs_f64();
+    tracing::info!(chunks = n, seconds, threads, "embedded pending chunks");
+    if a.json {
+        let model = engine.loaded_model();
+        let stats = model.as_ref().map(|m| m.stats()).unwrap_or_default();
+        let load = model.as_ref().map(|m| m.info().load_seconds);
+        let report = serde_json::json!({
+            "chunks": n,
+            "seconds": seconds,
+            "threads": threads,
+            "model_load_seconds": load,
+            "texts": stats.texts,
+            "batches": stats.batches,
+            "tokens": stats.tokens,
+            "cells": stats.cells,
+            "padding_fraction": stats.padding_fraction(),
+        });
+        writeln!(out, "{report}")?;
+    } else {
+        writeln!(out, "embedded {n} chunks")?;
+    }
     Ok(())
 }
 

@@ -79,11 +79,13 @@ pub(super) fn ingest(
         .filter_map(|f| std::fs::metadata(f).ok())
         .map(|m| m.len())
         .sum();
+    // In bytes, advanced after every committed pass (1 MiB): a single big transcript moves
+    // the bar too, not only the count of files.
     let bar = if !a.quiet && (files.len() > 3 || total_bytes > 4 << 20) {
-        let b = indicatif::ProgressBar::new(files.len() as u64);
+        let b = indicatif::ProgressBar::new(total_bytes);
         b.set_style(
             indicatif::ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} transcripts {msg}",
+                "{spinner} [{elapsed_precise}] {bar:30} {bytes}/{total_bytes} {msg}",
             )
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
@@ -95,17 +97,26 @@ pub(super) fn ingest(
         embed_with_model: !a.no_embed,
         // Bounded commits: hooks of running sessions get the store between passes.
         commit_bytes: Some(INGEST_COMMIT_BYTES),
+        progress: bar
+            .clone()
+            .map(|b| memctl_engine::IngestProgress(std::sync::Arc::new(move |n| b.inc(n)))),
         ..Default::default()
     };
     let mut total = memctl_engine::IngestReport::default();
     let mut failures = Vec::new();
-    for f in &files {
+    let mut done_bytes = 0u64;
+    for (i, f) in files.iter().enumerate() {
+        if let Some(b) = &bar {
+            b.set_message(format!("transcript {}/{}", i + 1, files.len()));
+        }
         match engine.ingest_transcript(f, &opts) {
             Ok(r) => total.merge(&r),
             Err(e) => failures.push(format!("{}: {e}", f.display())),
         }
+        // Bytes archived before (not read again) and failed files count as done.
+        done_bytes += std::fs::metadata(f).map_or(0, |m| m.len());
         if let Some(b) = &bar {
-            b.inc(1);
+            b.set_position(done_bytes.min(total_bytes));
         }
     }
     if let Some(b) = bar {

@@ -40,6 +40,8 @@ pub struct StatusReport {
     pub pending: u64,
     /// Vectors per embedding space.
     pub vectors: Vec<VectorCount>,
+    /// The background embedder: whether one runs, and its last progress record.
+    pub background: Background,
     /// The configured embedder (not loaded).
     pub embedder: String,
     /// How search uses the index.
@@ -50,6 +52,74 @@ pub struct StatusReport {
     /// With `--session`: that session's telemetry (null when it has none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<Option<SessionReport>>,
+}
+
+/// The background embedder's state (`memctl embed-pending`, or a hook's deferred archive).
+#[derive(Debug, Serialize)]
+pub struct Background {
+    /// Whether an embedder holds the data dir's embed lock now.
+    pub running: bool,
+    /// Its process id (from its progress record; absent when none was recorded).
+    pub pid: Option<u32>,
+    /// When it started (Unix seconds).
+    pub since: Option<i64>,
+    /// When it last recorded progress (Unix seconds).
+    pub updated_at: Option<i64>,
+    /// Chunks it embedded so far (the last run's total when none runs).
+    pub embedded: Option<u64>,
+    /// Chunks per second while embedding.
+    pub rate: Option<f64>,
+    /// Seconds left for the pending chunks at that rate (only while one runs).
+    pub eta_seconds: Option<f64>,
+    /// Intra-op threads of its model.
+    pub threads: Option<usize>,
+}
+
+fn background(data_dir: &std::path::Path, pending: u64) -> Background {
+    let running = crate::background::embedder_running(data_dir);
+    let p = crate::progress::read(data_dir);
+    Background {
+        running,
+        pid: p.as_ref().map(|p| p.pid),
+        since: p.as_ref().map(|p| p.started_at),
+        updated_at: p.as_ref().map(|p| p.updated_at),
+        embedded: p.as_ref().map(|p| p.embedded),
+        rate: p.as_ref().and_then(crate::progress::Progress::rate),
+        eta_seconds: p
+            .as_ref()
+            .filter(|_| running)
+            .and_then(|p| p.eta_seconds(pending)),
+        threads: p.as_ref().map(|p| p.threads),
+    }
+}
+
+/// `embedder running (pid 42, since …, 2 threads): 640 embedded, 12.3 chunks/s, ~1m 10s left`.
+fn background_line(b: &Background) -> String {
+    let mut s = if b.running {
+        let mut s = "embedder running".to_string();
+        if let (Some(pid), Some(since)) = (b.pid, b.since) {
+            s.push_str(&format!(" (pid {pid}, since {}", when(since)));
+            if let Some(t) = b.threads {
+                s.push_str(&format!(", {t} thread{}", if t == 1 { "" } else { "s" }));
+            }
+            s.push(')');
+        }
+        s
+    } else if let Some(at) = b.updated_at {
+        format!("no embedder running (last run until {})", when(at))
+    } else {
+        "no embedder running".to_string()
+    };
+    if let Some(n) = b.embedded {
+        s.push_str(&format!(": {} embedded", format_count(n)));
+    }
+    if let Some(r) = b.rate {
+        s.push_str(&format!(", {r:.1} chunks/s"));
+    }
+    if let Some(eta) = b.eta_seconds {
+        s.push_str(&format!(", ~{:.0} s left", eta.ceil()));
+    }
+    s
 }
 
 /// Vectors of one embedding space.
@@ -83,6 +153,7 @@ pub fn gather(engine: &Engine, a: &StatusArgs, cfg: &AutopilotConfig) -> Result<
             .into_iter()
             .map(|(embedder, count)| VectorCount { embedder, count })
             .collect(),
+        background: background(&o.data_dir, st.pending),
         embedder: embedder(o),
         index: INDEX.into(),
         telemetry,
@@ -127,6 +198,7 @@ pub(super) fn status(
         "pending:    {} chunks without a model vector",
         r.pending
     )?;
+    writeln!(out, "background: {}", background_line(&r.background))?;
     for v in &r.vectors {
         writeln!(
             out,

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""Whole-process UserPromptSubmit latency with no embedder running vs with a background
+embedder busy on a big backlog of pending chunks.
+
+usage: bench_embedder_contention.py <session.jsonl> <backlog.jsonl> <workdir> <calls> <bin dir>
+       [--block N] [--gap S] [--embedder <label>=<bin dir> ...]
+
+Setup (one MEMCTL_HOME): the backlog transcript (e.g. 5,000 turns) is archived with the
+background embedder off, so its chunks (thousands) wait for the model; the session transcript
+(e.g. 500 turns) is archived too, then copied to a live file that grows by one user turn and one
+assistant turn before each call (a realistic prompt: the hook hands the new turns to a detached
+`memctl ingest --background --no-embed`, so hook calls themselves never embed).
+
+Modes, in alternating blocks of `--block` calls (default 10) so that a drifting machine bills
+both alike:
+- `idle`: nothing else of memctl runs;
+- `embedder` (or `embedder-<label>` per `--embedder`, to compare embedder builds in one run;
+  the hooks are always `<bin dir>`'s): `memctl embed-pending --background` runs (as the hooks start it: nice 19, idle
+  I/O class, MEMCTL_EMBED_THREADS=2 by default), started before the block and killed (by its
+  pid) after it; the script waits until it holds the embed lock and has loaded the model (the
+  progress file says it embedded) before the first call, and checks it still runs after.
+
+Each call is `memctl-hook UserPromptSubmit` with the payload on stdin, timed by perf_counter
+around fork/exec+wait4, then `--gap` seconds (default 0.3) to the next prompt. Prints one JSON
+line per mode: calls, p50, p95, max wall ms, and for `embedder` the ratio of its p95 to idle's
+and how many calls saw the embedder still running. Stdlib only.
+"""
+import json, os, shutil, signal, statistics, subprocess, sys, time, uuid
+
+args = sys.argv[1:]
+block, gap = 10, 0.3
+embedders = []
+while "--embedder" in args:
+    i = args.index("--embedder")
+    label, d = args[i + 1].split("=", 1)
+    embedders.append(("embedder-" + label, os.path.abspath(d)))
+    del args[i:i + 2]
+if "--block" in args:
+    i = args.index("--block")
+    block = int(args[i + 1])
+    del args[i:i + 2]
+if "--gap" in args:
+    i = args.index("--gap")
+    gap = float(args[i + 1])
+    del args[i:i + 2]
+if len(args) != 5:
+    sys.exit(__doc__)
+session_src, backlog_src, workdir, calls, bindir = (os.path.abspath(args[0]), os.path.abspath(args[1]),
+                                                    os.path.abspath(args[2]), int(args[3]),
+                                                    os.path.abspath(args[4]))
+hook, memctl = os.path.join(bindir, "memctl-hook"), os.path.join(bindir, "memctl")
+if not embedders:
+    embedders = [("embedder", bindir)]
+home = os.path.join(workdir, "home")
+if os.path.exists(workdir):
+    shutil.rmtree(workdir)
+os.makedirs(workdir)
+live = os.path.join(workdir, "live.jsonl")
+shutil.copyfile(session_src, live)
+
+
+def first_line_with(path, key):
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                d = json.loads(line)
+            except ValueError:
+                continue
+            if d.get(key):
+                return d
+    return {}
+
+
+head = first_line_with(live, "sessionId")
+session = head.get("sessionId")
+
+
+def env(**extra):
+    e = dict(os.environ, MEMCTL_HOME=home, MEMCTL_BACKGROUND_EMBED="0", MEMCTL_RESIDENT="0")
+    e.update(extra)
+    return e
+
+
+def payload(path, sid):
+    return json.dumps({"session_id": sid, "transcript_path": path, "cwd": workdir,
+                       "hook_event_name": "UserPromptSubmit", "prompt": "continue"}).encode()
+
+
+def archive_inline(path, sid):
+    r = subprocess.run([hook, "UserPromptSubmit"], input=payload(path, sid), capture_output=True,
+                       env=env(MEMCTL_HOOK_INLINE_BYTES=str(1 << 40), MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE="1",
+                               MEMCTL_HOOK_DEADLINE_MS="600000"), cwd=workdir)
+    if r.returncode != 0:
+        sys.exit(f"archive of {path} failed: {r.stderr.decode(errors='replace')[-500:]}")
+
+
+archive_inline(backlog_src, first_line_with(backlog_src, "sessionId").get("sessionId"))
+archive_inline(live, session)
+status = json.loads(subprocess.run([memctl, "status", "--json"], env=env(), capture_output=True,
+                                   cwd=workdir, check=True).stdout)
+pending_at_start = status["pending"]
+
+parent = None
+with open(live, encoding="utf-8") as fh:
+    for line in fh:
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        parent = d.get("uuid", parent)
+
+
+def append_turn(i):
+    global parent
+    now = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+    lines = []
+    for role, text in (("user", f"step {i}: check why the cache test fails after the refactor of module {i}"),
+                       ("assistant", f"The cache test {i} fails because the key now includes the tenant id; "
+                                     f"I updated the fixture in tests/cache_{i}.rs and re-ran cargo test.")):
+        u = str(uuid.uuid4())
+        msg = {"role": role, "content": text} if role == "user" else \
+            {"role": "assistant", "content": [{"type": "text", "text": text}]}
+        lines.append(json.dumps({"type": role, "uuid": u, "parentUuid": parent, "sessionId": session,
+                                 "timestamp": now, "cwd": workdir, "message": msg}))
+        parent = u
+    with open(live, "a", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
+def embedder_running():
+    r = subprocess.run([memctl, "status", "--json"], env=env(), capture_output=True, cwd=workdir)
+    try:
+        return json.loads(r.stdout)["background"]["running"]
+    except (ValueError, KeyError):
+        return None
+
+
+def progress():
+    try:
+        with open(os.path.join(home, "embed-progress.json")) as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None
+
+
+def call(i):
+    append_turn(i)
+    t0 = time.perf_counter()
+    r = subprocess.run([hook, "UserPromptSubmit"], input=payload(live, session), capture_output=True,
+                       env=env(), cwd=workdir)
+    wall = (time.perf_counter() - t0) * 1000.0
+    if r.returncode != 0:
+        sys.exit(f"hook call failed: {r.stderr.decode(errors='replace')[-500:]}")
+    time.sleep(gap)
+    return wall
+
+
+res = {"idle": []}
+running_seen = {}
+i = 0
+while len(res["idle"]) < calls:
+    for _ in range(block):
+        res["idle"].append(call(i))
+        i += 1
+    for mode, ebin in embedders:
+        proc = subprocess.Popen([os.path.join(ebin, "memctl"), "embed-pending", "--background"],
+                                env=env(MEMCTL_BACKGROUND_EMBED="1"), cwd=workdir, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        # A build without the progress record: give it time to load the model instead.
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            p = progress()
+            if p and p.get("pid") == proc.pid and p.get("embedded", 0) > 0:
+                break
+            if not p or p.get("pid") != proc.pid:
+                if time.time() > deadline - 25:
+                    break
+            time.sleep(0.05)
+        for _ in range(block):
+            res.setdefault(mode, []).append(call(i))
+            i += 1
+            if proc.poll() is None:
+                running_seen[mode] = running_seen.get(mode, 0) + 1
+        proc.send_signal(signal.SIGTERM)
+        proc.wait()
+
+
+def summary(ws):
+    s = sorted(ws)
+    p95 = s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))]
+    return round(statistics.median(s), 1), round(p95, 1), round(s[-1], 1)
+
+
+idle = summary(res["idle"])
+for mode in ["idle"] + [m for m, _ in embedders]:
+    p50, p95, mx = summary(res[mode])
+    rec = {"mode": mode, "transcript": os.path.basename(session_src), "calls": len(res[mode]),
+           "p50_ms": p50, "p95_ms": p95, "max_ms": mx, "pending_at_start": pending_at_start}
+    if mode != "idle":
+        rec["p95_ratio_vs_idle"] = round(p95 / idle[1], 2) if idle[1] else None
+        rec["calls_with_embedder_running"] = running_seen.get(mode, 0)
+    print(json.dumps(rec), flush=True)
