@@ -86,6 +86,21 @@ if [ -n "$big" ]; then
   python3 scripts/bench_search_pending.py "$OUT/t$big.jsonl" "$OUT/sp-$big" 3 "now=$ROOT/target/release" >> "$SP"
 fi
 
+# Bulk embedding on 1 and 2 threads (real chunks of the 500-turn transcript), and
+# UserPromptSubmit p50/p95 on a growing 500-turn session with no embedder vs a background
+# embedder busy on the biggest history's backlog.
+ET="$OUT/embed_threads.jsonl"
+CT="$OUT/contention.jsonl"
+: > "$ET"; : > "$CT"
+if [ -s "$OUT/t500.jsonl" ]; then
+  echo "bench: embedding threads" >&2
+  python3 scripts/bench_embed_threads.py "$OUT/t500.jsonl" "$OUT/et" 2 "now=$ROOT/target/release" --limit 512 >> "$ET"
+  if [ -n "$big" ]; then
+    echo "bench: UserPromptSubmit with and without a running embedder (backlog n=$big)" >&2
+    python3 scripts/bench_embedder_contention.py "$OUT/t500.jsonl" "$OUT/t$big.jsonl" "$OUT/ct" 40 "$ROOT/target/release" >> "$CT"
+  fi
+fi
+
 if [ "${BENCH_SKIP_CRITERION:-0}" != 1 ]; then
   cargo bench --quiet -p memctl-benches --bench embed --bench index --bench pipeline -- --warm-up-time 1 --measurement-time 3 2>&1 | tee "$OUT/criterion.txt" | grep -E "^[a-z_/0-9]+ +time:|recall" >&2 || true
 fi
