@@ -160,7 +160,7 @@ fn camel_parts<'a>(word: &'a str, parts: &mut Vec<&'a str>) {
     }
 }
 
-/// [`camel_parts`] on characters (any script).
+/// [`camel_parts`] on characters (any script); appends to `parts`.
 fn camel_parts_chars<'a>(word: &'a str, parts: &mut Vec<&'a str>) {
     let chars: Vec<(usize, char)> = word.char_indices().collect();
     let mut start = 0;
@@ -183,6 +183,7 @@ fn camel_parts_chars<'a>(word: &'a str, parts: &mut Vec<&'a str>) {
 /// [`camel_parts`] of an ASCII word, on bytes: the same rules (for ASCII, `char`'s
 /// `is_uppercase`/`is_lowercase`/`is_numeric` are exactly the `is_ascii_*` tests) without
 /// collecting the characters into a vector first, which was one allocation per word.
+/// Appends to `parts`.
 fn camel_parts_ascii<'a>(word: &'a str, parts: &mut Vec<&'a str>) {
     let b = word.as_bytes();
     let mut start = 0;
@@ -358,6 +359,7 @@ mod tests {
             }
             let mut n_parts = 0;
             for word in compound.split(is_joiner).filter(|w| !w.is_empty()) {
+                parts.clear();
                 camel_parts_chars(word, &mut parts);
                 if parts.len() > 1 && word.len() <= MAX_PART {
                     out.push(word.to_lowercase());
