@@ -14,6 +14,8 @@ use crate::embed::{Embedder, EmbedderId};
 use crate::error::EngineError;
 use crate::store::{CursorRecord, PutOutcome};
 use crate::transcript::{Chunker, ChunkerConfig, ChunkerState};
+
+mod derived;
 use serde::Serialize;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
@@ -193,6 +195,7 @@ impl Core {
             path: path.to_path_buf(),
             source,
         };
+        let t0 = std::time::Instant::now();
         let key = std::fs::canonicalize(path)
             .map_err(io)?
             .to_string_lossy()
@@ -249,7 +252,9 @@ impl Core {
             .read_to_end(&mut bytes)
             .map_err(io)?;
         report.bytes_read = bytes.len() as u64;
+        let t_read = t0.elapsed();
         let batch = chunker.feed(&bytes);
+        let t_feed = t0.elapsed();
         report.lines = batch.stats.lines;
         report.malformed = batch.stats.malformed;
         report.turns = batch.turns.len() as u64;
@@ -298,16 +303,7 @@ impl Core {
             .filter(|(_, ch)| **ch)
             .map(|(c, _)| c.text.as_str())
             .collect();
-        let hash_vecs = self.hash_embedder().embed_batch(&to_embed)?;
-        // Term counts (tokenize + stem) of the chunks to store, on every core, before the
-        // write transaction: one core did them inside it (issue 17).
-        let mut term_counts: Vec<Option<Vec<(String, u32)>>> = {
-            use rayon::prelude::*;
-            to_embed
-                .par_iter()
-                .map(|t| Some(crate::index::lexical::term_frequencies(t)))
-                .collect()
-        };
+        let t_changed = t0.elapsed();
         let model_vecs: Option<(EmbedderId, Vec<Vec<f32>>)> =
             if opts.embed_with_model && !to_embed.is_empty() {
                 match self.model() {
@@ -348,78 +344,97 @@ impl Core {
             }
             return Ok((report, more, first_turn, last_turn));
         }
+        let t_pre = t0.elapsed();
         let accesses = self.claim_access_log();
-        let outcome = self.store().write(|w| {
-            self.apply_accesses(w, &accesses.1, now)?;
-            let mut counts = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
-            let mut vi = 0usize;
-            for ((c, ch), gone) in chunks.iter().zip(&changed).zip(&forgotten) {
-                let mut vectors: Vec<(EmbedderId, Vec<f32>)> = Vec::with_capacity(2);
-                let mut terms = None;
-                if *ch {
-                    terms = term_counts[vi].take();
-                    vectors.push((hash_id.clone(), hash_vecs[vi].clone()));
-                    if let Some((mid, mv)) = &model_vecs {
-                        vectors.push((mid.clone(), mv[vi].clone()));
-                    }
-                    vi += 1;
-                }
-                // Forgotten, possibly by a forget that committed since the read above.
-                if *gone || w.is_forgotten(c)? {
-                    counts.5 += 1;
-                    continue;
-                }
-                let out = w.put_chunk_with_terms(c, &vectors, now, terms)?;
-                match out {
-                    PutOutcome::Inserted(id) | PutOutcome::Replaced(id) => {
-                        if matches!(out, PutOutcome::Inserted(_)) {
-                            counts.0 += 1;
-                        } else {
-                            counts.1 += 1;
+        // Hash vectors and term counts (tokenize + stem) of the chunks to store are computed on
+        // the other cores while this thread writes the ones before them (`derived`).
+        let hash = self.hash_embedder();
+        let outcome = derived::with_derived(hash, &to_embed, |derived| {
+            self.store().write(|w| {
+                self.apply_accesses(w, &accesses.1, now)?;
+                let mut counts = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+                let mut vi = 0usize;
+                for ((c, ch), gone) in chunks.iter().zip(&changed).zip(&forgotten) {
+                    let mut vectors: Vec<(EmbedderId, Vec<f32>)> = Vec::with_capacity(2);
+                    let mut terms = None;
+                    if *ch {
+                        let (hash_vec, tf) = derived.next(&c.text);
+                        terms = Some(tf);
+                        vectors.push((hash_id.clone(), hash_vec));
+                        if let Some((mid, mv)) = &model_vecs {
+                            vectors.push((mid.clone(), mv[vi].clone()));
                         }
-                        if model_vecs.is_none() {
-                            w.mark_pending(id)?;
-                            counts.4 += 1;
-                        }
+                        vi += 1;
                     }
-                    PutOutcome::Unchanged(_) => counts.2 += 1,
-                    PutOutcome::Duplicate(_) => counts.3 += 1,
+                    // Forgotten, possibly by a forget that committed since the read above.
+                    if *gone || w.is_forgotten(c)? {
+                        counts.5 += 1;
+                        continue;
+                    }
+                    let out = w.put_chunk_with_terms(c, &vectors, now, terms)?;
+                    match out {
+                        PutOutcome::Inserted(id) | PutOutcome::Replaced(id) => {
+                            if matches!(out, PutOutcome::Inserted(_)) {
+                                counts.0 += 1;
+                            } else {
+                                counts.1 += 1;
+                            }
+                            if model_vecs.is_none() {
+                                w.mark_pending(id)?;
+                                counts.4 += 1;
+                            }
+                        }
+                        PutOutcome::Unchanged(_) => counts.2 += 1,
+                        PutOutcome::Duplicate(_) => counts.3 += 1,
+                    }
+                    if c.part + 1 == c.parts {
+                        w.drop_parts_from(&c.session_id, c.turn_index, c.parts)?;
+                    }
                 }
-                if c.part + 1 == c.parts {
-                    w.drop_parts_from(&c.session_id, c.turn_index, c.parts)?;
+                // Move the cursor forward only (a concurrent ingest may already be further on).
+                let keep_existing = w.cursor(&key)?.is_some_and(|cur| {
+                    cur.dev == dev
+                        && cur.ino == ino
+                        && cur.offset > consumed_to
+                        && !report.rewritten
+                });
+                if !keep_existing {
+                    w.set_cursor(
+                        &key,
+                        &CursorRecord {
+                            offset: consumed_to,
+                            dev,
+                            ino,
+                            head_sha: new_head.clone(),
+                            head_len,
+                            state: state_bytes.clone(),
+                            session_id: session_id.clone(),
+                        },
+                    )?;
                 }
-            }
-            // Move the cursor forward only (a concurrent ingest may already be further on).
-            let keep_existing = w.cursor(&key)?.is_some_and(|cur| {
-                cur.dev == dev && cur.ino == ino && cur.offset > consumed_to && !report.rewritten
-            });
-            if !keep_existing {
-                w.set_cursor(
-                    &key,
-                    &CursorRecord {
-                        offset: consumed_to,
-                        dev,
-                        ino,
-                        head_sha: new_head.clone(),
-                        head_len,
-                        state: state_bytes.clone(),
-                        session_id: session_id.clone(),
-                    },
-                )?;
-            }
-            // Not for a forgotten session whose turns were all skipped: an empty record would
-            // bring its name back to `memctl sessions`.
-            let only_forgotten = counts.5 > 0 && counts.0 + counts.1 + counts.2 + counts.3 == 0;
-            if !session_id.is_empty() && (!only_forgotten || w.session(&session_id)?.is_some()) {
-                let key = key.clone();
-                w.update_session(&session_id, &project, |s| {
-                    s.transcript_path = Some(key);
-                })?;
-            }
-            Ok(counts)
+                // Not for a forgotten session whose turns were all skipped: an empty record would
+                // bring its name back to `memctl sessions`.
+                let only_forgotten = counts.5 > 0 && counts.0 + counts.1 + counts.2 + counts.3 == 0;
+                if !session_id.is_empty() && (!only_forgotten || w.session(&session_id)?.is_some())
+                {
+                    let key = key.clone();
+                    w.update_session(&session_id, &project, |s| {
+                        s.transcript_path = Some(key);
+                    })?;
+                }
+                Ok(counts)
+            })
         });
         self.release_access_log(accesses.0, outcome.is_ok());
         let outcome = outcome?;
+        tracing::debug!(
+            read_ms = t_read.as_millis(),
+            feed_ms = (t_feed - t_read).as_millis(),
+            changed_ms = (t_changed - t_feed).as_millis(),
+            derive_and_write_ms = (t0.elapsed() - t_pre).as_millis(),
+            total_ms = t0.elapsed().as_millis(),
+            "ingest pass phases"
+        );
         report.inserted = outcome.0;
         report.replaced = outcome.1;
         report.unchanged = outcome.2;

@@ -32,11 +32,17 @@ impl HashEmbedder {
         }
     }
 
-    /// Embed one text without the `Result` (hashing cannot fail).
+    /// Embed one text without the `Result` (hashing cannot fail). The vectors are stored
+    /// and compared with query vectors, so the words, hashes and weights must never change;
+    /// the lowercased word and the padded trigram input live in buffers reused from word to
+    /// word (one allocation per word each was a visible share of a first archive, issue 17).
     pub fn embed_one(&self, text: &str) -> Vec<f32> {
         let mut v = vec![0.0f32; HASH_DIMS];
         let mut prev: Option<u64> = None;
-        for word in words(text) {
+        let mut word = String::new();
+        let mut padded: Vec<u8> = Vec::new();
+        for raw in raw_words(text) {
+            lower_into(&mut word, raw);
             let w = fnv1a(word.as_bytes(), 0x9e37_79b9);
             add(&mut v, w, 1.0);
             if let Some(p) = prev {
@@ -44,10 +50,10 @@ impl HashEmbedder {
             }
             prev = Some(w);
             // Character trigrams of the padded word give partial credit to shared stems.
-            let padded: Vec<u8> = std::iter::once(b'#')
-                .chain(word.bytes())
-                .chain(std::iter::once(b'#'))
-                .collect();
+            padded.clear();
+            padded.push(b'#');
+            padded.extend_from_slice(word.as_bytes());
+            padded.push(b'#');
             if padded.len() > 4 {
                 for tri in padded.windows(3) {
                     add(&mut v, fnv1a(tri, 0x85eb_ca6b), 0.25);
@@ -72,11 +78,22 @@ impl Embedder for HashEmbedder {
     }
 }
 
-/// Lowercased alphanumeric words (ASCII-lowercased; other scripts kept as is).
-fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+/// Alphanumeric words (`_` included), not yet lowercased.
+fn raw_words(text: &str) -> impl Iterator<Item = &str> + '_ {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty())
-        .map(|w| w.to_lowercase())
+}
+
+/// `s` lowercased into `buf`: ASCII in place, other scripts through `str::to_lowercase`
+/// (the same result as `to_lowercase` on the whole word, which is what the vectors used).
+fn lower_into(buf: &mut String, s: &str) {
+    buf.clear();
+    if s.is_ascii() {
+        buf.push_str(s);
+        buf.make_ascii_lowercase();
+    } else {
+        buf.push_str(&s.to_lowercase());
+    }
 }
 
 fn add(v: &mut [f32], h: u64, weight: f32) {
@@ -118,6 +135,44 @@ mod tests {
         );
     }
 
+    /// The embedder as it was before its buffers were reused (a `String` per word, a `Vec`
+    /// per padded word): stored hash vectors were made with it, so the output must be
+    /// bit-identical.
+    fn reference_embed(text: &str) -> Vec<f32> {
+        let mut v = vec![0.0f32; HASH_DIMS];
+        let mut prev: Option<u64> = None;
+        for word in raw_words(text).map(str::to_lowercase) {
+            let w = fnv1a(word.as_bytes(), 0x9e37_79b9);
+            add(&mut v, w, 1.0);
+            if let Some(p) = prev {
+                add(&mut v, p.rotate_left(17) ^ w, 0.5);
+            }
+            prev = Some(w);
+            let padded: Vec<u8> = std::iter::once(b'#')
+                .chain(word.bytes())
+                .chain(std::iter::once(b'#'))
+                .collect();
+            if padded.len() > 4 {
+                for tri in padded.windows(3) {
+                    add(&mut v, fnv1a(tri, 0x85eb_ca6b), 0.25);
+                }
+            }
+        }
+        l2_normalize(&mut v);
+        v
+    }
+
+    #[test]
+    fn same_vectors_as_the_allocating_embedder() {
+        let e = HashEmbedder::new();
+        for text in [
+            "cargo test fails with a linker error in engine",
+            "HTTPServer_Config ÉTÉ Straße ΣΑΣ über naïve 42 x",
+        ] {
+            assert_eq!(e.embed_one(text), reference_embed(text), "{text}");
+        }
+    }
+
     #[test]
     fn empty_text_is_zero_vector() {
         let v = HashEmbedder::new().embed_one("  ,, ");
@@ -132,6 +187,7 @@ mod tests {
             let a = e.embed_one(&s);
             let b = e.embed_one(&s);
             prop_assert_eq!(&a, &b);
+            prop_assert_eq!(&a, &reference_embed(&s));
             prop_assert_eq!(a.len(), HASH_DIMS);
             let n: f32 = a.iter().map(|x| x * x).sum();
             prop_assert!(n == 0.0 || (n - 1.0).abs() < 1e-4, "norm^2 = {}", n);

@@ -401,3 +401,46 @@ proptest::proptest! {
         proptest::prop_assert!(out.starts_with(before.as_str()) && out.ends_with(after.as_str()));
     }
 }
+
+/// `strip_private` as it was before it jumped from `<` to `<` (a case-insensitive compare at
+/// every byte): the new search must find the same spans.
+fn reference_strip_private(text: &str) -> Option<(String, u32)> {
+    let lower_find = |hay: &str, needle: &str, from: usize| -> Option<usize> {
+        let bytes = hay.as_bytes();
+        let n = needle.len();
+        (from..=bytes.len().checked_sub(n)?)
+            .find(|&i| bytes[i..i + n].eq_ignore_ascii_case(needle.as_bytes()))
+    };
+    let mut start = lower_find(text, PRIVATE_OPEN, 0)?;
+    let mut out = String::new();
+    let mut last = 0;
+    let mut n = 0u32;
+    loop {
+        out.push_str(&text[last..start]);
+        out.push_str(&RedactionKind::Private.marker());
+        n += 1;
+        let body = start + PRIVATE_OPEN.len();
+        match lower_find(text, PRIVATE_CLOSE, body) {
+            Some(end) => last = end + PRIVATE_CLOSE.len(),
+            None => return Some((out, n)),
+        }
+        match lower_find(text, PRIVATE_OPEN, last) {
+            Some(next) => start = next,
+            None => break,
+        }
+    }
+    out.push_str(&text[last..]);
+    Some((out, n))
+}
+
+proptest::proptest! {
+    #[test]
+    fn private_tag_search_matches_reference(
+        pieces in proptest::collection::vec(
+            "(<|<private>|</private>|<PRIVATE>|</Private|<priv|é|x y|>)", 0..12
+        )
+    ) {
+        let text = pieces.concat();
+        proptest::prop_assert_eq!(strip_private(&text), reference_strip_private(&text));
+    }
+}

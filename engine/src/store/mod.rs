@@ -166,7 +166,7 @@ impl Store {
         let mut w = StoreWriter {
             tx: db.begin_write()?,
             pending_blocks: Vec::new(),
-            pending_postings: postings::Pending::new(),
+            pending_postings: postings::Pending::default(),
         };
         w.create_tables()?;
         {
@@ -234,7 +234,7 @@ impl Store {
         let mut w = StoreWriter {
             tx,
             pending_blocks: Vec::new(),
-            pending_postings: postings::Pending::new(),
+            pending_postings: postings::Pending::default(),
         };
         let out = f(&mut w)?;
         w.flush_postings()?;

@@ -193,7 +193,7 @@ impl super::Store {
         let mut w = StoreWriter {
             tx,
             pending_blocks: Vec::new(),
-            pending_postings: super::postings::Pending::new(),
+            pending_postings: super::postings::Pending::default(),
         };
         let out = f(&mut w)?;
         w.flush_postings()?;

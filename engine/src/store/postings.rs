@@ -33,8 +33,9 @@ const SEGMENT_FORMAT: u8 = 1;
 pub(crate) type Entry = (ChunkId, u32, u32);
 
 /// Postings buffered in a write transaction: (project, term) → entries in id order (a hash
-/// map: the buffer is looked up once per term of every chunk; sorted once at commit).
-pub(super) type Pending = std::collections::HashMap<(u32, String), Vec<Entry>>;
+/// map with a fast in-process hasher: the buffer is looked up once per term of every chunk;
+/// sorted once at commit, so nothing persisted depends on the hasher).
+pub(super) type Pending = foldhash::HashMap<(u32, String), Vec<Entry>>;
 
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::line::{ParseStats, ParsedLine, parse_line};
+use super::line::{LineError, ParseStats, ParsedLine, parse_line};
 use super::text::{bound_head, bound_head_tail, ellipsize, first_line, first_sentence};
 use super::turns::{Turn, TurnAssembler, TurnEvent, TurnKind, TurnStatus};
 use crate::chunk::Chunk;
@@ -11,6 +11,16 @@ use crate::redact::{RedactionCounts, redact_counted};
 
 /// Smallest `max_chunk_chars` honoured: below it the part header would crowd out the body.
 const MIN_CHUNK_CHARS: usize = 200;
+
+/// Input at least this large is parsed and rendered on every core (rayon). Why: a first
+/// archive of a long history parsed 80 MB of JSON on one core while the other idled (issue
+/// 17); a hook's usual few new lines stay on the calling thread, where a thread hand-off
+/// would cost more than the work.
+const PARALLEL_MIN_BYTES: usize = 256 * 1024;
+
+/// Lines parsed in parallel per block: the turn assembly between blocks is sequential, and
+/// a block bounds how many decoded lines are alive at once.
+const PARSE_BLOCK_LINES: usize = 2048;
 
 /// Limits that shape chunk text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -100,6 +110,8 @@ pub struct Chunker {
     config: ChunkerConfig,
     state: ChunkerState,
     fallback_session_id: String,
+    /// [`PARALLEL_MIN_BYTES`], changed by tests to compare both paths.
+    parallel_min_bytes: usize,
 }
 
 impl Chunker {
@@ -110,7 +122,16 @@ impl Chunker {
             config,
             state: ChunkerState::default(),
             fallback_session_id: fallback_session_id.into(),
+            parallel_min_bytes: PARALLEL_MIN_BYTES,
         }
+    }
+
+    /// Parse and render on every core from this many input bytes on (tests: `0` always,
+    /// `usize::MAX` never). The output does not depend on it.
+    #[cfg(test)]
+    pub(crate) fn with_parallel_min_bytes(mut self, n: usize) -> Self {
+        self.parallel_min_bytes = n;
+        self
     }
 
     /// Continue from a saved state.
@@ -144,32 +165,58 @@ impl Chunker {
     }
 
     fn feed_lines(&mut self, bytes: &[u8]) -> Batch {
+        use rayon::prelude::*;
+        let parallel = bytes.len() >= self.parallel_min_bytes;
         let base = self.state.resume_offset;
         let mut stats = ParseStats::default();
         let mut assembler = TurnAssembler::new(self.state.next_turn_index, base);
-        for (offset, line) in split_lines(bytes) {
-            if line.trim_ascii().is_empty() {
-                stats.blank += 1;
-                continue;
-            }
-            let parsed = parse_line(line);
-            stats.record(&parsed);
-            match parsed {
-                Ok(line) => {
-                    self.observe(&line);
-                    assembler.push(&line, offset);
-                }
-                Err(e) => {
-                    tracing::debug!(offset = base + offset as u64, error = %e, "skipping malformed transcript line")
+        // Lines are decoded a block at a time (on every core for a big input), then fed to the
+        // assembler one by one in file order: the turn assembly is sequential by nature.
+        let lines: Vec<(usize, &[u8])> = split_lines(bytes).collect();
+        let decode = |line: &&[u8]| (!line.trim_ascii().is_empty()).then(|| parse_line(line));
+        for block in lines.chunks(PARSE_BLOCK_LINES) {
+            let parsed: Vec<Option<Result<ParsedLine, LineError>>> = if parallel {
+                block.par_iter().map(|(_, l)| decode(l)).collect()
+            } else {
+                block.iter().map(|(_, l)| decode(l)).collect()
+            };
+            for ((offset, _), parsed) in block.iter().zip(parsed) {
+                let Some(parsed) = parsed else {
+                    stats.blank += 1;
+                    continue;
+                };
+                stats.record(&parsed);
+                match parsed {
+                    Ok(line) => {
+                        self.observe(&line);
+                        assembler.push(&line, *offset);
+                    }
+                    Err(e) => {
+                        tracing::debug!(offset = base + *offset as u64, error = %e, "skipping malformed transcript line")
+                    }
                 }
             }
         }
         let (turns, next_index, mut redactions) = assembler.finish();
         self.advance(&turns, next_index, base, bytes.len());
-        let chunks = turns
-            .iter()
-            .flat_map(|t| self.render(t, &mut redactions))
-            .collect();
+        // Turns render independently (text, parts, final redaction): on every core for a big
+        // input, collected in turn order, redaction counts added up afterwards.
+        let this = &*self;
+        let render = |t: &Turn| {
+            let mut counts = RedactionCounts::default();
+            let chunks = this.render(t, &mut counts);
+            (chunks, counts)
+        };
+        let rendered: Vec<(Vec<EmittedChunk>, RedactionCounts)> = if parallel {
+            turns.par_iter().map(render).collect()
+        } else {
+            turns.iter().map(render).collect()
+        };
+        let mut chunks = Vec::with_capacity(rendered.iter().map(|(c, _)| c.len()).sum());
+        for (c, counts) in rendered {
+            redactions.merge(&counts);
+            chunks.extend(c);
+        }
         Batch {
             chunks,
             turns,
