@@ -341,9 +341,10 @@ impl Core {
                 let mut terms = None;
                 if *ch {
                     terms = term_counts[vi].take();
-                    vectors.push((hash_id.clone(), hash_vecs[vi].clone()));
-                    if let Some((mid, mv)) = &model_vecs {
-                        vectors.push((mid.clone(), mv[vi].clone()));
+                    // One space per chunk: the hash vector only until the model's exists.
+                    match &model_vecs {
+                        Some((mid, mv)) => vectors.push((mid.clone(), mv[vi].clone())),
+                        None => vectors.push((hash_id.clone(), hash_vecs[vi].clone())),
                     }
                     vi += 1;
                 }

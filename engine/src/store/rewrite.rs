@@ -103,7 +103,7 @@ pub(super) type RowUpgrade<'a> =
 /// function with a new schema version.
 #[derive(Default, Clone, Copy)]
 pub(super) struct CopyRows<'a> {
-    /// Applied to every row of the record tables.
+    /// Applied to every row of the record tables and of `vectors`.
     pub upgrade: Option<&'a RowUpgrade<'a>>,
     /// Schema version written into the copy's meta table.
     pub schema: Option<u32>,
@@ -215,6 +215,7 @@ fn copy_one(
             n if n == SUMMARIES.name() => {
                 return copy_records(src, dst, SUMMARIES, up);
             }
+            n if n == VECTORS.name() => return copy_records(src, dst, VECTORS, up),
             _ => {}
         }
     }
