@@ -1,5 +1,5 @@
-//! The one codec of stored values: records (bincode, standard config) and f32 vectors
-//! (little-endian), with typed errors.
+//! The one codec of stored values: records (bincode, standard config) and vectors (f32 for
+//! tool outputs, f16 for re-scoring; little-endian), with typed errors.
 //!
 //! Why one module: the store and the swap each had their own copies, and a short vector was
 //! silently cut to whole floats instead of being reported.

@@ -412,7 +412,7 @@ impl StoreWriter {
 #[cfg(test)]
 impl StoreReader {
     /// Every index agrees with the chunks table: turn entries, session links, postings, lexical
-    /// stats, f32 vectors, int8 block ids, hashes and pending marks name live chunks only, and
+    /// stats, re-scoring vectors, int8 block ids, hashes and pending marks name live chunks only, and
     /// every live chunk is indexed. Returns what disagrees (empty: consistent).
     pub fn audit(&self) -> Result<Vec<String>, StoreError> {
         use redb::ReadableMultimapTable;
@@ -476,7 +476,7 @@ impl StoreReader {
                 .get(&id)
                 .is_some_and(|r| r.embedders.iter().any(|e| e == emb))
             {
-                bad.push(format!("f32 vector of dead chunk {id}"));
+                bad.push(format!("re-scoring vector of dead chunk {id}"));
             }
         }
         // Block entries per chunk in the spaces it lists; the hash entry of a chunk the model
