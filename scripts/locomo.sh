@@ -158,7 +158,7 @@ ms() { awk -v s="$1" -v n="$N_Q" 'BEGIN { printf "%.2f", 1000 * s / n }'; }
     echo
     echo "- ingest: $INGEST_S s wall ($INGEST_LINE)"
     echo "- $COVERAGE"
-    echo "- store: $STORE_BYTES bytes ($HOME_DIR/memctl.redb, both the model and hash vectors)"
+    echo "- store: $STORE_BYTES bytes ($HOME_DIR/memctl.redb, model vectors: a model-embedded chunk keeps no hash vector from schema 4 on)"
     for label in "${!SEARCH_S[@]}"; do
         echo "- search $label: ${SEARCH_S[$label]} s for $N_Q queries = $(ms "${SEARCH_S[$label]}") ms/query (batch, one process, model loaded once)"
     done | sort

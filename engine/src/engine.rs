@@ -524,6 +524,7 @@ impl Engine {
             let texts: Vec<&str> = batch.iter().map(|(_, r)| r.chunk.text.as_str()).collect();
             let vecs = model.embed_batch(&texts)?;
             let emb = model.id().clone();
+            let hash = self.core.hash_embedder().id().clone();
             self.core.store().write(|w| {
                 for id in &gone {
                     w.clear_pending(*id)?;
@@ -535,6 +536,12 @@ impl Engine {
                     {
                         w.put_vector(cur.project_id, *id, &emb, v)?;
                         cur.embedders.push(emb.key());
+                        // The hash vector was only there until the model's came (issue 17:
+                        // bytes); its int8 entry goes at the quiet moment (`Store::reclaim`).
+                        if cur.embedders.contains(&hash.key()) {
+                            w.drop_vector(*id, &hash)?;
+                            cur.embedders.retain(|k| *k != hash.key());
+                        }
                         w.update_record(*id, &cur)?;
                     }
                     w.clear_pending(*id)?;
@@ -542,6 +549,14 @@ impl Engine {
                 Ok(())
             })?;
             done += batch.len() + gone.len();
+        }
+        if self.core.store().read()?.pending_count()? == 0 {
+            // A quiet moment: the burst of embedding is over (see `store::reclaim`).
+            let rep = self
+                .core
+                .store()
+                .reclaim(model.id(), self.core.hash_embedder().id())?;
+            tracing::info!(?rep, "reclaimed store bytes");
         }
         Ok(done)
     }

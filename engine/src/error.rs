@@ -174,7 +174,8 @@ store_from_redb!(
     redb::TableError,
     redb::StorageError,
     redb::CommitError,
-    redb::DatabaseError
+    redb::DatabaseError,
+    redb::CompactionError
 );
 
 /// Errors from engine operations (ingest, search, restore).

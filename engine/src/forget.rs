@@ -12,7 +12,7 @@
 //! [`crate::store::remove`] for why), and identical copies in other sessions go too.
 //!
 //! **Where it is removed**, in one write transaction: chunks, turn entries, session links,
-//! postings and the lexical stats, f32 vectors and int8 block entries (blocks re-packed),
+//! postings and the lexical stats, re-scoring vectors and int8 block entries (blocks re-packed),
 //! dedup hashes, pending-embedding marks, session records (removed when nothing is left, else
 //! their counts fixed), stored summaries of affected sessions (they may quote what went; the
 //! extractive one is rebuilt afterwards from what is left), and stored tool outputs (matched

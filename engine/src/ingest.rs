@@ -360,9 +360,10 @@ impl Core {
                     if *ch {
                         let (hash_vec, tf) = derived.next(&c.text);
                         terms = Some(tf);
-                        vectors.push((hash_id.clone(), hash_vec));
-                        if let Some((mid, mv)) = &model_vecs {
-                            vectors.push((mid.clone(), mv[vi].clone()));
+                        // One space per chunk: the hash vector only until the model's exists.
+                        match &model_vecs {
+                            Some((mid, mv)) => vectors.push((mid.clone(), mv[vi].clone())),
+                            None => vectors.push((hash_id.clone(), hash_vec)),
                         }
                         vi += 1;
                     }

@@ -1,7 +1,7 @@
 //! Pruning: apply [`rank::decay`](crate::rank::decay) and
 //! [`rank::should_prune`](crate::rank::should_prune) to stored chunks and delete the pruned ones
 //! through the store, keeping every index consistent (turn entries, session links, postings,
-//! f32 vectors; int8 blocks are compacted afterwards so no tombstone id stays behind).
+//! re-scoring vectors; int8 blocks are compacted afterwards so no tombstone id stays behind).
 //!
 //! Why decay is computed here and not stored: the stored confidence is the value at the last
 //! access (see `Engine::apply_accesses`); the current value is a pure function of it and the

@@ -3,7 +3,7 @@
 //! tests measure is what ships.
 //!
 //! ```text
-//! query vector ─► int8 block scan (candidates) ─► f32 re-score ─┐
+//! query vector ─► int8 block scan (candidates) ─► f16 re-score ─┐
 //!                                                                ├─► fusion ─► load + filter
 //! query text ──► BM25 over the store's postings (+ coverage) ───┘   (search::fuse)   (one part per turn)
 //! ```
@@ -25,7 +25,7 @@ use crate::search::{FusedHit, FusionParams, SearchMode, fuse};
 use crate::store::{ChunkId, ChunkRecord, StoreReader};
 use std::collections::HashSet;
 
-/// The int8 scan keeps at least this many candidates for the f32 re-score: int8 recall@10 is
+/// The int8 scan keeps at least this many candidates for the f16 re-score: int8 recall@10 is
 /// 0.96–0.99 before re-scoring and 1.0 after re-scoring the top 50 (index tests).
 const MIN_RESCORE: usize = 50;
 
@@ -80,7 +80,7 @@ impl<'r> Retriever<'r> {
     }
 
     /// Dense candidates: int8 scan of the projects' vector blocks, then the best are re-scored
-    /// with their f32 vectors (exact cosine). Best first, at most `n`.
+    /// with their f16 vectors (cosine within ~1e-4 of f32). Best first, at most `n`.
     pub(crate) fn dense(
         &self,
         project_ids: &[u32],

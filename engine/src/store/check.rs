@@ -63,7 +63,7 @@ pub enum Rule {
     Posting,
     /// Lexical stats that are not the sum of the project's chunks.
     LexStats,
-    /// A chunk's f32 vectors are not the spaces it lists, or a vector of a missing chunk.
+    /// A chunk's re-scoring vectors are not the spaces it lists, or a vector of a missing chunk.
     Vector,
     /// A pending mark of a missing chunk, or a chunk neither pending nor model-embedded.
     Pending,
@@ -106,7 +106,7 @@ pub struct CheckCounts {
     pub sessions: u64,
     /// Postings.
     pub postings: u64,
-    /// f32 vectors.
+    /// Re-scoring (f16) vectors.
     pub vectors: u64,
     /// Vectors in int8 blocks (dead ones included: they wait for a compaction).
     pub block_vectors: u64,

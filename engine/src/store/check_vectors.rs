@@ -1,4 +1,4 @@
-//! The checker's rules for vectors (f32 rows, int8 blocks, pending marks) and for stored tool
+//! The checker's rules for vectors (f16 re-scoring rows, int8 blocks, pending marks) and for stored tool
 //! outputs (see [`super::check`]).
 
 use super::check::{CheckCounts, FULL_BLOCK, Findings, Rule, add, is_model_key, open_table};
@@ -8,7 +8,7 @@ use crate::error::StoreError;
 use redb::{ReadTransaction, ReadableTable};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// f32 vectors, pending marks and int8 blocks against the chunks.
+/// Re-scoring vectors (f16, schema 4), pending marks and int8 blocks against the chunks.
 pub(super) fn check(
     tx: &ReadTransaction,
     chunks: &BTreeMap<ChunkId, ChunkRecord>,
@@ -23,19 +23,32 @@ pub(super) fn check(
             let (id, key) = k.value();
             counts.vectors += 1;
             let bytes = v.value().len();
-            if bytes % 4 != 0 {
+            // The space key ends in its dimensions (`name@variant/dims`, `EmbedderId::key`).
+            let declared = key
+                .rsplit_once('/')
+                .and_then(|(_, d)| d.parse::<usize>().ok());
+            if bytes % 2 != 0 {
                 add(
                     found,
                     Rule::Decode,
-                    format!("f32 vector ({id}, {key}): {bytes} bytes"),
+                    format!("f16 vector ({id}, {key}): {bytes} bytes"),
                 );
-            } else if *dims.entry(key.to_string()).or_insert(bytes / 4) != bytes / 4 {
+            } else if declared.is_some_and(|d| d != bytes / 2) {
                 add(
                     found,
                     Rule::Vector,
                     format!(
-                        "f32 vector ({id}, {key}): {} dimensions, others of this space {}",
-                        bytes / 4,
+                        "f16 vector ({id}, {key}): {} dimensions, the space has {declared:?}",
+                        bytes / 2
+                    ),
+                );
+            } else if *dims.entry(key.to_string()).or_insert(bytes / 2) != bytes / 2 {
+                add(
+                    found,
+                    Rule::Vector,
+                    format!(
+                        "f16 vector ({id}, {key}): {} dimensions, others of this space {}",
+                        bytes / 2,
                         dims[key]
                     ),
                 );
@@ -44,12 +57,12 @@ pub(super) fn check(
                 None => add(
                     found,
                     Rule::Vector,
-                    format!("f32 vector ({id}, {key}) of a missing chunk"),
+                    format!("f16 vector ({id}, {key}) of a missing chunk"),
                 ),
                 Some(rec) if !rec.embedders.iter().any(|e| e == key) => add(
                     found,
                     Rule::Vector,
-                    format!("f32 vector ({id}, {key}): the chunk does not list this space"),
+                    format!("f16 vector ({id}, {key}): the chunk does not list this space"),
                 ),
                 Some(_) => {}
             }
@@ -93,7 +106,7 @@ pub(super) fn check(
                 add(
                     found,
                     Rule::Vector,
-                    format!("chunk {id} lists space {key} without its f32 vector"),
+                    format!("chunk {id} lists space {key} without its f16 vector"),
                 );
             }
             expected
@@ -116,7 +129,8 @@ pub(super) fn check(
 type Block = (u64, Vec<ChunkId>);
 
 /// Int8 blocks: contiguous numbers, full blocks before the tail, the tail entry, and every live
-/// vector exactly once (dead ids wait for a compaction and are allowed).
+/// vector exactly once (dead ids wait for a compaction and are allowed, and so does the hash
+/// entry of a chunk the model embedded since: its hash vector was dropped, `store::vectors`).
 fn check_blocks(
     tx: &ReadTransaction,
     chunks: &BTreeMap<ChunkId, ChunkRecord>,
@@ -182,7 +196,8 @@ fn check_blocks(
         let mut seen: BTreeMap<ChunkId, u32> = BTreeMap::new();
         for id in blocks.iter().flat_map(|(_, ids)| ids) {
             let Some(rec) = chunks.get(id) else { continue };
-            if rec.project_id != *p || !rec.embedders.iter().any(|e| e == key) {
+            let superseded = !is_model_key(key) && rec.embedders.iter().any(|k| is_model_key(k));
+            if rec.project_id != *p || (!superseded && !rec.embedders.iter().any(|e| e == key)) {
                 add(
                     found,
                     Rule::Block,

@@ -247,7 +247,7 @@ impl StoreWriter {
         Ok(())
     }
 
-    /// Remove a chunk: record, postings, f32 vectors. Its int8 block entries stay until the
+    /// Remove a chunk: record, postings, re-scoring vectors. Its int8 block entries stay until the
     /// next compaction (readers skip ids without a record: tombstone by absence).
     pub fn delete_chunk(&mut self, id: ChunkId, rec: &ChunkRecord) -> Result<(), StoreError> {
         self.tx.open_table(CHUNKS)?.remove(id)?;

@@ -29,6 +29,8 @@
 //! - 3: the `postings` multimap (one row per (term, chunk)) became `posting_lists`, packed
 //!   per-term segments (`super::postings`): rows are unchanged, the table is converted as it
 //!   is copied (`rewrite::CopyRows::pack_postings`).
+//! - 4: re-scoring vectors (`vectors`) are f16 instead of f32 (half the bytes, issue 17);
+//!   each row is converted as it is copied ([`v3_to_v4`]).
 
 use super::rewrite::{CopyRows, RowUpgrade, copy_all};
 use super::schema::*;
@@ -70,7 +72,22 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         row: |_, _| Ok(None),
         pack_postings: true,
     },
+    Migration {
+        from: 3,
+        what: "re-scoring vectors stored as f16 (half the bytes of f32)",
+        row: v3_to_v4,
+        pack_postings: false,
+    },
 ];
+
+/// Schema 3 → 4: a row of `vectors` (f32 little-endian) becomes f16; a row whose length is
+/// not a whole number of f32 values is reported, never carried over unread.
+fn v3_to_v4(table: &str, v: &[u8]) -> Result<Option<Vec<u8>>, CodecError> {
+    if table != VECTORS.name() {
+        return Ok(None);
+    }
+    Ok(Some(codec::f32s_to_f16_bytes(&codec::bytes_to_f32s(v)?)))
+}
 
 /// Schema 1 → 2: the schema-1 value of a record is exactly the body of record version 1, so
 /// the row becomes `[1] + value` once it is known to decode (a row that does not is reported,

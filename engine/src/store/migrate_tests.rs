@@ -74,11 +74,37 @@ fn put_schema(tx: &redb::WriteTransaction, v: u32) {
         .expect("schema");
 }
 
-/// Turn the (schema 3) store at `path` into what the schema-2 release wrote: one row per
-/// posting in the `postings` multimap, no `posting_lists`, schema version 2. Returns the
-/// postings moved.
-fn downgrade_to_schema_2(path: &Path) -> u64 {
+/// Turn the (schema 4) store at `path` into what the schema-3 release wrote: f32 re-scoring
+/// vectors, schema version 3. Returns the vectors converted.
+fn downgrade_to_schema_3(path: &Path) -> u64 {
     raw_write(path, |tx| {
+        let mut t = tx.open_table(VECTORS).expect("vectors");
+        let rows: Vec<((u64, String), Vec<u8>)> = redb::ReadableTable::iter(&t)
+            .expect("iter")
+            .map(|r| {
+                let (k, v) = r.expect("row");
+                let (id, key) = k.value();
+                ((id, key.to_string()), v.value().to_vec())
+            })
+            .collect();
+        for ((id, key), v) in &rows {
+            let f32s = crate::codec::f16_bytes_to_f32s(v).expect("f16 vector");
+            let bytes = crate::codec::f32s_to_bytes(&f32s);
+            t.insert((*id, key.as_str()), bytes.as_slice())
+                .expect("insert");
+        }
+        drop(t);
+        put_schema(tx, 3);
+        rows.len() as u64
+    })
+}
+
+/// Turn the (schema 4) store at `path` into what the schema-2 release wrote: f32 vectors, one
+/// row per posting in the `postings` multimap, no `posting_lists`, schema version 2. Returns
+/// (postings moved, vectors converted).
+fn downgrade_to_schema_2(path: &Path) -> (u64, u64) {
+    let vectors = downgrade_to_schema_3(path);
+    let postings = raw_write(path, |tx| {
         let mut n = 0;
         {
             let lists = tx.open_table(POSTING_LISTS).expect("posting lists");
@@ -95,14 +121,16 @@ fn downgrade_to_schema_2(path: &Path) -> u64 {
         assert!(tx.delete_table(POSTING_LISTS).expect("delete"));
         put_schema(tx, 2);
         n
-    })
+    });
+    (postings, vectors)
 }
 
 /// Turn the (schema 3) store at `path` into what the schema-1 release wrote: bare record
 /// bodies, postings one row each, schema version 1. Returns the rows changed.
 fn downgrade_to_schema_1(path: &Path) -> u64 {
-    let postings = downgrade_to_schema_2(path);
+    let (postings, vectors) = downgrade_to_schema_2(path);
     postings
+        + vectors
         + raw_write(path, |tx| {
             let n = strip_version_bytes(tx, CHUNKS)
                 + strip_version_bytes(tx, SESSIONS)
@@ -236,7 +264,7 @@ fn a_schema_2_store_migrates_to_packed_postings_and_answers_exactly_as_before() 
     let before = snapshot(&e);
     let path = e.store_path();
     drop(e);
-    let moved = downgrade_to_schema_2(&path);
+    let (moved, vectors) = downgrade_to_schema_2(&path);
     assert!(moved > 50, "{moved} postings");
     let err = Store::open(&path).expect_err("a schema-2 store must not open as current");
     assert!(
@@ -246,7 +274,11 @@ fn a_schema_2_store_migrates_to_packed_postings_and_answers_exactly_as_before() 
     let backups = dir.path().join("data").join("backups");
     let rep = Store::migrate(&path, &backups).expect("migrate");
     assert_eq!((rep.from, rep.to), (2, SCHEMA_VERSION), "{rep:?}");
-    assert_eq!(rep.rows_changed, moved, "every posting packed: {rep:?}");
+    assert_eq!(
+        rep.rows_changed,
+        moved + vectors,
+        "every posting packed, every vector f16: {rep:?}"
+    );
     assert_eq!(contents(&rep.backup.clone().expect("backup")).0, 2);
     {
         let db = create::builder().open(&path).expect("open raw");
@@ -273,6 +305,79 @@ fn a_schema_2_store_migrates_to_packed_postings_and_answers_exactly_as_before() 
     let check = check::check_store(&path).expect("check");
     assert!(check.violations.is_empty(), "{:#?}", check.violations);
     assert!(check.counts.postings >= moved, "{:?}", check.counts);
+}
+
+/// Schema 3 → 4: f32 re-scoring vectors become f16 (half the bytes); every chunk, session
+/// and search answers as before, each vector within f16 rounding of what it was, and the
+/// checker finds nothing.
+#[test]
+fn a_schema_3_store_migrates_to_f16_vectors_and_answers_as_before() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (e, _) = three_sessions(dir.path());
+    let before = snapshot(&e);
+    let path = e.store_path();
+    let hash = crate::embed::HashEmbedder::new();
+    let originals: Vec<(ChunkId, Vec<f32>)> = before
+        .0
+        .iter()
+        .map(|(id, rec)| {
+            let v = crate::embed::Embedder::embed(&hash, &rec.chunk.text).expect("embed");
+            (*id, v)
+        })
+        .collect();
+    drop(e);
+    let converted = downgrade_to_schema_3(&path);
+    assert_eq!(
+        converted,
+        before.0.len() as u64,
+        "one hash vector per chunk"
+    );
+    {
+        // What schema 3 stored: 4 bytes per dimension.
+        let db = create::builder().open(&path).expect("open raw");
+        let tx = db.begin_read().expect("read");
+        let t = tx.open_table(VECTORS).expect("vectors");
+        for row in redb::ReadableTable::iter(&t).expect("iter") {
+            assert_eq!(row.expect("row").1.value().len(), 384 * 4);
+        }
+    }
+    let err = Store::open(&path).expect_err("a schema-3 store must not open as current");
+    assert!(
+        matches!(err, StoreError::NeedsMigration { found: 3, .. }),
+        "{err}"
+    );
+    let backups = dir.path().join("data").join("backups");
+    let rep = Store::migrate(&path, &backups).expect("migrate");
+    assert_eq!((rep.from, rep.to), (3, SCHEMA_VERSION), "{rep:?}");
+    assert_eq!(rep.rows_changed, converted, "{rep:?}");
+    let e = engine_at(&dir.path().join("data"));
+    assert_eq!(
+        snapshot(&e),
+        before,
+        "chunks, sessions, summary, swaps, search"
+    );
+    let r = e.store().read().expect("read");
+    for (id, want) in &originals {
+        let got = r
+            .vector(*id, crate::embed::Embedder::id(&hash))
+            .expect("read")
+            .expect("a vector");
+        assert_eq!(got.len(), want.len());
+        let worst = got
+            .iter()
+            .zip(want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(worst < 1e-3, "chunk {id}: off by {worst}");
+    }
+    drop(r);
+    audit(&e);
+    let check = check::check_store(&path).expect("check");
+    assert!(check.violations.is_empty(), "{:#?}", check.violations);
+    assert!(
+        std::fs::metadata(&path).expect("meta").len() <= rep.bytes_before,
+        "{rep:?}"
+    );
 }
 
 #[test]

@@ -7,7 +7,7 @@
 //!
 //! Why vectors in blocks: a full scan of redb rows costs ~7 µs per row, so the search path reads
 //! a few big values (int8 blocks of [`BLOCK_VECTORS`] vectors, see [`crate::index::quant`]) and
-//! re-scores the best candidates with their f32 vectors, fetched by key.
+//! re-scores the best candidates with their f16 vectors, fetched by key.
 //!
 //! Concurrency: `begin_write` blocks without a timeout, so writers use `try_begin_write` in a
 //! bounded loop ([`Store::write`]) and report [`StoreError::Busy`] past the deadline; callers
@@ -27,6 +27,7 @@ mod handle;
 pub(crate) mod migrate;
 pub(crate) mod port;
 pub(crate) mod postings;
+pub(crate) mod reclaim;
 pub(crate) mod remove;
 pub(crate) mod rewrite;
 mod schema;
@@ -36,6 +37,7 @@ mod vectors;
 
 pub use chunks::{ChunkRecord, PutOutcome};
 pub(crate) use postings::StoreLexical;
+pub use reclaim::ReclaimReport;
 pub use schema::SCHEMA_VERSION;
 pub(crate) use schema::{
     SUMMARIES, SWAP_BLOBS, SWAP_ENTRIES, SWAP_ORDER, SWAP_REFS, SWAP_STATS, SWAP_VECTORS,

@@ -9,8 +9,8 @@ use redb::{MultimapTableDefinition, TableDefinition};
 /// Version of the table layout. An older store is migrated (`memctl migrate`), a newer one is
 /// refused with a clear error. 2: every record value starts with its format version byte.
 /// 3: BM25 postings are packed per-term lists ([`POSTING_LISTS`]) instead of one multimap row
-/// per (term, chunk).
-pub const SCHEMA_VERSION: u32 = 3;
+/// per (term, chunk). 4: re-scoring vectors ([`VECTORS`]) are f16, not f32.
+pub const SCHEMA_VERSION: u32 = 4;
 
 pub(super) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 pub(super) const META_SCHEMA: &str = "schema_version";
@@ -32,7 +32,9 @@ pub(super) const SESSION_CHUNKS: MultimapTableDefinition<&str, u64> =
     MultimapTableDefinition::new("session_chunks");
 /// transcript path → bincode [`CursorRecord`].
 pub(super) const CURSORS: TableDefinition<&str, &[u8]> = TableDefinition::new("cursors");
-/// (chunk id, embedder key) → f32 little-endian vector (re-scoring, re-embedding).
+/// (chunk id, embedder key) → f16 little-endian vector (re-scoring, export, team sync);
+/// schema 1–3 stored f32. Only the spaces the chunk's record lists (`ChunkRecord::embedders`):
+/// once the model embedded a chunk, its hash vector is dropped (`store::vectors`).
 pub(super) const VECTORS: TableDefinition<(u64, &str), &[u8]> = TableDefinition::new("vectors");
 /// (project id, embedder key, block no) → int8 block (see `index::quant`).
 pub(super) const VEC_BLOCKS: TableDefinition<(u32, &str, u64), &[u8]> =

@@ -1,7 +1,14 @@
-//! Vectors: f32 vectors per (chunk, embedder) for re-scoring, int8 blocks per (project,
+//! Vectors: f16 vectors per (chunk, embedder) for re-scoring, int8 blocks per (project,
 //! embedder) for the scan, and the queue of chunks still waiting for a model vector.
 //!
 //! Tables: `vectors`, `vec_blocks`, `vec_tails`, `pending_embed`.
+//!
+//! Bytes (issue 17): a chunk keeps one space once the model embedded it. Its hash vector is
+//! only read while it waits for the model (search over pending chunks) or in a store that has
+//! no model at all, so `embed_pending` drops the hash row when it adds the model's, and the
+//! stale hash entry of the int8 blocks goes at the next [`StoreWriter::compact_vectors`]
+//! (the background embedder runs it when nothing is left pending). Re-scoring vectors are f16
+//! ([`codec::f32s_to_f16_bytes`]: half the bytes of f32, the same ranking).
 
 use super::BLOCK_VECTORS;
 use super::schema::*;
@@ -34,12 +41,22 @@ impl StoreWriter {
         v: &[f32],
     ) -> Result<(), StoreError> {
         let key = emb.key();
-        let bytes = codec::f32s_to_bytes(v);
+        let bytes = codec::f32s_to_f16_bytes(v);
         self.tx
             .open_table(VECTORS)?
             .insert((id, key.as_str()), bytes.as_slice())?;
         self.pending_blocks
             .push((project_id, emb.clone(), id, v.to_vec()));
+        Ok(())
+    }
+
+    /// Drop a chunk's re-scoring vector of one space (its int8 block entry stays until the
+    /// next [`Self::compact_vectors`], which keeps only the spaces a chunk lists). The caller
+    /// takes the space out of the chunk's record in the same transaction.
+    pub fn drop_vector(&mut self, id: ChunkId, emb: &EmbedderId) -> Result<(), StoreError> {
+        self.tx
+            .open_table(VECTORS)?
+            .remove((id, emb.key().as_str()))?;
         Ok(())
     }
 
@@ -132,9 +149,10 @@ impl StoreWriter {
         Ok(())
     }
 
-    /// Rewrite a project's int8 vector blocks without the ids of deleted chunks (tombstones),
-    /// re-packed into full blocks of [`BLOCK_VECTORS`]; the tail entry follows. Blocks of a
-    /// space without dead ids are left untouched.
+    /// Rewrite a project's int8 vector blocks without the ids of deleted chunks (tombstones)
+    /// and without the entries of a space a chunk no longer lists (the hash entry of a chunk the
+    /// model embedded since), re-packed into full blocks of [`BLOCK_VECTORS`]; the tail entry
+    /// follows. Blocks of a space without such ids are left untouched.
     pub fn compact_vectors(&mut self, project_id: u32) -> Result<CompactReport, StoreError> {
         let mut rep = CompactReport::default();
         let keys: Vec<String> = {
@@ -149,6 +167,24 @@ impl StoreWriter {
             v
         };
         for key in keys {
+            let r = self.compact_space(project_id, &key)?;
+            rep.blocks_before += r.blocks_before;
+            rep.blocks_after += r.blocks_after;
+            rep.vectors_kept += r.vectors_kept;
+            rep.vectors_dropped += r.vectors_dropped;
+        }
+        Ok(rep)
+    }
+
+    /// [`Self::compact_vectors`] for one space of a project.
+    pub(super) fn compact_space(
+        &mut self,
+        project_id: u32,
+        key: &str,
+    ) -> Result<CompactReport, StoreError> {
+        let mut rep = CompactReport::default();
+        let key = key.to_string();
+        {
             let blocks: Vec<(u64, Vec<u8>)> = {
                 let t = self.tx.open_table(VEC_BLOCKS)?;
                 let mut v = Vec::new();
@@ -165,7 +201,13 @@ impl StoreWriter {
             let mut dead = 0u64;
             for (_, b) in &blocks {
                 for id in quant::BlockView::parse(b)?.ids() {
-                    if chunks.get(id)?.is_some() {
+                    let lists = match chunks.get(id)? {
+                        Some(g) => codec::decode_record::<super::ChunkRecord>(g.value())?
+                            .embedders
+                            .contains(&key),
+                        None => false,
+                    };
+                    if lists {
                         alive.insert(id);
                     } else {
                         dead += 1;
@@ -177,7 +219,7 @@ impl StoreWriter {
             rep.vectors_kept += alive.len() as u64;
             if dead == 0 {
                 rep.blocks_after += blocks.len() as u64;
-                continue;
+                return Ok(rep);
             }
             rep.vectors_dropped += dead;
             // Blocks other than a tail are rewritten: resident copies must reload.
@@ -237,12 +279,14 @@ impl StoreWriter {
 }
 
 impl StoreReader {
-    /// The f32 vector of a chunk in one embedding space.
+    /// The re-scoring vector of a chunk in one embedding space (stored as f16).
     pub fn vector(&self, id: ChunkId, emb: &EmbedderId) -> Result<Option<Vec<f32>>, StoreError> {
         let key = emb.key();
         let t = self.tx.open_table(VECTORS)?;
         let out = t.get((id, key.as_str()))?;
-        Ok(out.map(|v| codec::bytes_to_f32s(v.value())).transpose()?)
+        Ok(out
+            .map(|v| codec::f16_bytes_to_f32s(v.value()))
+            .transpose()?)
     }
 
     /// Scan the int8 blocks of a project (or all projects) in one embedding space; returns the

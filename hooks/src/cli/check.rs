@@ -46,7 +46,7 @@ fn print(r: &CheckReport, out: &mut dyn Write) -> Result<()> {
     writeln!(out, "integrity:  {integrity}")?;
     writeln!(
         out,
-        "checked:    {} chunks, {} turn entries, {} sessions, {} postings, {} f32 vectors, \
+        "checked:    {} chunks, {} turn entries, {} sessions, {} postings, {} re-scoring vectors, \
          {} int8 block entries, {} stored tool outputs",
         c.chunks, c.turns, c.sessions, c.postings, c.vectors, c.block_vectors, c.swap_entries
     )?;

@@ -131,7 +131,7 @@ pub struct VectorCount {
     pub count: u64,
 }
 
-const INDEX: &str = "exact int8 scan + f32 re-score (per query); BM25 postings in redb";
+const INDEX: &str = "exact int8 scan + f16 re-score (per query); BM25 postings in redb";
 
 /// Gather the report (cheap: store counts, configuration, telemetry files).
 pub fn gather(engine: &Engine, a: &StatusArgs, cfg: &AutopilotConfig) -> Result<StatusReport> {

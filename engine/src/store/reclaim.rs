@@ -1,0 +1,142 @@
+//! Giving bytes back at a quiet moment: the hash vectors of chunks the model embedded, their
+//! int8 block entries, and the file's free pages (issue 17: a 5,000-turn store was 41 %
+//! unallocated pages).
+//!
+//! When: the background embedder (any `embed_pending`) calls [`Store::reclaim`] once it
+//! leaves nothing pending: the model's burst of work is over, and the prompt path has nothing
+//! to wait for from it.
+//!
+//! Free pages: redb's `Database::compact` cannot be used here. In multi-process mode it refuses
+//! while any other process holds a read transaction (`TransactionInProgress`: hooks, the MCP
+//! server and searches read at any time), and even when it runs it leaves freed bytes in the
+//! file (`super::rewrite`'s measurement). So the file is rewritten instead ([`Store::rewrite`],
+//! forget's machinery): every live row is copied into a new file under the store's write lock
+//! and renamed over it; other processes move to the new file at their next transaction, and no
+//! commit can be lost because none can happen on the old file meanwhile. A hook that wants to
+//! write during the copy waits its own deadline and then spools its turns (archived later), so
+//! the rewrite is only done when it pays: at least [`REWRITE_MIN_FREE_BYTES`] free, and at
+//! least [`REWRITE_MIN_FREE_FRACTION`] of the file.
+
+use super::rewrite::RewriteReport;
+use super::schema::*;
+use super::{Store, StoreError, StoreWriter};
+use crate::embed::EmbedderId;
+use redb::{ReadableTable, ReadableTableMetadata};
+
+/// Rewrite the file only when at least this share of it is free pages.
+pub const REWRITE_MIN_FREE_FRACTION: f64 = 0.25;
+/// ... and at least this many bytes (a small store is not worth a rewrite).
+pub const REWRITE_MIN_FREE_BYTES: u64 = 2 << 20;
+
+/// What [`Store::reclaim`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ReclaimReport {
+    /// Hash vectors dropped (their chunk has a model vector).
+    pub hash_vectors_dropped: u64,
+    /// Int8 block entries dropped (hash entries of model-embedded chunks, deleted chunks).
+    pub block_entries_dropped: u64,
+    /// The file rewrite, when the free pages were worth one.
+    pub rewrite: Option<RewriteReport>,
+}
+
+impl Store {
+    /// Drop what the model made redundant and give free pages back (see the module doc). Does
+    /// nothing while chunks are pending (they still need their hash vectors for search).
+    pub fn reclaim(
+        &self,
+        model: &EmbedderId,
+        hash: &EmbedderId,
+    ) -> Result<ReclaimReport, StoreError> {
+        let mut rep = ReclaimReport::default();
+        let hash_key = hash.key();
+        // Read first: most quiet moments have nothing to drop, and a write transaction that
+        // changes nothing still costs a durable commit.
+        let projects = {
+            let r = self.read()?;
+            if r.pending_count()? > 0 {
+                return Ok(rep);
+            }
+            let tails = r.tx.open_table(VEC_TAILS)?;
+            let mut v = Vec::new();
+            for row in tails.iter()? {
+                let (k, t) = row?;
+                let (p, key) = k.value();
+                if key == hash_key && t.value() != (0, 0) {
+                    v.push(p);
+                }
+            }
+            v
+        };
+        if !projects.is_empty() {
+            let (dropped, entries) = self.write(|w| {
+                if w.tx.open_table(PENDING)?.len()? > 0 {
+                    return Ok((0, 0));
+                }
+                let dropped = w.drop_superseded(model, hash)?;
+                let mut entries = 0;
+                for &p in &projects {
+                    entries += w.compact_space(p, &hash_key)?.vectors_dropped;
+                }
+                Ok((dropped, entries))
+            })?;
+            rep.hash_vectors_dropped = dropped;
+            rep.block_entries_dropped = entries;
+        }
+        if self.worth_rewriting()? {
+            rep.rewrite = Some(self.rewrite()?);
+        }
+        Ok(rep)
+    }
+
+    /// True when the file's free pages pass both thresholds of the module doc.
+    fn worth_rewriting(&self) -> Result<bool, StoreError> {
+        let file = std::fs::metadata(&self.path).map_err(|source| StoreError::Io {
+            path: self.path.clone(),
+            source,
+        })?;
+        let (_opened, tx) = self.begin_write()?;
+        let stats = tx.stats()?;
+        tx.abort()?;
+        let used = stats.allocated_pages() * stats.page_size() as u64;
+        let free = file.len().saturating_sub(used);
+        Ok(free >= REWRITE_MIN_FREE_BYTES
+            && free as f64 >= REWRITE_MIN_FREE_FRACTION * file.len() as f64)
+    }
+}
+
+impl StoreWriter {
+    /// Drop the `hash` vector of every chunk that also has a `model` vector, and take the hash
+    /// space out of its record (its int8 entry goes at the next compaction). Returns the
+    /// vectors dropped.
+    fn drop_superseded(
+        &mut self,
+        model: &EmbedderId,
+        hash: &EmbedderId,
+    ) -> Result<u64, StoreError> {
+        let (model_key, hash_key) = (model.key(), hash.key());
+        let ids: Vec<u64> = {
+            let t = self.tx.open_table(VECTORS)?;
+            let mut v = Vec::new();
+            for row in t.iter()? {
+                let (k, _) = row?;
+                let (id, key) = k.value();
+                if key == hash_key && t.get((id, model_key.as_str()))?.is_some() {
+                    v.push(id);
+                }
+            }
+            v
+        };
+        for &id in &ids {
+            self.drop_vector(id, hash)?;
+            if let Some(mut rec) = self.get_record(id)? {
+                rec.embedders.retain(|k| *k != hash_key);
+                self.update_record(id, &rec)?;
+            }
+        }
+        Ok(ids.len() as u64)
+    }
+}
+
+#[cfg(test)]
+#[path = "reclaim_tests.rs"]
+mod tests;
