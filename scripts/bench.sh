@@ -5,6 +5,7 @@
 #   scripts/bench.sh                 # full run (≈ 10–20 min on 2 cores)
 #   BENCH_SIZES="50 500" BENCH_RUNS=3 scripts/bench.sh   # quicker
 #   BENCH_SKIP_CRITERION=1 / BENCH_SKIP_PEER=1 / BENCH_SKIP_LOCOMO=0 (LoCoMo is off by default: ~10 min)
+#   BENCH_BYTES_SIZES="500"  store bytes with model vectors only for these sizes (embedding 5,000 turns is slow)
 #   BENCH_BASELINE=DIR   also time the first archive with the memctl-hook/memctl in DIR (an
 #                        earlier build) in the same run, alternating with this one
 #
@@ -73,6 +74,17 @@ for n in $SIZES; do
   [ -n "${BENCH_BASELINE:-}" ] && builds+=("baseline=$BENCH_BASELINE/memctl-hook")
   echo "bench: first archive n=$n (${builds[*]})" >&2
   python3 scripts/bench_first_archive.py "$OUT/t$n.jsonl" "$OUT/fa-$n" 3 "${builds[@]}" >> "$FA"
+done
+
+# Store bytes per chunk with the model vectors in (first archive, then the embedder until
+# nothing is pending and the quiet-moment reclaim). BENCH_BYTES_SIZES (default: every size
+# from 500 on; embedding 5,000 turns takes ≈ 5–10 min).
+SB="$OUT/store_bytes.jsonl"
+: > "$SB"
+for n in ${BENCH_BYTES_SIZES:-$SIZES}; do
+  [ "$n" -ge 500 ] || continue
+  echo "bench: store bytes with model vectors n=$n" >&2
+  python3 scripts/bench_store_bytes.py "$OUT/t$n.jsonl" "$OUT/sb-$n" "now=$HOOK" >> "$SB"
 done
 
 # Search while every chunk of the biggest history still waits for the embedder (issue 17 measured
