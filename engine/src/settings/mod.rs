@@ -74,6 +74,13 @@ impl crate::EngineOptions {
         self.onnx.intra_threads = s.embed.bulk_threads();
         self
     }
+
+    /// [`Self::for_bulk`] for a background run (hooks' detached embedder and ingest):
+    /// [`EmbedSettings::background_threads`], one core left to the user.
+    pub fn for_background(mut self, s: &Settings) -> Self {
+        self.onnx.intra_threads = s.embed.background_threads();
+        self
+    }
 }
 
 impl crate::embed::OnnxConfig {
@@ -149,9 +156,26 @@ impl EmbedSettings {
     /// The bulk embedding threads: `embed_threads`, at most the cores available to this
     /// process (more threads than cores only time-slice one core and cost switches).
     pub fn bulk_threads(&self) -> usize {
-        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-        self.embed_threads.clamp(1, cores)
+        self.embed_threads.clamp(1, available_cores())
     }
+
+    /// The threads of a *background* embedder (started by hooks, or `--background`): the bulk
+    /// threads, but never every core — one stays free for the user's work. Measured on the
+    /// 2-core machine (`scripts/bench_embedder_contention.py`, 5,000-turn backlog): with two
+    /// embedder threads at `SCHED_IDLE` UserPromptSubmit p95 was 3.6× its idle p95 (the cores
+    /// are SMT siblings of a VM: an idle-class thread still slows its neighbour), with one
+    /// 1.3×. A foreground `memctl ingest` / `embed-pending` the user asked for uses
+    /// [`Self::bulk_threads`].
+    pub fn background_threads(&self) -> usize {
+        self.bulk_threads()
+            .min(available_cores().saturating_sub(1))
+            .max(1)
+    }
+}
+
+/// The cores this process may use (1 when unknown).
+fn available_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 
 /// Hook settings that are not another module's config.

@@ -411,3 +411,23 @@ fn bulk_threads_are_capped_at_the_available_cores() {
     assert_eq!(o.onnx.intra_threads, 1, "queries stay on one thread");
     assert_eq!(o.for_bulk(&d).onnx.intra_threads, 2.min(cores));
 }
+
+#[test]
+fn a_background_embedder_leaves_one_core_to_the_user() {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let d = parse(&[]);
+    // Never every core (at least one thread), never more than the bulk threads.
+    let want = d.embed.bulk_threads().min(cores.saturating_sub(1)).max(1);
+    assert_eq!(d.embed.background_threads(), want);
+    assert!(d.embed.background_threads() >= 1);
+    assert!(cores == 1 || d.embed.background_threads() < cores);
+    let many = parse(&[("MEMCTL_EMBED_THREADS", "4096")]);
+    assert_eq!(
+        many.embed.background_threads(),
+        cores.saturating_sub(1).max(1)
+    );
+    let one = parse(&[("MEMCTL_EMBED_THREADS", "1")]);
+    assert_eq!(one.embed.background_threads(), 1);
+    let o = crate::EngineOptions::from_settings(&d);
+    assert_eq!(o.for_background(&d).onnx.intra_threads, want);
+}

@@ -234,6 +234,9 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
         Command::Setup(ref a) => crate::setup::run(a, &opts.data_dir, cli.data_dir.is_some(), out),
         Command::Install(ref a) => crate::install::command::run(a, true, &install_env()?, out),
         Command::Uninstall(ref a) => crate::install::command::run(a, false, &install_env()?, out),
+        Command::Ingest(a) if a.background => {
+            ingest::ingest(open(opts.for_background(s))?, s, a, out)
+        }
         Command::Ingest(a) => ingest::ingest(open(opts.for_bulk(s))?, s, a, out),
         Command::Search(a) if a.team => search::team(open(opts)?, s, a, out),
         Command::Search(a) => search::search(open(opts)?, s, a, out),
@@ -241,6 +244,9 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
         Command::Show(a) => sessions::show(open(opts)?, a, out),
         Command::Status(a) => status::status(open(opts)?, &a, &s.autopilot, out),
         Command::Check(a) => check::check(&opts.store_path(), &a, out),
+        Command::EmbedPending(a) if a.background => {
+            embed::embed_pending(opts.for_background(s), a, out)
+        }
         Command::EmbedPending(a) => embed::embed_pending(opts.for_bulk(s), a, out),
         Command::Embedder(_) => embed::embedder(&opts, s, out),
         Command::Swap(c) => swap::swap(open(opts)?, c, &s.swap, out),
