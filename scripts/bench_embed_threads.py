@@ -26,6 +26,7 @@ chunks/s, tokens/s, padding fraction; then one line `"label": "padding"` with th
 Stdlib only. MEMCTL_MODEL_DIR / ORT_DYLIB_PATH as for the binaries (source .cache/env.sh).
 """
 import json, os, shutil, statistics, subprocess, sys, time, unicodedata
+from benchlib import first_archive_env, write_ups_input
 
 args = [a for a in sys.argv[1:]]
 threads, limit = [1, 2], 100_000
@@ -42,27 +43,11 @@ if len(args) < 4:
 transcript, workdir, rounds = os.path.abspath(args[0]), os.path.abspath(args[1]), int(args[2])
 builds = [(l, os.path.abspath(d)) for l, d in (a.split("=", 1) for a in args[3:])]
 
-session = None
-with open(transcript, encoding="utf-8") as fh:
-    for line in fh:
-        try:
-            d = json.loads(line)
-        except ValueError:
-            continue
-        if d.get("sessionId"):
-            session = d["sessionId"]
-            break
-os.makedirs(workdir, exist_ok=True)
-inp = os.path.join(workdir, "ups.input.json")
-with open(inp, "w") as fh:
-    json.dump({"session_id": session, "transcript_path": transcript, "cwd": workdir,
-               "hook_event_name": "UserPromptSubmit", "prompt": "continue"}, fh)
+session, inp = write_ups_input(workdir, transcript)
 
 
 def env_for(home, t=None):
-    e = dict(os.environ, MEMCTL_HOME=home, MEMCTL_BACKGROUND_EMBED="0",
-             MEMCTL_HOOK_INLINE_BYTES=str(1 << 40), MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE="1",
-             MEMCTL_HOOK_DEADLINE_MS="600000", MEMCTL_RESIDENT="0")
+    e = first_archive_env(home, MEMCTL_RESIDENT="0")
     if t is not None:
         e["MEMCTL_EMBED_THREADS"] = str(t)
         e["MEMCTL_ORT_THREADS"] = str(t)

@@ -10,6 +10,7 @@ plus {"event":"completeness", ...}: prompts in the transcript vs turns archived.
 Stdlib only.
 """
 import json, os, shutil, statistics, subprocess, sys, time
+from benchlib import first_session_id
 
 hook, memctl, transcript, workdir = (os.path.abspath(a) for a in sys.argv[1:5])
 runs = int(sys.argv[5]) if len(sys.argv) > 5 else 5
@@ -27,16 +28,7 @@ shutil.copyfile(transcript, plus2)
 with open(plus2, "ab") as fh:
     subprocess.run([sys.executable, gen, "--append-to", base, "--turns", "2", "--seed", seed], stdout=fh, check=True)
 
-session = None
-with open(base, encoding="utf-8") as fh:
-    for line in fh:
-        try:
-            d = json.loads(line)
-        except ValueError:
-            continue
-        if d.get("sessionId"):
-            session = d["sessionId"]
-            break
+session = first_session_id(base)
 
 # Measure the inline archive path: with the default MEMCTL_HOOK_INLINE_BYTES (4 MiB) a first
 # prompt on a larger backlog hands the work to a detached `memctl ingest`, which would race

@@ -17,6 +17,7 @@ pending count the search reported, how many searches answered with results, exit
 Stdlib only.
 """
 import json, os, shutil, statistics, subprocess, sys, time
+from benchlib import first_archive_env, write_ups_input
 
 QUERIES = [
     "failing test in the parser",
@@ -31,27 +32,10 @@ transcript, workdir, runs = os.path.abspath(sys.argv[1]), os.path.abspath(sys.ar
 builds = [a.split("=", 1) for a in sys.argv[4:]]
 if not builds:
     sys.exit(__doc__)
-session = None
-with open(transcript, encoding="utf-8") as fh:
-    for line in fh:
-        try:
-            d = json.loads(line)
-        except ValueError:
-            continue
-        if d.get("sessionId"):
-            session = d["sessionId"]
-            break
-os.makedirs(workdir, exist_ok=True)
-inp = os.path.join(workdir, "ups.input.json")
-with open(inp, "w") as fh:
-    json.dump({"session_id": session, "transcript_path": transcript, "cwd": workdir,
-               "hook_event_name": "UserPromptSubmit", "prompt": "continue"}, fh)
+session, inp = write_ups_input(workdir, transcript)
 
 
-def env_for(home):
-    return dict(os.environ, MEMCTL_HOME=home, MEMCTL_BACKGROUND_EMBED="0",
-                MEMCTL_HOOK_INLINE_BYTES=str(1 << 40), MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE="1",
-                MEMCTL_HOOK_DEADLINE_MS="600000")
+env_for = first_archive_env
 
 
 def first_archive(bindir, home):

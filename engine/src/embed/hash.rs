@@ -8,6 +8,7 @@
 
 use super::{Embedder, EmbedderId, l2_normalize};
 use crate::error::EmbedError;
+use crate::index::terms::lower_into;
 
 /// Dimension shared with all-MiniLM-L6-v2, so storage layouts are uniform.
 pub const HASH_DIMS: usize = 384;
@@ -82,18 +83,6 @@ impl Embedder for HashEmbedder {
 fn raw_words(text: &str) -> impl Iterator<Item = &str> + '_ {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty())
-}
-
-/// `s` lowercased into `buf`: ASCII in place, other scripts through `str::to_lowercase`
-/// (the same result as `to_lowercase` on the whole word, which is what the vectors used).
-fn lower_into(buf: &mut String, s: &str) {
-    buf.clear();
-    if s.is_ascii() {
-        buf.push_str(s);
-        buf.make_ascii_lowercase();
-    } else {
-        buf.push_str(&s.to_lowercase());
-    }
 }
 
 fn add(v: &mut [f32], h: u64, weight: f32) {

@@ -22,7 +22,7 @@ mod hnsw;
 pub mod lexical;
 pub mod quant;
 pub mod synth;
-mod terms;
+pub(crate) mod terms;
 
 #[cfg(all(test, feature = "hnsw"))]
 mod conformance;

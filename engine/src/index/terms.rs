@@ -232,8 +232,9 @@ fn with_stem(lower: &str, f: &mut impl FnMut(&str)) {
 }
 
 /// `s` lowercased into `buf` (cleared first): ASCII in place, other scripts through
-/// `str::to_lowercase` (same result as calling it on the whole string).
-fn lower_into(buf: &mut String, s: &str) {
+/// `str::to_lowercase` (same result as calling it on the whole string). Also the hash
+/// embedder's word lowering (its vectors used `to_lowercase` on the whole word).
+pub(crate) fn lower_into(buf: &mut String, s: &str) {
     buf.clear();
     if s.is_ascii() {
         buf.push_str(s);

@@ -1,0 +1,40 @@
+"""What the first-archive benchmarks share (bench_first_archive, bench_search_pending,
+bench_store_bytes, bench_embed_threads, bench_hooks): the transcript's session id, the
+UserPromptSubmit payload on it, and the environment of a first archive that stores every turn
+inline (no deadline, no background embedder). Stdlib only."""
+import json
+import os
+
+
+def first_session_id(path):
+    """The first `sessionId` in a transcript (None when no line has one)."""
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                d = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(d, dict) and d.get("sessionId"):
+                return d["sessionId"]
+    return None
+
+
+def write_ups_input(workdir, transcript):
+    """Write `<workdir>/ups.input.json`, a UserPromptSubmit payload on `transcript`; return
+    (session id, payload path)."""
+    session = first_session_id(transcript)
+    os.makedirs(workdir, exist_ok=True)
+    inp = os.path.join(workdir, "ups.input.json")
+    with open(inp, "w") as fh:
+        json.dump({"session_id": session, "transcript_path": transcript, "cwd": workdir,
+                   "hook_event_name": "UserPromptSubmit", "prompt": "continue"}, fh)
+    return session, inp
+
+
+def first_archive_env(home, **extra):
+    """The environment of a whole-history first archive: inline, every turn, no background
+    embedder; MEMCTL_HOOK_DEADLINE_MS may be overridden from outside."""
+    return dict(os.environ, MEMCTL_HOME=home, MEMCTL_BACKGROUND_EMBED="0",
+                MEMCTL_HOOK_INLINE_BYTES=str(1 << 40), MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE="1",
+                MEMCTL_HOOK_DEADLINE_MS=os.environ.get("MEMCTL_HOOK_DEADLINE_MS", "600000"),
+                **extra)
