@@ -503,6 +503,8 @@ impl Engine {
             .core
             .model()
             .map_err(|reason| EngineError::Invalid(format!("model unavailable: {reason}")))?;
+        let emb = model.id().clone();
+        let hash = self.core.hash_embedder().id().clone();
         let mut done = 0;
         while done < limit {
             let (batch, gone) = {
@@ -523,8 +525,6 @@ impl Engine {
             }
             let texts: Vec<&str> = batch.iter().map(|(_, r)| r.chunk.text.as_str()).collect();
             let vecs = model.embed_batch(&texts)?;
-            let emb = model.id().clone();
-            let hash = self.core.hash_embedder().id().clone();
             self.core.store().write(|w| {
                 for id in &gone {
                     w.clear_pending(*id)?;
@@ -552,10 +552,7 @@ impl Engine {
         }
         if self.core.store().read()?.pending_count()? == 0 {
             // A quiet moment: the burst of embedding is over (see `store::reclaim`).
-            let rep = self
-                .core
-                .store()
-                .reclaim(model.id(), self.core.hash_embedder().id())?;
+            let rep = self.core.store().reclaim(&emb, &hash)?;
             tracing::info!(?rep, "reclaimed store bytes");
         }
         Ok(done)
