@@ -26,6 +26,7 @@ line per mode: calls, p50, p95, max wall ms, and for `embedder` the ratio of its
 and how many calls saw the embedder still running. Stdlib only.
 """
 import json, os, shutil, signal, statistics, subprocess, sys, time, uuid
+from benchlib import first_line_with
 
 args = sys.argv[1:]
 block, gap = 10, 0.3
@@ -57,18 +58,6 @@ if os.path.exists(workdir):
 os.makedirs(workdir)
 live = os.path.join(workdir, "live.jsonl")
 shutil.copyfile(session_src, live)
-
-
-def first_line_with(path, key):
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                d = json.loads(line)
-            except ValueError:
-                continue
-            if d.get(key):
-                return d
-    return {}
 
 
 head = first_line_with(live, "sessionId")

@@ -6,17 +6,22 @@ import json
 import os
 
 
-def first_session_id(path):
-    """The first `sessionId` in a transcript (None when no line has one)."""
+def first_line_with(path, key):
+    """The first JSON line of a transcript with a non-empty `key` ({} when none has one)."""
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             try:
                 d = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(d, dict) and d.get("sessionId"):
-                return d["sessionId"]
-    return None
+            if isinstance(d, dict) and d.get(key):
+                return d
+    return {}
+
+
+def first_session_id(path):
+    """The first `sessionId` in a transcript (None when no line has one)."""
+    return first_line_with(path, "sessionId").get("sessionId")
 
 
 def write_ups_input(workdir, transcript):
