@@ -12,7 +12,7 @@ use crate::clock::unix_now;
 use crate::core::Core;
 use crate::embed::{Embedder, EmbedderId};
 use crate::error::EngineError;
-use crate::store::{CursorRecord, PutOutcome};
+use crate::store::{ChunkToPut, CursorRecord, Put, PutOutcome};
 use crate::transcript::{Chunker, ChunkerConfig, ChunkerState};
 
 mod derived;
@@ -23,6 +23,17 @@ use std::path::Path;
 /// How many head bytes identify a transcript file.
 const HEAD_BYTES: u64 = 4096;
 
+/// The most new bytes one pass reads (one commit each), whatever `commit_bytes` says. Why: a
+/// pass holds its bytes, their turns and their chunks in memory, and in a fresh process every
+/// new page costs its zeroing: a 5,000-turn first archive in one 82 MB pass peaked at 252 MB
+/// and spent a fifth of its CPU in the kernel zeroing pages; in 16 MiB passes it peaks at
+/// about 118 MB and was faster, two fsyncs per pass included (issue 17).
+const MAX_PASS_BYTES: u64 = 16 << 20;
+
+/// Chunks handed to the store at a time ([`crate::store`]'s `put_chunks`): as many as the
+/// derive thread hands out per block.
+const PUT_BLOCK: usize = 64;
+
 /// How to ingest.
 #[derive(Debug, Clone)]
 pub struct IngestOptions {
@@ -31,8 +42,8 @@ pub struct IngestOptions {
     pub embed_with_model: bool,
     /// Chunking limits.
     pub chunker: ChunkerConfig,
-    /// Commit after at most this many new bytes, then go on from the cursor (`None`: one
-    /// commit). Why: the store has one writer at a time, and a 1,500-turn first archive in one
+    /// Commit after at most this many new bytes, then go on from the cursor (`None`: passes
+    /// of [`MAX_PASS_BYTES`], the most a pass ever reads). Why: the store has one writer at a time, and a 1,500-turn first archive in one
     /// transaction held the lock for seconds while every hook of every session waited behind
     /// it (issue 10). The CLI ingests in bounded passes; hooks read little and commit once.
     pub commit_bytes: Option<u64>,
@@ -150,7 +161,10 @@ impl Core {
         path: &Path,
         opts: &IngestOptions,
     ) -> Result<IngestReport, EngineError> {
-        let limit = opts.commit_bytes.unwrap_or(u64::MAX).max(1);
+        let limit = opts
+            .commit_bytes
+            .unwrap_or(MAX_PASS_BYTES)
+            .clamp(1, MAX_PASS_BYTES);
         let mut total = IngestReport::default();
         let mut last_turn: Option<(String, u32)> = None;
         loop {
@@ -354,42 +368,48 @@ impl Core {
                 self.apply_accesses(w, &accesses.1, now)?;
                 let mut counts = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
                 let mut vi = 0usize;
-                for ((c, ch), gone) in chunks.iter().zip(&changed).zip(&forgotten) {
-                    let mut vectors: Vec<(EmbedderId, Vec<f32>)> = Vec::with_capacity(2);
-                    let mut terms = None;
-                    if *ch {
-                        let (hash_vec, tf) = derived.next(&c.text);
-                        terms = Some(tf);
-                        // One space per chunk: the hash vector only until the model's exists.
-                        match &model_vecs {
-                            Some((mid, mv)) => vectors.push((mid.clone(), mv[vi].clone())),
-                            None => vectors.push((hash_id.clone(), hash_vec)),
-                        }
-                        vi += 1;
-                    }
-                    // Forgotten, possibly by a forget that committed since the read above.
-                    if *gone || w.is_forgotten(c)? {
-                        counts.5 += 1;
-                        continue;
-                    }
-                    let out = w.put_chunk_with_terms(c, &vectors, now, terms)?;
-                    match out {
-                        PutOutcome::Inserted(id) | PutOutcome::Replaced(id) => {
-                            if matches!(out, PutOutcome::Inserted(_)) {
-                                counts.0 += 1;
-                            } else {
-                                counts.1 += 1;
+                let mut rows = chunks.iter().zip(&changed).zip(&forgotten).peekable();
+                while rows.peek().is_some() {
+                    let mut items = Vec::with_capacity(PUT_BLOCK);
+                    for ((c, ch), gone) in rows.by_ref().take(PUT_BLOCK) {
+                        let mut vectors: Vec<(EmbedderId, Vec<f32>)> = Vec::with_capacity(1);
+                        let mut terms = None;
+                        if *ch {
+                            let (hash_vec, tf) = derived.next(&c.text);
+                            terms = Some(tf);
+                            // One space per chunk: the hash vector only until the model's exists.
+                            match &model_vecs {
+                                Some((mid, mv)) => vectors.push((mid.clone(), mv[vi].clone())),
+                                None => vectors.push((hash_id.clone(), hash_vec)),
                             }
-                            if model_vecs.is_none() {
-                                w.mark_pending(id)?;
-                                counts.4 += 1;
-                            }
+                            vi += 1;
                         }
-                        PutOutcome::Unchanged(_) => counts.2 += 1,
-                        PutOutcome::Duplicate(_) => counts.3 += 1,
+                        if *gone {
+                            counts.5 += 1;
+                            continue;
+                        }
+                        items.push(ChunkToPut {
+                            chunk: c,
+                            vectors,
+                            terms,
+                        });
                     }
-                    if c.part + 1 == c.parts {
-                        w.drop_parts_from(&c.session_id, c.turn_index, c.parts)?;
+                    // Forgotten here too: by a forget that committed since the read above.
+                    let pending = model_vecs.is_none();
+                    for put in w.put_chunks(items, now, pending)? {
+                        match put {
+                            Put::Forgotten => counts.5 += 1,
+                            Put::Stored(PutOutcome::Inserted(_)) => counts.0 += 1,
+                            Put::Stored(PutOutcome::Replaced(_)) => counts.1 += 1,
+                            Put::Stored(PutOutcome::Unchanged(_)) => counts.2 += 1,
+                            Put::Stored(PutOutcome::Duplicate(_)) => counts.3 += 1,
+                        }
+                        if pending
+                            && let Put::Stored(PutOutcome::Inserted(_) | PutOutcome::Replaced(_)) =
+                                put
+                        {
+                            counts.4 += 1;
+                        }
                     }
                 }
                 // Move the cursor forward only (a concurrent ingest may already be further on).

@@ -39,6 +39,30 @@ pub struct ChunkRecord {
     pub shared_with: Vec<String>,
 }
 
+impl ChunkRecord {
+    /// The record of a chunk stored now: `tf` its term counts, `vectors` the spaces it has.
+    pub(super) fn new(
+        chunk: &Chunk,
+        project_id: u32,
+        tf: &[(String, u32)],
+        vectors: &[(EmbedderId, Vec<f32>)],
+        now: i64,
+    ) -> Self {
+        Self {
+            chunk: chunk.clone(),
+            project_id,
+            doc_len: tf.iter().map(|(_, n)| *n).sum(),
+            ingested_at: now,
+            access_count: 0,
+            last_access: None,
+            confidence: 1.0,
+            pinned: false,
+            embedders: vectors.iter().map(|(e, _)| e.key()).collect(),
+            shared_with: Vec::new(),
+        }
+    }
+}
+
 /// Format 2: the bincode body of format 1, LZ4-compressed (size prepended). Why: the chunk's
 /// text is most of a store's bytes (16 MB of 67 MB at 5,000 turns) and LZ4 decodes a 2.4 KB
 /// record in microseconds (issue 17: at most 10 KB per chunk). Format-1 rows stay as they are
@@ -106,17 +130,7 @@ impl StoreWriter {
     /// as 0 (as it once was), ids would restart and new chunks overwrite existing ones.
     pub(super) fn next_chunk_id(&mut self) -> Result<ChunkId, StoreError> {
         let mut meta = self.tx.open_table(META)?;
-        let cur = match meta.get(META_NEXT_CHUNK)? {
-            Some(v) => {
-                u64::from_le_bytes(codec::le_bytes::<8>(v.value(), "next chunk id").map_err(
-                    |source| StoreError::Corrupt {
-                        what: "meta table",
-                        source,
-                    },
-                )?)
-            }
-            None => 1,
-        };
+        let cur = super::bulk::read_next_chunk_id(&meta)?;
         meta.insert(META_NEXT_CHUNK, (cur + 1).to_le_bytes().as_slice())?;
         Ok(cur)
     }
@@ -189,19 +203,8 @@ impl StoreWriter {
         }
         let id = self.next_chunk_id()?;
         let tf = terms.unwrap_or_else(|| lexical::term_frequencies(&chunk.text));
-        let doc_len: u32 = tf.iter().map(|(_, n)| *n).sum();
-        let rec = ChunkRecord {
-            chunk: chunk.clone(),
-            project_id,
-            doc_len,
-            ingested_at: now,
-            access_count: 0,
-            last_access: None,
-            confidence: 1.0,
-            pinned: false,
-            embedders: vectors.iter().map(|(e, _)| e.key()).collect(),
-            shared_with: Vec::new(),
-        };
+        let rec = ChunkRecord::new(chunk, project_id, &tf, vectors, now);
+        let doc_len = rec.doc_len;
         self.tx
             .open_table(CHUNKS)?
             .insert(id, encode_record(&rec)?.as_slice())?;

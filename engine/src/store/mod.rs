@@ -13,6 +13,9 @@
 //! bounded loop ([`Store::write`]) and report [`StoreError::Busy`] past the deadline; callers
 //! (hooks) then spool the event and ingest it later.
 
+mod bulk;
+#[cfg(test)]
+mod bulk_tests;
 pub mod check;
 #[cfg(test)]
 mod check_tests;
@@ -35,6 +38,7 @@ mod sessions;
 mod swap_records;
 mod vectors;
 
+pub(crate) use bulk::{ChunkToPut, Put};
 pub use chunks::{ChunkRecord, PutOutcome};
 pub(crate) use postings::StoreLexical;
 pub use reclaim::ReclaimReport;

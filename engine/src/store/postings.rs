@@ -156,6 +156,22 @@ fn varint_len(v: u64) -> usize {
     (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
+/// Add chunk `id`'s postings to `pending` (see [`StoreWriter::buffer_postings`]).
+pub(super) fn buffer_into(
+    pending: &mut Pending,
+    project_id: u32,
+    id: ChunkId,
+    tf: Vec<(String, u32)>,
+    doc_len: u32,
+) {
+    for (term, n) in tf {
+        pending
+            .entry((project_id, term))
+            .or_default()
+            .push((id, n, doc_len));
+    }
+}
+
 impl StoreWriter {
     /// Buffer the postings of a new chunk (written by [`Self::flush_postings`] at commit).
     pub(super) fn buffer_postings(
@@ -165,12 +181,7 @@ impl StoreWriter {
         tf: Vec<(String, u32)>,
         doc_len: u32,
     ) {
-        for (term, n) in tf {
-            self.pending_postings
-                .entry((project_id, term))
-                .or_default()
-                .push((id, n, doc_len));
-        }
+        buffer_into(&mut self.pending_postings, project_id, id, tf, doc_len);
     }
 
     /// Remove chunk `id`'s postings for `terms`, buffered or stored.

@@ -192,7 +192,7 @@ fn plan_in(
 }
 
 /// Is this chunk's turn (by uuid) or text (by sha256) forgotten?
-fn forgotten_in(
+pub(super) fn forgotten_in(
     t: &impl ReadableTable<(u8, &'static str), i64>,
     chunk: &Chunk,
 ) -> Result<bool, StoreError> {

@@ -51,6 +51,23 @@ struct SessionRecordBeforeCompactions {
     compact_summary: Option<String>,
 }
 
+impl SessionRecord {
+    /// Count `chunk` (stored now) in its session's facts.
+    pub(super) fn touch(&mut self, chunk: &Chunk, now: i64) {
+        self.turns = self.turns.max(chunk.turn_index + 1);
+        if chunk.is_compact_summary && chunk.part == 0 {
+            self.compactions += 1;
+        }
+        if self.first_ts.is_none() {
+            self.first_ts.clone_from(&chunk.started_at);
+        }
+        if chunk.ended_at.is_some() {
+            self.last_ts.clone_from(&chunk.ended_at);
+        }
+        self.updated_at = now;
+    }
+}
+
 impl crate::codec::Record for SessionRecord {
     const WHAT: &'static str = "session record";
     const VERSION: u8 = 1;
@@ -139,17 +156,7 @@ impl StoreWriter {
                 ..SessionRecord::default()
             },
         };
-        rec.turns = rec.turns.max(chunk.turn_index + 1);
-        if chunk.is_compact_summary && chunk.part == 0 {
-            rec.compactions += 1;
-        }
-        if rec.first_ts.is_none() {
-            rec.first_ts.clone_from(&chunk.started_at);
-        }
-        if chunk.ended_at.is_some() {
-            rec.last_ts.clone_from(&chunk.ended_at);
-        }
-        rec.updated_at = now;
+        rec.touch(chunk, now);
         t.insert(chunk.session_id.as_str(), encode_record(&rec)?.as_slice())?;
         Ok(())
     }
