@@ -15,6 +15,7 @@ use crate::error::EngineError;
 use crate::store::{ChunkToPut, CursorRecord, Put, PutOutcome};
 use crate::transcript::{Chunker, ChunkerConfig, ChunkerState};
 
+mod ahead;
 mod derived;
 use serde::Serialize;
 use std::io::{Read, Seek, SeekFrom};
@@ -167,8 +168,10 @@ impl Core {
             .clamp(1, MAX_PASS_BYTES);
         let mut total = IngestReport::default();
         let mut last_turn: Option<(String, u32)> = None;
+        let mut parsing: Option<ahead::Parsing> = None;
         loop {
-            let (mut r, more, first, last) = self.ingest_pass(path, opts, limit)?;
+            let (mut r, more, first, last, next) = self.ingest_pass(path, opts, limit, parsing)?;
+            parsing = next;
             if let Some(p) = &opts.progress {
                 (p.0)(r.bytes_read);
             }
@@ -189,19 +192,22 @@ impl Core {
     }
 
     /// One pass: at most `max_bytes` new bytes, one commit. Returns the report, whether bytes
-    /// are left, and the (session, index) of the first and last turn seen.
+    /// are left, the (session, index) of the first and last turn seen, and the next pass's
+    /// parse when it was started ahead ([`ahead`]). `parsing`: this pass's, started by the last.
     #[allow(clippy::type_complexity)]
     fn ingest_pass(
         &self,
         path: &Path,
         opts: &IngestOptions,
         max_bytes: u64,
+        parsing: Option<ahead::Parsing>,
     ) -> Result<
         (
             IngestReport,
             bool,
             Option<(String, u32)>,
             Option<(String, u32)>,
+            Option<ahead::Parsing>,
         ),
         EngineError,
     > {
@@ -257,17 +263,26 @@ impl Core {
             chunker = chunker.with_state(s);
         }
         let start = chunker.state().resume_offset.min(len);
-        file.seek(SeekFrom::Start(start)).map_err(io)?;
-        let want = (len - start).min(max_bytes);
-        let more = want < len - start;
-        let mut bytes = Vec::with_capacity(want as usize);
-        file.by_ref()
-            .take(want)
-            .read_to_end(&mut bytes)
-            .map_err(io)?;
-        report.bytes_read = bytes.len() as u64;
-        let t_read = t0.elapsed();
-        let batch = chunker.feed(&bytes);
+        let ready = parsing.and_then(|p| p.take(start, &encode_state(chunker.state()), (dev, ino)));
+        let (batch, more, t_read) = match ready {
+            Some(a) => {
+                chunker = a.chunker;
+                report.bytes_read = a.bytes_read;
+                (a.batch, start + a.bytes_read < len, t0.elapsed())
+            }
+            None => {
+                file.seek(SeekFrom::Start(start)).map_err(io)?;
+                let want = (len - start).min(max_bytes);
+                let mut bytes = Vec::with_capacity(want as usize);
+                file.by_ref()
+                    .take(want)
+                    .read_to_end(&mut bytes)
+                    .map_err(io)?;
+                report.bytes_read = bytes.len() as u64;
+                let t_read = t0.elapsed();
+                (chunker.feed(&bytes), want < len - start, t_read)
+            }
+        };
         let t_feed = t0.elapsed();
         report.lines = batch.stats.lines;
         report.malformed = batch.stats.malformed;
@@ -280,8 +295,16 @@ impl Core {
         // inside a turn (or a line) longer than `max_bytes` would read the same bytes again
         // for ever: read more in one pass until the resume point moves.
         if more && chunker.state().resume_offset <= start {
-            return self.ingest_pass(path, opts, max_bytes.saturating_mul(4));
+            return self.ingest_pass(path, opts, max_bytes.saturating_mul(4), None);
         }
+        let state_bytes = encode_state(chunker.state());
+        let next = if more {
+            let from = chunker.state().resume_offset.min(len);
+            let want = (len - from).min(max_bytes);
+            ahead::Parsing::spawn(&file, (dev, ino), &chunker, state_bytes.clone(), want)
+        } else {
+            None
+        };
         report.redactions = u64::from(batch.redactions.total());
         let consumed_to = start + batch.consumed as u64;
         let head_len = len.min(HEAD_BYTES).min(consumed_to.max(1));
@@ -331,7 +354,6 @@ impl Core {
             Some((id, _)) => id.key(),
             None => self.hash_embedder().id().key(),
         });
-        let state_bytes = encode_state(chunker.state());
         let now = unix_now();
         let hash_id = self.hash_embedder().id().clone();
         let session_id = chunks
@@ -356,7 +378,7 @@ impl Core {
             if !session_id.is_empty() {
                 report.sessions.push(session_id);
             }
-            return Ok((report, more, first_turn, last_turn));
+            return Ok((report, more, first_turn, last_turn, next));
         }
         let t_pre = t0.elapsed();
         let accesses = self.claim_access_log();
@@ -465,7 +487,7 @@ impl Core {
         if !session_id.is_empty() {
             report.sessions.push(session_id);
         }
-        Ok((report, more, first_turn, last_turn))
+        Ok((report, more, first_turn, last_turn, next))
     }
 }
 
