@@ -109,7 +109,7 @@ if [ -s "$OUT/t500.jsonl" ]; then
   python3 scripts/bench_embed_threads.py "$OUT/t500.jsonl" "$OUT/et" 2 "now=$ROOT/target/release" --limit 512 >> "$ET"
   if [ -n "$big" ]; then
     echo "bench: UserPromptSubmit with and without a running embedder (backlog n=$big)" >&2
-    python3 scripts/bench_embedder_contention.py "$OUT/t500.jsonl" "$OUT/t$big.jsonl" "$OUT/ct" 100 "$ROOT/target/release" >> "$CT"
+    python3 scripts/bench_embedder_contention.py "$OUT/t500.jsonl" "$OUT/t$big.jsonl" "$OUT/ct" 100 "$ROOT/target/release" --burner >> "$CT"
   fi
 fi
 

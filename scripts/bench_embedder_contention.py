@@ -3,7 +3,7 @@
 embedder busy on a big backlog of pending chunks.
 
 usage: bench_embedder_contention.py <session.jsonl> <backlog.jsonl> <workdir> <calls> <bin dir>
-       [--block N] [--gap S] [--embedder <label>=<bin dir> ...]
+       [--block N] [--gap S] [--embedder <label>=<bin dir> ...] [--burner]
 
 Setup (one MEMCTL_HOME): the backlog transcript (e.g. 5,000 turns) is archived with the
 background embedder off, so its chunks (thousands) wait for the model; the session transcript
@@ -21,7 +21,10 @@ both alike:
   progress file says it embedded) before the first call, and checks it still runs after.
 
 Each call is `memctl-hook UserPromptSubmit` with the payload on stdin, timed by perf_counter
-around fork/exec+wait4, then `--gap` seconds (default 0.3) to the next prompt. Prints one JSON
+around fork/exec+wait4, then `--gap` seconds (default 0.3) to the next prompt. `--burner` adds a
+reference mode, `burner`: instead of an embedder, a plain process that copies a 48 MiB buffer in a
+loop under the same policy (nice 19, SCHED_IDLE), i.e. what any background job costs the hook on
+this machine. Prints one JSON
 line per mode: calls, p50, p95, max wall ms, and for `embedder` the ratio of its p95 to idle's
 and how many calls saw the embedder still running. Stdlib only.
 """
@@ -36,6 +39,9 @@ while "--embedder" in args:
     label, d = args[i + 1].split("=", 1)
     embedders.append(("embedder-" + label, os.path.abspath(d)))
     del args[i:i + 2]
+burner = "--burner" in args
+if burner:
+    args.remove("--burner")
 if "--block" in args:
     i = args.index("--block")
     block = int(args[i + 1])
@@ -144,6 +150,15 @@ def call(i):
     return wall
 
 
+# The reference background job of `--burner`: memory-bound, like inference.
+BURN = "b = bytearray(48 << 20)\nc = bytearray(48 << 20)\nwhile True:\n    c[:] = b\n"
+
+
+def idle_policy():
+    os.nice(19)
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+
+
 res = {"idle": []}
 running_seen = {}
 i = 0
@@ -151,6 +166,15 @@ while len(res["idle"]) < calls:
     for _ in range(block):
         res["idle"].append(call(i))
         i += 1
+    if burner:
+        proc = subprocess.Popen([sys.executable, "-c", BURN], preexec_fn=idle_policy, start_new_session=True,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1.0)
+        for _ in range(block):
+            res.setdefault("burner", []).append(call(i))
+            i += 1
+        proc.kill()
+        proc.wait()
     for mode, ebin in embedders:
         proc = subprocess.Popen([os.path.join(ebin, "memctl"), "embed-pending", "--background"],
                                 env=env(MEMCTL_BACKGROUND_EMBED="1"), cwd=workdir, stdin=subprocess.DEVNULL,
@@ -181,11 +205,12 @@ def summary(ws):
 
 
 idle = summary(res["idle"])
-for mode in ["idle"] + [m for m, _ in embedders]:
+for mode in ["idle"] + (["burner"] if burner else []) + [m for m, _ in embedders]:
     p50, p95, mx = summary(res[mode])
     rec = {"mode": mode, "transcript": os.path.basename(session_src), "calls": len(res[mode]),
            "p50_ms": p50, "p95_ms": p95, "max_ms": mx, "pending_at_start": pending_at_start}
     if mode != "idle":
         rec["p95_ratio_vs_idle"] = round(p95 / idle[1], 2) if idle[1] else None
-        rec["calls_with_embedder_running"] = running_seen.get(mode, 0)
+        if mode != "burner":
+            rec["calls_with_embedder_running"] = running_seen.get(mode, 0)
     print(json.dumps(rec), flush=True)
