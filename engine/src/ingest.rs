@@ -31,9 +31,6 @@ const HEAD_BYTES: u64 = 4096;
 /// about 118 MB and was faster, two fsyncs per pass included (issue 17).
 const MAX_PASS_BYTES: u64 = 16 << 20;
 
-/// The first pass of an ingest reads at most this many bytes (see `ingest_transcript`).
-const FIRST_PASS_BYTES: u64 = 2 << 20;
-
 /// Chunks handed to the store at a time ([`crate::store`]'s `put_chunks`): as many as the
 /// derive thread hands out per block.
 const PUT_BLOCK: usize = 64;
@@ -172,15 +169,9 @@ impl Core {
         let mut total = IngestReport::default();
         let mut last_turn: Option<(String, u32)> = None;
         let mut parsing: Option<ahead::Parsing> = None;
-        // The first pass small, so that the writer starts early and the next parse overlaps
-        // it sooner; then doubling up to the limit.
-        let mut pass = limit.min(FIRST_PASS_BYTES);
         loop {
-            let after = pass.saturating_mul(2).min(limit);
-            let (mut r, more, first, last, next) =
-                self.ingest_pass(path, opts, (pass, after), parsing)?;
+            let (mut r, more, first, last, next) = self.ingest_pass(path, opts, limit, parsing)?;
             parsing = next;
-            pass = after;
             if let Some(p) = &opts.progress {
                 (p.0)(r.bytes_read);
             }
@@ -202,14 +193,13 @@ impl Core {
 
     /// One pass: at most `max_bytes` new bytes, one commit. Returns the report, whether bytes
     /// are left, the (session, index) of the first and last turn seen, and the next pass's
-    /// parse (of at most `next_bytes`) when it was started ahead ([`ahead`]). `parsing`: this
-    /// pass's, started by the last.
+    /// parse when it was started ahead ([`ahead`]). `parsing`: this pass's, started by the last.
     #[allow(clippy::type_complexity)]
     fn ingest_pass(
         &self,
         path: &Path,
         opts: &IngestOptions,
-        (max_bytes, next_bytes): (u64, u64),
+        max_bytes: u64,
         parsing: Option<ahead::Parsing>,
     ) -> Result<
         (
@@ -305,13 +295,12 @@ impl Core {
         // inside a turn (or a line) longer than `max_bytes` would read the same bytes again
         // for ever: read more in one pass until the resume point moves.
         if more && chunker.state().resume_offset <= start {
-            let bigger = max_bytes.saturating_mul(4);
-            return self.ingest_pass(path, opts, (bigger, next_bytes.max(bigger)), None);
+            return self.ingest_pass(path, opts, max_bytes.saturating_mul(4), None);
         }
         let state_bytes = encode_state(chunker.state());
         let next = if more {
             let from = chunker.state().resume_offset.min(len);
-            let want = (len - from).min(next_bytes);
+            let want = (len - from).min(max_bytes);
             ahead::Parsing::spawn(&file, (dev, ino), &chunker, state_bytes.clone(), want)
         } else {
             None
