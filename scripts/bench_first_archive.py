@@ -5,8 +5,9 @@ usage: bench_first_archive.py <transcript.jsonl> <workdir> <runs> <label>=<memct
 
 Every run: an empty MEMCTL_HOME, one whole UserPromptSubmit process on the transcript (inline
 archive with no deadline so that every turn is archived, no background embedder: the same setting as bench_hooks.py's ups_first), wall time by
-perf_counter around fork/exec+wait4, CPU from the child's rusage. Builds alternate run by run
-(label A, B, A, B, ...) so that a machine whose speed drifts bills both alike. Prints one JSON
+perf_counter around fork/exec+wait4, CPU from the child's rusage. Builds alternate run by run,
+in reversed order every other run (A, B, B, A, ...), so that a machine whose speed drifts, and
+the position of a run in the sequence, bill both alike. Prints one JSON
 line per label: wall/CPU medians, the store's size, its chunks and their text bytes (from
 `memctl status --json` of the label's sibling `memctl` binary), the transcript's size.
 Stdlib only.
@@ -47,8 +48,10 @@ def run_once(hook, home):
 
 
 res = {label: [] for label, _ in builds}
-for _ in range(runs):
-    for label, hook in builds:
+for run in range(runs):
+    # A, B, then B, A: a run right after another tool's (or an `rm` of a big store) was measured
+    # up to 0.25 s slower at 5,000 turns, so no build may always go first.
+    for label, hook in (builds if run % 2 == 0 else builds[::-1]):
         res[label].append(run_once(hook, os.path.join(workdir, "home-" + label)))
 for label, hook in builds:
     home = os.path.join(workdir, "home-" + label)
