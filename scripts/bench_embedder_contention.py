@@ -3,7 +3,7 @@
 embedder busy on a big backlog of pending chunks.
 
 usage: bench_embedder_contention.py <session.jsonl> <backlog.jsonl> <workdir> <calls> <bin dir>
-       [--block N] [--gap S] [--embedder <label>=<bin dir> ...] [--burner]
+       [--block N] [--gap S] [--embedder <label>=<bin dir> ...] [--burner] [--stop-embedder]
 
 Setup (one MEMCTL_HOME): the backlog transcript (e.g. 5,000 turns) is archived with the
 background embedder off, so its chunks (thousands) wait for the model; the session transcript
@@ -24,7 +24,9 @@ Each call is `memctl-hook UserPromptSubmit` with the payload on stdin, timed by 
 around fork/exec+wait4, then `--gap` seconds (default 0.3) to the next prompt. `--burner` adds a
 reference mode, `burner`: instead of an embedder, a plain process that copies a 48 MiB buffer in a
 loop under the same policy (nice 19, SCHED_IDLE), i.e. what any background job costs the hook on
-this machine. Prints one JSON
+this machine. `--stop-embedder` adds `embedder-stopped`: the embedder runs as in `embedder`
+but is frozen (SIGSTOP) around each hook call and resumed (SIGCONT) after it, i.e. what the
+hook would get if the embedder paused for it. Prints one JSON
 line per mode: calls, p50, p95, max wall ms, and for `embedder` the ratio of its p95 to idle's
 and how many calls saw the embedder still running. Stdlib only.
 """
@@ -42,6 +44,9 @@ while "--embedder" in args:
 burner = "--burner" in args
 if burner:
     args.remove("--burner")
+if "--stop-embedder" in args:
+    args.remove("--stop-embedder")
+    embedders += [(m + "-stopped", d) for m, d in (embedders or [("embedder", None)])]
 if "--block" in args:
     i = args.index("--block")
     block = int(args[i + 1])
@@ -56,8 +61,9 @@ session_src, backlog_src, workdir, calls, bindir = (os.path.abspath(args[0]), os
                                                     os.path.abspath(args[2]), int(args[3]),
                                                     os.path.abspath(args[4]))
 hook, memctl = os.path.join(bindir, "memctl-hook"), os.path.join(bindir, "memctl")
-if not embedders:
-    embedders = [("embedder", bindir)]
+embedders = [(m, d or bindir) for m, d in embedders]
+if not embedders or all(m.endswith("-stopped") for m, _ in embedders):
+    embedders = [("embedder", bindir)] + embedders
 home = os.path.join(workdir, "home")
 if os.path.exists(workdir):
     shutil.rmtree(workdir)
@@ -138,11 +144,15 @@ def progress():
         return None
 
 
-def call(i):
+def call(i, freeze=None):
     append_turn(i)
     t0 = time.perf_counter()
+    if freeze is not None:
+        os.kill(freeze, signal.SIGSTOP)
     r = subprocess.run([hook, "UserPromptSubmit"], input=payload(live, session), capture_output=True,
                        env=env(), cwd=workdir)
+    if freeze is not None:
+        os.kill(freeze, signal.SIGCONT)
     wall = (time.perf_counter() - t0) * 1000.0
     if r.returncode != 0:
         sys.exit(f"hook call failed: {r.stderr.decode(errors='replace')[-500:]}")
@@ -190,7 +200,8 @@ while len(res["idle"]) < calls:
                     break
             time.sleep(0.05)
         for _ in range(block):
-            res.setdefault(mode, []).append(call(i))
+            frozen = proc.pid if mode.endswith("-stopped") else None
+            res.setdefault(mode, []).append(call(i, frozen))
             i += 1
             if proc.poll() is None:
                 running_seen[mode] = running_seen.get(mode, 0) + 1
