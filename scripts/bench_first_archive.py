@@ -22,8 +22,6 @@ if not builds:
 session, inp = write_ups_input(workdir, transcript)
 
 
-env_for = first_archive_env
-
 
 def run_once(hook, home):
     if os.path.exists(home):
@@ -37,7 +35,7 @@ def run_once(hook, home):
         try:
             os.chdir(workdir)
             os.dup2(fin, 0); os.dup2(fnull, 1); os.dup2(fnull, 2)
-            os.execvpe(hook, [hook, "UserPromptSubmit"], env_for(home))
+            os.execvpe(hook, [hook, "UserPromptSubmit"], first_archive_env(home))
         finally:
             os._exit(127)
     _, status, ru = os.wait4(pid, 0)
@@ -56,10 +54,10 @@ for run in range(runs):
 for label, hook in builds:
     home = os.path.join(workdir, "home-" + label)
     memctl = os.path.join(os.path.dirname(hook), "memctl")
-    st = subprocess.run([memctl, "status", "--json"], env=env_for(home), capture_output=True, text=True)
+    st = subprocess.run([memctl, "status", "--json"], env=first_archive_env(home), capture_output=True, text=True)
     status = json.loads(st.stdout) if st.returncode == 0 else {}
     text_bytes = None
-    shown = subprocess.run([memctl, "show", session, "--json"], env=env_for(home), capture_output=True, text=True)
+    shown = subprocess.run([memctl, "show", session, "--json"], env=first_archive_env(home), capture_output=True, text=True)
     if shown.returncode == 0:
         chunks = json.loads(shown.stdout).get("chunks", [])
         text_bytes = sum(len(c.get("text", "").encode()) for c in chunks)

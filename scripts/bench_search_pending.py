@@ -35,15 +35,13 @@ if not builds:
 session, inp = write_ups_input(workdir, transcript)
 
 
-env_for = first_archive_env
-
 
 def first_archive(bindir, home):
     if os.path.exists(home):
         shutil.rmtree(home)
     with open(inp, "rb") as fin:
         r = subprocess.run([os.path.join(bindir, "memctl-hook"), "UserPromptSubmit"], stdin=fin,
-                           env=env_for(home), cwd=workdir, capture_output=True)
+                           env=first_archive_env(home), cwd=workdir, capture_output=True)
     if r.returncode != 0:
         sys.exit(f"first archive with {bindir} failed: {r.stderr.decode(errors='replace')[-500:]}")
 
@@ -51,7 +49,7 @@ def first_archive(bindir, home):
 def search_once(bindir, home, query):
     argv = [os.path.join(bindir, "memctl"), "search", "--json", "--all-projects", "-k", "5", query]
     t0 = time.perf_counter()
-    r = subprocess.run(argv, env=env_for(home), cwd=workdir, capture_output=True)
+    r = subprocess.run(argv, env=first_archive_env(home), cwd=workdir, capture_output=True)
     wall = (time.perf_counter() - t0) * 1000.0
     doc = {}
     if r.returncode == 0:

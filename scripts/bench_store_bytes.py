@@ -21,8 +21,6 @@ if not builds:
 session, inp = write_ups_input(workdir, transcript)
 
 
-env_for = first_archive_env
-
 
 def pending(memctl, env):
     st = subprocess.run([memctl, "status", "--json"], env=env, capture_output=True, text=True)
@@ -35,7 +33,7 @@ for label, hook in builds:
     home = os.path.join(workdir, "home-" + label)
     if os.path.exists(home):
         shutil.rmtree(home)
-    env = env_for(home)
+    env = first_archive_env(home)
     memctl = os.path.join(os.path.dirname(hook), "memctl")
     with open(inp, "rb") as fin:
         subprocess.run([hook, "UserPromptSubmit"], stdin=fin, env=env, cwd=workdir,

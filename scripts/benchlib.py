@@ -6,17 +6,21 @@ import json
 import os
 
 
-def first_line_with(path, key):
-    """The first JSON line of a transcript with a non-empty `key` ({} when none has one)."""
+def json_lines(path):
+    """The JSON objects of a JSON-lines file, in order; lines that are not one are skipped."""
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             try:
                 d = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(d, dict) and d.get(key):
-                return d
-    return {}
+            if isinstance(d, dict):
+                yield d
+
+
+def first_line_with(path, key):
+    """The first JSON line of a transcript with a non-empty `key` ({} when none has one)."""
+    return next((d for d in json_lines(path) if d.get(key)), {})
 
 
 def first_session_id(path):

@@ -204,7 +204,7 @@ impl Core {
         projects: &[String],
     ) -> Result<Vec<u32>, EngineError> {
         if projects.is_empty() {
-            return Ok(r.projects()?.into_iter().map(|(_, id)| id).collect());
+            return Ok(r.project_ids()?);
         }
         let mut out = Vec::new();
         for p in projects {

@@ -126,12 +126,12 @@ pub(crate) fn prune_all(
         })?;
         if dry_run {
             rep.pruned = doomed.len() as u64;
-            for (_, pid) in r.projects()? {
+            for pid in r.project_ids()? {
                 rep.vectors_dropped += r.dead_vector_ids(pid)?;
             }
             return Ok(rep);
         }
-        r.projects()?.into_iter().map(|(_, id)| id).collect()
+        r.project_ids()?
     };
     for batch in doomed.chunks(BATCH) {
         engine

@@ -386,6 +386,11 @@ impl StoreReader {
             .map(|v| v.value()))
     }
 
+    /// The id of every project.
+    pub fn project_ids(&self) -> Result<Vec<u32>, StoreError> {
+        Ok(self.projects()?.into_iter().map(|(_, id)| id).collect())
+    }
+
     /// Every project with its id.
     pub fn projects(&self) -> Result<Vec<(String, u32)>, StoreError> {
         let t = self.tx.open_table(PROJECTS)?;

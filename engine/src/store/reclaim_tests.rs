@@ -47,12 +47,7 @@ fn embed_all_keeping_hash(e: &crate::Engine) -> u64 {
 /// Dense hits in the model space for a query, from every project.
 fn model_hits(e: &crate::Engine, q: &str) -> Vec<u64> {
     let r = e.store().read().expect("read");
-    let pids: Vec<u32> = r
-        .projects()
-        .expect("projects")
-        .into_iter()
-        .map(|(_, id)| id)
-        .collect();
+    let pids = r.project_ids().expect("projects");
     let text: String = q.chars().rev().collect();
     let v = HashEmbedder::new().embed(&text).expect("embed");
     crate::retrieve::Retriever::new(&r)

@@ -8,12 +8,7 @@ use crate::forget::fixture::{self, three_sessions};
 /// Candidates from both paths for a few queries, in every project.
 fn assert_same(e: &crate::Engine, cache: &ResidentBlocks, what: &str) {
     let r = e.store().read().expect("read");
-    let pids: Vec<u32> = r
-        .projects()
-        .expect("projects")
-        .into_iter()
-        .map(|(_, id)| id)
-        .collect();
+    let pids = r.project_ids().expect("projects");
     let h = HashEmbedder::new();
     for q in [
         "deploy the scheduler",
