@@ -1,4 +1,5 @@
-//! The archive/restore pipeline in-process: transcript parse + chunk (MB/s), ingest end to end
+//! The archive/restore pipeline in-process: transcript parse + chunk (MB/s), what ingest derives
+//! per chunk (term counts, hash vector; MB/s of chunk text on one core), ingest end to end
 //! (chunks/s, hash-only and with the ONNX model), restore build on a 5000-turn session, and each
 //! hook event's in-process path. Fixed seeds (`memctl_tests::transcript_gen`, seed 42, without
 //! the CLI bookkeeping extras); results asserted.
@@ -6,7 +7,9 @@
 //! Needs, for the ONNX ingest, `scripts/setup.sh`.
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use memctl_engine::embed::HashEmbedder;
 use memctl_engine::hooks::{HookConfig, HookPayload, handle};
+use memctl_engine::index::lexical::term_frequencies;
 use memctl_engine::restore::{RestoreConfig, RestoreKind};
 use memctl_engine::transcript::{ChunkerConfig, chunk_transcript};
 use memctl_engine::{Engine, EngineOptions, IngestOptions};
@@ -71,6 +74,44 @@ fn bench(c: &mut Criterion) {
             let batch = chunk_transcript(black_box(&bytes5000), "s", &ChunkerConfig::default());
             assert!(batch.turns.len() >= 5000);
             batch.chunks.len()
+        })
+    });
+    g.finish();
+
+    // What ingest derives from each chunk on the pool (term counts, hash vector), over the
+    // chunks of the 500-turn transcript: one thread, so the figures are per core.
+    let texts: Vec<String> = chunk_transcript(
+        &std::fs::read(&t500).expect("read"),
+        "s",
+        &ChunkerConfig::default(),
+    )
+    .chunks
+    .into_iter()
+    .map(|c| c.chunk.text)
+    .collect();
+    let text_bytes: usize = texts.iter().map(String::len).sum();
+    let mut g = c.benchmark_group("derive");
+    g.throughput(Throughput::Bytes(text_bytes as u64));
+    g.sample_size(10);
+    g.bench_function("term_frequencies_500_turns", |b| {
+        b.iter(|| {
+            let n: usize = texts
+                .iter()
+                .map(|t| term_frequencies(black_box(t)).len())
+                .sum();
+            assert!(n > texts.len());
+            n
+        })
+    });
+    let hash = HashEmbedder::new();
+    g.bench_function("hash_vectors_500_turns", |b| {
+        b.iter(|| {
+            let n: usize = texts
+                .iter()
+                .map(|t| hash.embed_one(black_box(t)).len())
+                .sum();
+            assert_eq!(n, texts.len() * 384);
+            n
         })
     });
     g.finish();
