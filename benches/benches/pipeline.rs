@@ -7,7 +7,7 @@
 //! Needs, for the ONNX ingest, `scripts/setup.sh`.
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use memctl_engine::embed::HashEmbedder;
+use memctl_engine::embed::{Embedder, HashEmbedder};
 use memctl_engine::hooks::{HookConfig, HookPayload, handle};
 use memctl_engine::index::lexical::term_frequencies;
 use memctl_engine::restore::{RestoreConfig, RestoreKind};
@@ -89,6 +89,7 @@ fn bench(c: &mut Criterion) {
     .into_iter()
     .map(|c| c.chunk.text)
     .collect();
+    let n500 = texts.len();
     let text_bytes: usize = texts.iter().map(String::len).sum();
     let mut g = c.benchmark_group("derive");
     g.throughput(Throughput::Bytes(text_bytes as u64));
@@ -104,13 +105,14 @@ fn bench(c: &mut Criterion) {
         })
     });
     let hash = HashEmbedder::new();
+    let dims = hash.id().dims;
     g.bench_function("hash_vectors_500_turns", |b| {
         b.iter(|| {
             let n: usize = texts
                 .iter()
                 .map(|t| hash.embed_one(black_box(t)).len())
                 .sum();
-            assert_eq!(n, texts.len() * 384);
+            assert_eq!(n, texts.len() * dims);
             n
         })
     });
@@ -118,13 +120,6 @@ fn bench(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("ingest");
     g.sample_size(10);
-    let n500 = chunk_transcript(
-        &std::fs::read(&t500).expect("read"),
-        "s",
-        &ChunkerConfig::default(),
-    )
-    .chunks
-    .len();
     g.throughput(Throughput::Elements(n500 as u64));
     g.bench_function("500_turns_hash_only", |b| {
         b.iter_batched(
