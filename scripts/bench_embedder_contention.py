@@ -4,6 +4,7 @@ embedder busy on a big backlog of pending chunks.
 
 usage: bench_embedder_contention.py <session.jsonl> <backlog.jsonl> <workdir> <calls> <bin dir>
        [--block N] [--gap S] [--embedder <label>=<bin dir> ...] [--burner] [--stop-embedder]
+       [--no-pause]
 
 Setup (one MEMCTL_HOME): the backlog transcript (e.g. 5,000 turns) is archived with the
 background embedder off, so its chunks (thousands) wait for the model; the session transcript
@@ -26,7 +27,10 @@ reference mode, `burner`: instead of an embedder, a plain process that copies a 
 loop under the same policy (nice 19, SCHED_IDLE), i.e. what any background job costs the hook on
 this machine. `--stop-embedder` adds `embedder-stopped`: the embedder runs as in `embedder`
 but is frozen (SIGSTOP) around each hook call and resumed (SIGCONT) after it, i.e. what the
-hook would get if the embedder paused for it. Prints one JSON
+hook would get if the embedder paused for it from before its start. `embedder` runs the hooks as
+users get them: since issue 17 UserPromptSubmit pauses the embedder itself
+(`MEMCTL_HOOK_PAUSE_EMBEDDER`, default on) a few milliseconds into its start; `--no-pause` adds
+`embedder-nopause`, the same with that setting off. Prints one JSON
 line per mode: calls, p50, p95, max wall ms, and for `embedder` the ratio of its p95 to idle's
 and how many calls saw the embedder still running. Stdlib only.
 """
@@ -47,6 +51,10 @@ if burner:
 if "--stop-embedder" in args:
     args.remove("--stop-embedder")
     embedders += [(m + "-stopped", d) for m, d in (embedders or [("embedder", None)])]
+if "--no-pause" in args:
+    args.remove("--no-pause")
+    running = [(m, d) for m, d in embedders if not m.endswith("-stopped")] or [("embedder", None)]
+    embedders += [(m + "-nopause", d) for m, d in running]
 if "--block" in args:
     i = args.index("--block")
     block = int(args[i + 1])
@@ -62,7 +70,7 @@ session_src, backlog_src, workdir, calls, bindir = (os.path.abspath(args[0]), os
                                                     os.path.abspath(args[4]))
 hook, memctl = os.path.join(bindir, "memctl-hook"), os.path.join(bindir, "memctl")
 embedders = [(m, d or bindir) for m, d in embedders]
-if not embedders or all(m.endswith("-stopped") for m, _ in embedders):
+if not embedders or all(m.endswith(("-stopped", "-nopause")) for m, _ in embedders):
     embedders = [("embedder", bindir)] + embedders
 home = os.path.join(workdir, "home")
 if os.path.exists(workdir):
@@ -144,13 +152,14 @@ def progress():
         return None
 
 
-def call(i, freeze=None):
+def call(i, freeze=None, pause=True):
     append_turn(i)
     t0 = time.perf_counter()
     if freeze is not None:
         os.kill(freeze, signal.SIGSTOP)
+    extra = {} if pause else {"MEMCTL_HOOK_PAUSE_EMBEDDER": "0"}
     r = subprocess.run([hook, "UserPromptSubmit"], input=payload(live, session), capture_output=True,
-                       env=env(), cwd=workdir)
+                       env=env(**extra), cwd=workdir)
     if freeze is not None:
         os.kill(freeze, signal.SIGCONT)
     wall = (time.perf_counter() - t0) * 1000.0
@@ -201,7 +210,7 @@ while len(res["idle"]) < calls:
             time.sleep(0.05)
         for _ in range(block):
             frozen = proc.pid if mode.endswith("-stopped") else None
-            res.setdefault(mode, []).append(call(i, frozen))
+            res.setdefault(mode, []).append(call(i, frozen, not mode.endswith("-nopause")))
             i += 1
             if proc.poll() is None:
                 running_seen[mode] = running_seen.get(mode, 0) + 1

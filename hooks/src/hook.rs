@@ -53,6 +53,16 @@ pub fn main() -> ExitCode {
     let cwd = std::env::current_dir().ok();
     let loaded = Settings::load_layered(vars, cwd.as_deref());
     let settings = loaded.settings;
+    // As soon as the data dir is known: a running embedder slows every step from here on
+    // (logging, stdin, parsing, the thread, the detached ingest). Resumed before the store is
+    // opened (`run`), at the end of this function, and on drop (early returns).
+    let pause = std::sync::Arc::new(
+        if settings.hook.pause_embedder && args.event.as_deref() == Some("UserPromptSubmit") {
+            crate::pause::EmbedderPause::pause(&settings.data_dir)
+        } else {
+            crate::pause::EmbedderPause::none()
+        },
+    );
     let logging = crate::logging::init_file(&settings.data_dir, settings.log.as_deref());
     if !logging {
         // No writable log file (read-only data dir): stderr reaches Claude Code's debug log,
@@ -68,6 +78,9 @@ pub fn main() -> ExitCode {
     }
     for p in &args.problems {
         tracing::warn!(problem = %p, "bad memctl-hook argument ignored");
+    }
+    if let Some(pid) = pause.paused_pid() {
+        tracing::debug!(pid, "paused the background embedder");
     }
     let opts = EngineOptions::from_settings(&settings);
     let opts_model_disabled = opts.model_disabled;
@@ -94,11 +107,18 @@ pub fn main() -> ExitCode {
     let worker_payload = payload.clone();
     let worker_opts = opts.clone();
     let worker_cfg = cfg.clone();
+    let worker_pause = std::sync::Arc::clone(&pause);
     let spawned = std::thread::Builder::new()
         .name("memctl-hook".into())
         .spawn(move || {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                run(&worker_payload, worker_opts, &worker_cfg, deadline)
+                run(
+                    &worker_payload,
+                    worker_opts,
+                    &worker_cfg,
+                    deadline,
+                    &worker_pause,
+                )
             }));
             // The watchdog may have given up already; nobody to tell then.
             let _ = tx.send(r);
@@ -113,7 +133,7 @@ pub fn main() -> ExitCode {
         Err(e) => {
             tracing::warn!(error = %e, "no worker thread; running without a watchdog");
             Ok(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
-                || run(&payload, opts, &cfg, deadline),
+                || run(&payload, opts, &cfg, deadline, &pause),
             )))
         }
     };
@@ -213,6 +233,8 @@ pub fn main() -> ExitCode {
             Err(e) => tracing::warn!(error = %e, "writing hook output failed"),
         }
     }
+    // Explicitly: after a watchdog timeout the worker still holds a clone, so no drop would.
+    pause.resume();
     if logging {
         tracing::debug!(
             event,
@@ -223,16 +245,19 @@ pub fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Open the engine with every store wait bounded by `deadline`, and handle the event.
+/// Open the engine with every store wait bounded by `deadline`, and handle the event. A
+/// paused embedder is resumed before the store is opened: stopped, it may hold the write lock.
 pub fn run(
     payload: &HookPayload,
     opts: EngineOptions,
     cfg: &HookConfig,
     deadline: Instant,
+    pause: &crate::pause::EmbedderPause,
 ) -> anyhow::Result<(HookOutput, HookEffects)> {
     if let Some(light) = memctl_engine::hooks::handle_without_store(payload, &opts.data_dir, cfg) {
         return Ok(light);
     }
+    pause.resume();
     let mut engine = Engine::open(opts)?;
     engine.set_deadline(deadline.checked_sub(STORE_RESERVE).unwrap_or(deadline));
     Ok(memctl_engine::hooks::handle(

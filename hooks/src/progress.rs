@@ -31,6 +31,10 @@ pub struct Progress {
     pub busy_seconds: f64,
     /// Intra-op threads of its model.
     pub threads: usize,
+    /// Its start time in clock ticks since boot (Linux `/proc`): with `pid`, who may be
+    /// paused by a hook ([`crate::pause`]). None in records of earlier releases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_ticks: Option<u64>,
 }
 
 impl Progress {
@@ -44,6 +48,7 @@ impl Progress {
             embedded: 0,
             busy_seconds: 0.0,
             threads,
+            start_ticks: crate::pause::own_start_ticks(),
         }
     }
 
@@ -115,6 +120,18 @@ mod tests {
         assert_eq!(back, p);
         assert_eq!(back.rate(), Some(12.0));
         assert_eq!(back.eta_seconds(60), Some(5.0));
+    }
+
+    #[test]
+    fn a_record_of_an_earlier_release_without_start_ticks_still_reads() {
+        let d = tempfile::tempdir().expect("tempdir");
+        std::fs::write(
+            path(d.path()),
+            br#"{"pid":7,"started_at":1,"updated_at":2,"embedded":3,"busy_seconds":1.5,"threads":2}"#,
+        )
+        .expect("write");
+        let back = read(d.path()).expect("record");
+        assert_eq!((back.pid, back.embedded, back.start_ticks), (7, 3, None));
     }
 
     #[test]

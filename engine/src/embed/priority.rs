@@ -8,7 +8,7 @@
 //! be otherwise idle. `SCHED_IDLE` goes one step further than nice 19: a waking normal task
 //! (a hook) preempts an idle-policy thread at once instead of waiting for its slice to end.
 //! Threads created afterwards (ONNX Runtime's intra-op pool) inherit all three, so this is
-//! called before the model loads.
+//! called before the model loads. Background processes also ignore SIGHUP (see below).
 
 /// Lower this process's CPU and I/O priority (Linux; elsewhere only the nice value where the
 /// platform has one). Failures are logged, never fatal: a background job at normal priority
@@ -24,6 +24,17 @@ pub fn lower_priority() {
         let rc = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 19) };
         if rc != 0 {
             tracing::debug!(error = %std::io::Error::last_os_error(), "setpriority failed");
+        }
+    }
+    #[cfg(unix)]
+    {
+        // A hook may pause the background embedder (SIGSTOP, `memctl-hooks`' `pause`). When
+        // the process group of a stopped process becomes orphaned (its parent, the hook that
+        // started it, exits), the kernel sends it SIGHUP then SIGCONT: ignored, it goes on.
+        // SAFETY: installs SIG_IGN (no handler code) for SIGHUP.
+        let prev = unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) };
+        if prev == libc::SIG_ERR {
+            tracing::debug!(error = %std::io::Error::last_os_error(), "SIGHUP not ignored");
         }
     }
     #[cfg(target_os = "linux")]

@@ -194,6 +194,11 @@ pub struct HookSettings {
     /// it needs no store otherwise (no recall). Off, the prompt path opens no store: ~16 ms of
     /// CPU less per prompt (ARCHITECTURE.md, "The prompt path").
     pub inline_prompt_archive: bool,
+    /// `MEMCTL_HOOK_PAUSE_EMBEDDER` (default on): UserPromptSubmit stops the background
+    /// embedder (SIGSTOP, Linux) for the few milliseconds it runs and lets it go on before it
+    /// opens the store or exits. Why: beside a running embedder the hook's p95 was 1.4–2.1×
+    /// of idle, frozen 1.03–1.19× (issue 17; the hooks crate's `pause` module).
+    pub pause_embedder: bool,
 }
 
 impl Default for HookSettings {
@@ -202,6 +207,7 @@ impl Default for HookSettings {
             inline_bytes: crate::hooks::policy::INLINE_BYTES,
             deadline_ms: None,
             inline_prompt_archive: false,
+            pause_embedder: true,
         }
     }
 }
@@ -570,6 +576,9 @@ impl Settings {
         }
         if let Some(b) = v.switch("MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE") {
             s.hook.inline_prompt_archive = b;
+        }
+        if let Some(b) = v.switch("MEMCTL_HOOK_PAUSE_EMBEDDER") {
+            s.hook.pause_embedder = b;
         }
         s.hook.deadline_ms = v.number("MEMCTL_HOOK_DEADLINE_MS", |n: &u64| *n >= 1, ">= 1");
         s.log = v.text("MEMCTL_LOG");

@@ -141,6 +141,9 @@ pub fn main() -> ExitCode {
     } else {
         crate::logging::init_cli(loaded.settings.log.as_deref());
     }
+    // A hook killed while it had paused the background embedder left it stopped (maybe
+    // holding the store's write lock): any command lets it go on first (`crate::pause`).
+    crate::pause::resume_recorded(&loaded.settings.data_dir);
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -1,0 +1,210 @@
+//! UserPromptSubmit pauses the background embedder while it runs (issue 17,
+//! `memctl_hooks::pause`): the real embedder (`memctl embed-pending --background`, the real
+//! model), the real hook binary, and the kernel's view of the process (`/proc/<pid>/stat`).
+
+mod common;
+
+use common::{SID, fixture, hook, memctl};
+use memctl_hooks::pause::EmbedderPause;
+use memctl_hooks::progress;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The process state letter of `/proc/<pid>/stat` ('T' = stopped), None once it is gone.
+fn state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 1..].trim_start().chars().next()
+}
+
+/// Wait (bounded) until `pid`'s state is stopped (`want`) or not stopped (`!want`).
+fn wait_stopped(pid: u32, want: bool) -> bool {
+    let give_up = Instant::now() + Duration::from_secs(5);
+    loop {
+        if (state(pid) == Some('T')) == want {
+            return true;
+        }
+        if Instant::now() > give_up {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn signal(pid: u32, sig: &str) {
+    let st = Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(st.success(), "kill {sig} {pid}");
+}
+
+/// A real background embedder on `home`, once it has recorded itself (and embedded, when
+/// chunks are pending).
+fn start_embedder(home: &Path) -> Child {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_memctl"))
+        .args(["embed-pending", "--background"])
+        .env("MEMCTL_HOME", home)
+        .env("MEMCTL_RESIDENT", "0")
+        .env("XDG_CONFIG_HOME", home.join("no-config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the embedder");
+    let give_up = Instant::now() + Duration::from_secs(120);
+    loop {
+        let p = progress::read(home);
+        if p.as_ref()
+            .is_some_and(|p| p.pid == child.id() && p.embedded > 0)
+        {
+            let p = p.expect("record");
+            assert!(p.start_ticks.is_some(), "the record names its start: {p:?}");
+            return child;
+        }
+        assert!(Instant::now() < give_up, "the embedder never embedded");
+        assert!(
+            child.try_wait().expect("try_wait").is_none(),
+            "the embedder ended early"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn log(home: &Path) -> String {
+    std::fs::read_to_string(home.join("logs/memctl.log")).unwrap_or_default()
+}
+
+#[test]
+fn a_prompt_pauses_the_embedder_and_every_path_lets_it_go_on() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("home");
+    let fx = fixture();
+    let fx = fx.to_str().expect("utf-8 path");
+    let out = memctl(&home, &["ingest", "--no-embed", "--quiet", fx], b"", &[]);
+    assert!(out.status.success(), "ingest: {out:?}");
+    let mut child = start_embedder(&home);
+    let pid = child.id();
+
+    // The library: stopped while the pause lives, running again after.
+    let pause = EmbedderPause::pause(&home);
+    assert!(pause.is_paused());
+    assert!(wait_stopped(pid, true), "stopped while paused");
+    drop(pause);
+    assert!(wait_stopped(pid, false), "resumed on drop");
+
+    // The hook, on its no-store path (no transcript, no recall): paused, then resumed.
+    let payload = format!(
+        r#"{{"session_id":"{SID}","cwd":"/tmp","hook_event_name":"UserPromptSubmit","prompt":"go on"}}"#
+    );
+    let env = [
+        ("MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE", "0"),
+        ("MEMCTL_LOG", "memctl_hooks=debug,info"),
+    ];
+    hook(&home, "UserPromptSubmit", payload.as_bytes(), &env);
+    let text = log(&home);
+    let paused = text.find("paused the background embedder");
+    let resumed = text.find("resumed the background embedder");
+    assert!(
+        paused.is_some() && resumed > paused,
+        "paused, then resumed: {text}"
+    );
+    assert!(wait_stopped(pid, false), "running after the hook");
+
+    // The store path (inline archive): resumed before the store is opened.
+    let payload = format!(
+        r#"{{"session_id":"{SID}","transcript_path":"{fx}","cwd":"/tmp","hook_event_name":"UserPromptSubmit","prompt":"go on"}}"#
+    );
+    let before = log(&home).len();
+    let env = [
+        ("MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE", "1"),
+        ("MEMCTL_LOG", "memctl_hooks=debug,memctl_engine=debug,info"),
+    ];
+    hook(&home, "UserPromptSubmit", payload.as_bytes(), &env);
+    let text = log(&home)[before..].to_string();
+    assert!(text.contains("resumed the background embedder"), "{text}");
+    assert!(
+        !text.contains("hook failed"),
+        "the store path worked: {text}"
+    );
+    assert!(
+        !text.contains("deadline passed"),
+        "the store path worked: {text}"
+    );
+    assert!(wait_stopped(pid, false), "running after the hook");
+
+    // Off by setting: no pause.
+    let before = log(&home).len();
+    let env = [
+        ("MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE", "0"),
+        ("MEMCTL_HOOK_PAUSE_EMBEDDER", "0"),
+        ("MEMCTL_LOG", "memctl_hooks=debug,info"),
+    ];
+    hook(&home, "UserPromptSubmit", payload.as_bytes(), &env);
+    assert!(
+        !log(&home)[before..].contains("paused the background embedder"),
+        "{}",
+        &log(&home)[before..]
+    );
+
+    // A hook killed while it paused the embedder left it stopped: any command resumes it.
+    signal(pid, "-STOP");
+    assert!(wait_stopped(pid, true), "stopped by hand");
+    let out = memctl(&home, &["status", "--json"], b"", &[]);
+    assert!(out.status.success(), "status: {out:?}");
+    assert!(wait_stopped(pid, false), "`memctl status` resumed it");
+
+    // The run still ends normally and embeds everything.
+    let st = child.wait().expect("wait for the embedder");
+    assert!(st.success(), "embedder: {st:?}");
+    let s: serde_json::Value =
+        serde_json::from_slice(&memctl(&home, &["status", "--json"], b"", &[]).stdout)
+            .expect("status JSON");
+    assert_eq!(s["pending"].as_u64(), Some(0), "{s}");
+}
+
+#[test]
+fn a_record_whose_start_time_does_not_match_its_pid_is_never_signalled() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path();
+    // A process that merely has the recorded pid (pid reuse): a real process of ours.
+    let mut other = Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .expect("spawn sleep");
+    let pid = other.id();
+    let ticks = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s[s.rfind(')')? + 1..]
+                .split_ascii_whitespace()
+                .nth(19)?
+                .parse::<u64>()
+                .ok()
+        })
+        .expect("start ticks");
+    let mut record = progress::Progress::start(1);
+    record.pid = pid;
+    record.start_ticks = Some(ticks + 1);
+    progress::write(home, &record);
+    let pause = EmbedderPause::pause(home);
+    assert!(!pause.is_paused());
+    std::thread::sleep(Duration::from_millis(50));
+    assert_ne!(state(pid), Some('T'), "another process is left alone");
+
+    // Its own start time: that one is paused (the check is what differed).
+    record.start_ticks = Some(ticks);
+    progress::write(home, &record);
+    let pause = EmbedderPause::pause(home);
+    assert!(pause.is_paused());
+    assert!(wait_stopped(pid, true));
+    drop(pause);
+    assert!(wait_stopped(pid, false));
+
+    // A record without a start time (an earlier release's embedder): never paused.
+    record.start_ticks = None;
+    progress::write(home, &record);
+    assert!(!EmbedderPause::pause(home).is_paused());
+    other.kill().expect("kill sleep");
+    other.wait().expect("wait sleep");
+}
