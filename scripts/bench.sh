@@ -100,7 +100,8 @@ fi
 
 # Bulk embedding on 1 and 2 threads (real chunks of the 500-turn transcript), and
 # UserPromptSubmit p50/p95 on a growing 500-turn session with no embedder vs a background
-# embedder busy on the biggest history's backlog.
+# embedder busy on the biggest history's backlog (`embedder`: the hooks as shipped, which pause it
+# while they run; `embedder-nopause`: MEMCTL_HOOK_PAUSE_EMBEDDER=0).
 ET="$OUT/embed_threads.jsonl"
 CT="$OUT/contention.jsonl"
 : > "$ET"; : > "$CT"
@@ -109,7 +110,7 @@ if [ -s "$OUT/t500.jsonl" ]; then
   python3 scripts/bench_embed_threads.py "$OUT/t500.jsonl" "$OUT/et" 2 "now=$ROOT/target/release" --limit 512 >> "$ET"
   if [ -n "$big" ]; then
     echo "bench: UserPromptSubmit with and without a running embedder (backlog n=$big)" >&2
-    python3 scripts/bench_embedder_contention.py "$OUT/t500.jsonl" "$OUT/t$big.jsonl" "$OUT/ct" 100 "$ROOT/target/release" --burner >> "$CT"
+    python3 scripts/bench_embedder_contention.py "$OUT/t500.jsonl" "$OUT/t$big.jsonl" "$OUT/ct" 100 "$ROOT/target/release" --burner --no-pause >> "$CT"
   fi
 fi
 

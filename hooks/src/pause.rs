@@ -129,6 +129,7 @@ fn start_ticks(pid: u32) -> Option<u64> {
 
 /// Field 22 of a `/proc/<pid>/stat` line. The command name (field 2) is in parentheses and
 /// may hold spaces and parentheses itself, so fields are counted after its *last* `)`.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn parse_start_ticks(stat: &str) -> Option<u64> {
     let rest = &stat[stat.rfind(')')? + 1..];
     // After the name: field 3 (state) is the first, so field 22 is the 20th.
