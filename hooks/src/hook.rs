@@ -257,7 +257,7 @@ pub fn run(
     if let Some(light) = memctl_engine::hooks::handle_without_store(payload, &opts.data_dir, cfg) {
         return Ok(light);
     }
-    pause.resume();
+    pause.resume_before_store(&opts.data_dir);
     let mut engine = Engine::open(opts)?;
     engine.set_deadline(deadline.checked_sub(STORE_RESERVE).unwrap_or(deadline));
     Ok(memctl_engine::hooks::handle(

@@ -18,8 +18,9 @@
 //!   so only the no-store path of UserPromptSubmit runs beside a stopped embedder.
 //! - **Always resumed.** Resuming is idempotent and also runs on drop (every return path of
 //!   the hook, including the watchdog's). A hook killed with SIGKILL in between leaves the
-//!   embedder stopped: every later hook resumes it on its way out, and every `memctl`
-//!   command resumes it at start ([`resume_recorded`]), before anything waits on the store.
+//!   embedder stopped: every later hook resumes it before it opens the store
+//!   ([`EmbedderPause::resume_before_store`]) or on its way out, and every `memctl` command
+//!   but the hooks' own `--background` ones resumes it at start ([`resume_recorded`]).
 //! - Linux only (pidfd, `/proc`); elsewhere a pause does nothing.
 
 use std::path::Path;
@@ -88,6 +89,22 @@ impl EmbedderPause {
             && t.signal(rustix::process::Signal::CONT)
         {
             tracing::debug!(pid = t.pid, "resumed the background embedder");
+        }
+    }
+}
+
+impl EmbedderPause {
+    /// Before a hook opens the store: resume the embedder this hook paused, or, when it
+    /// paused none (another event, or the setting off), one that a killed hook left stopped.
+    pub fn resume_before_store(&self, data_dir: &Path) {
+        #[cfg(target_os = "linux")]
+        let paused_one = self.target.is_some();
+        #[cfg(not(target_os = "linux"))]
+        let paused_one = false;
+        if paused_one {
+            self.resume();
+        } else {
+            resume_recorded(data_dir);
         }
     }
 }

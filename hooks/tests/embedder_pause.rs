@@ -147,7 +147,18 @@ fn a_prompt_pauses_the_embedder_and_every_path_lets_it_go_on() {
         &log(&home)[before..]
     );
 
-    // A hook killed while it paused the embedder left it stopped: any command resumes it.
+    // A hook killed while it paused the embedder left it stopped: the next hook that opens
+    // the store resumes it first, even one that pauses nothing itself (setting off here).
+    signal(pid, "-STOP");
+    assert!(wait_stopped(pid, true), "stopped by hand");
+    let env = [
+        ("MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE", "1"),
+        ("MEMCTL_HOOK_PAUSE_EMBEDDER", "0"),
+    ];
+    hook(&home, "UserPromptSubmit", payload.as_bytes(), &env);
+    assert!(wait_stopped(pid, false), "the store path resumed it");
+
+    // And so does any command.
     signal(pid, "-STOP");
     assert!(wait_stopped(pid, true), "stopped by hand");
     let out = memctl(&home, &["status", "--json"], b"", &[]);

@@ -142,8 +142,12 @@ pub fn main() -> ExitCode {
         crate::logging::init_cli(loaded.settings.log.as_deref());
     }
     // A hook killed while it had paused the background embedder left it stopped (maybe
-    // holding the store's write lock): any command lets it go on first (`crate::pause`).
-    crate::pause::resume_recorded(&loaded.settings.data_dir);
+    // holding the store's write lock): a command lets it go on first (`crate::pause`). Not a
+    // `--background` one: hooks start those a moment before they exit, and would lose the rest
+    // of their pause; the hook that started it resumes the embedder on its way out anyway.
+    if !background {
+        crate::pause::resume_recorded(&loaded.settings.data_dir);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
