@@ -27,7 +27,8 @@ reference mode, `burner`: instead of an embedder, a plain process that copies a 
 loop under the same policy (nice 19, SCHED_IDLE), i.e. what any background job costs the hook on
 this machine. `--stop-embedder` adds `embedder-stopped`: the embedder runs as in `embedder`
 but is frozen (SIGSTOP) around each hook call and resumed (SIGCONT) after it, i.e. what the
-hook would get if the embedder paused for it from before its start. `embedder` runs the hooks as
+hook would get if the embedder paused for it from before its start (the hook's own pause is
+off in that mode, or it would resume the embedder at its end). `embedder` runs the hooks as
 users get them: since issue 17 UserPromptSubmit pauses the embedder itself
 (`MEMCTL_HOOK_PAUSE_EMBEDDER`, default on) a few milliseconds into its start; `--no-pause` adds
 `embedder-nopause`, the same with that setting off. Prints one JSON
@@ -210,7 +211,9 @@ while len(res["idle"]) < calls:
             time.sleep(0.05)
         for _ in range(block):
             frozen = proc.pid if mode.endswith("-stopped") else None
-            res.setdefault(mode, []).append(call(i, frozen, not mode.endswith("-nopause")))
+            # Frozen by this script: the hook must not resume it at its own end.
+            pause = frozen is None and not mode.endswith("-nopause")
+            res.setdefault(mode, []).append(call(i, frozen, pause))
             i += 1
             if proc.poll() is None:
                 running_seen[mode] = running_seen.get(mode, 0) + 1

@@ -53,16 +53,6 @@ pub fn main() -> ExitCode {
     let cwd = std::env::current_dir().ok();
     let loaded = Settings::load_layered(vars, cwd.as_deref());
     let settings = loaded.settings;
-    // As soon as the data dir is known: a running embedder slows every step from here on
-    // (logging, stdin, parsing, the thread, the detached ingest). Resumed before the store is
-    // opened (`run`), at the end of this function, and on drop (early returns).
-    let pause = std::sync::Arc::new(
-        if settings.hook.pause_embedder && args.event.as_deref() == Some("UserPromptSubmit") {
-            crate::pause::EmbedderPause::pause(&settings.data_dir)
-        } else {
-            crate::pause::EmbedderPause::none()
-        },
-    );
     let logging = crate::logging::init_file(&settings.data_dir, settings.log.as_deref());
     if !logging {
         // No writable log file (read-only data dir): stderr reaches Claude Code's debug log,
@@ -79,9 +69,6 @@ pub fn main() -> ExitCode {
     for p in &args.problems {
         tracing::warn!(problem = %p, "bad memctl-hook argument ignored");
     }
-    if let Some(pid) = pause.paused_pid() {
-        tracing::debug!(pid, "paused the background embedder");
-    }
     let opts = EngineOptions::from_settings(&settings);
     let opts_model_disabled = opts.model_disabled;
     let cfg = HookConfig::from_settings(&settings);
@@ -91,6 +78,20 @@ pub fn main() -> ExitCode {
     if let Err(e) = std::io::stdin().take(MAX_PAYLOAD).read_to_end(&mut raw) {
         tracing::error!(error = %e, "reading the hook payload from stdin failed");
         return ExitCode::SUCCESS;
+    }
+    // Once the payload is in (the stdin read is the one wait outside the watchdog: a client
+    // that never closes the pipe must not keep the embedder stopped), a running embedder
+    // slows every step from here on (parsing, the thread, the detached ingest). Resumed
+    // before the store is opened (`run`), at the end of this function, and on drop.
+    let pause = std::sync::Arc::new(
+        if settings.hook.pause_embedder && event_arg.as_deref() == Some("UserPromptSubmit") {
+            crate::pause::EmbedderPause::pause(&settings.data_dir)
+        } else {
+            crate::pause::EmbedderPause::none()
+        },
+    );
+    if let Some(pid) = pause.paused_pid() {
+        tracing::debug!(pid, "paused the background embedder");
     }
     let mut payload = match HookPayload::parse(&raw, event_arg.as_deref()) {
         Ok(p) => p,

@@ -17,10 +17,17 @@
 //!   write lock; the hook resumes it before it opens the store ([`EmbedderPause::resume`]),
 //!   so only the no-store path of UserPromptSubmit runs beside a stopped embedder.
 //! - **Always resumed.** Resuming is idempotent and also runs on drop (every return path of
-//!   the hook, including the watchdog's). A hook killed with SIGKILL in between leaves the
-//!   embedder stopped: every later hook resumes it before it opens the store
-//!   ([`EmbedderPause::resume_before_store`]) or on its way out, and every `memctl` command
-//!   but the hooks' own `--background` ones resumes it at start ([`resume_recorded`]).
+//!   the hook, including the watchdog's). The pause starts only once the payload is read
+//!   (the one wait outside the hook's watchdog). A hook killed in between (SIGKILL, or a
+//!   SIGTERM from the client) leaves the embedder stopped: the next hook that opens the
+//!   store resumes it first ([`EmbedderPause::resume_before_store`]), the next
+//!   UserPromptSubmit that pauses it resumes it on its way out, and so does every `memctl`
+//!   command the user runs ([`resume_recorded`]; not `--background` ones nor `statusline`,
+//!   which run beside hooks).
+//! - **Two hooks at once** each pause and resume on their own: one's resume can end the
+//!   other's pause early (a little speed lost), and a store-path hook can find the embedder
+//!   stopped again by another prompt's hook for that hook's few milliseconds (its store
+//!   waits are bounded by its deadline, like any busy store).
 //! - Linux only (pidfd, `/proc`); elsewhere a pause does nothing.
 
 use std::path::Path;

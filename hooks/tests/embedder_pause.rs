@@ -1,6 +1,8 @@
 //! UserPromptSubmit pauses the background embedder while it runs (issue 17,
 //! `memctl_hooks::pause`): the real embedder (`memctl embed-pending --background`, the real
 //! model), the real hook binary, and the kernel's view of the process (`/proc/<pid>/stat`).
+//! Linux only, like the pause.
+#![cfg(target_os = "linux")]
 
 mod common;
 
@@ -8,7 +10,7 @@ use common::{SID, fixture, hook, memctl};
 use memctl_hooks::pause::EmbedderPause;
 use memctl_hooks::progress;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 /// The process state letter of `/proc/<pid>/stat` ('T' = stopped), None once it is gone.
@@ -42,16 +44,7 @@ fn signal(pid: u32, sig: &str) {
 /// A real background embedder on `home`, once it has recorded itself (and embedded, when
 /// chunks are pending).
 fn start_embedder(home: &Path) -> Child {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_memctl"))
-        .args(["embed-pending", "--background"])
-        .env("MEMCTL_HOME", home)
-        .env("MEMCTL_RESIDENT", "0")
-        .env("XDG_CONFIG_HOME", home.join("no-config"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn the embedder");
+    let mut child = common::spawn_background_embedder(home);
     let give_up = Instant::now() + Duration::from_secs(120);
     loop {
         let p = progress::read(home);
@@ -63,10 +56,7 @@ fn start_embedder(home: &Path) -> Child {
             return child;
         }
         assert!(Instant::now() < give_up, "the embedder never embedded");
-        assert!(
-            child.try_wait().expect("try_wait").is_none(),
-            "the embedder ended early"
-        );
+        common::assert_running(&mut child, "the embedder ended early");
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -78,11 +68,9 @@ fn log(home: &Path) -> String {
 #[test]
 fn a_prompt_pauses_the_embedder_and_every_path_lets_it_go_on() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let home = tmp.path().join("home");
+    let home = common::home_with_pending(tmp.path());
     let fx = fixture();
     let fx = fx.to_str().expect("utf-8 path");
-    let out = memctl(&home, &["ingest", "--no-embed", "--quiet", fx], b"", &[]);
-    assert!(out.status.success(), "ingest: {out:?}");
     let mut child = start_embedder(&home);
     let pid = child.id();
 
@@ -94,14 +82,15 @@ fn a_prompt_pauses_the_embedder_and_every_path_lets_it_go_on() {
     assert!(wait_stopped(pid, false), "resumed on drop");
 
     // The hook, on its no-store path (no transcript, no recall): paused, then resumed.
-    let payload = format!(
+    // No transcript: nothing to archive, so no detached `memctl ingest` outlives the test.
+    let light = format!(
         r#"{{"session_id":"{SID}","cwd":"/tmp","hook_event_name":"UserPromptSubmit","prompt":"go on"}}"#
     );
     let env = [
         ("MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE", "0"),
         ("MEMCTL_LOG", "memctl_hooks=debug,info"),
     ];
-    hook(&home, "UserPromptSubmit", payload.as_bytes(), &env);
+    hook(&home, "UserPromptSubmit", light.as_bytes(), &env);
     let text = log(&home);
     let paused = text.find("paused the background embedder");
     let resumed = text.find("resumed the background embedder");
@@ -140,7 +129,7 @@ fn a_prompt_pauses_the_embedder_and_every_path_lets_it_go_on() {
         ("MEMCTL_HOOK_PAUSE_EMBEDDER", "0"),
         ("MEMCTL_LOG", "memctl_hooks=debug,info"),
     ];
-    hook(&home, "UserPromptSubmit", payload.as_bytes(), &env);
+    hook(&home, "UserPromptSubmit", light.as_bytes(), &env);
     assert!(
         !log(&home)[before..].contains("paused the background embedder"),
         "{}",
@@ -149,6 +138,7 @@ fn a_prompt_pauses_the_embedder_and_every_path_lets_it_go_on() {
 
     // A hook killed while it paused the embedder left it stopped: the next hook that opens
     // the store resumes it first, even one that pauses nothing itself (setting off here).
+    common::assert_running(&mut child, "the embedder ended before the test did");
     signal(pid, "-STOP");
     assert!(wait_stopped(pid, true), "stopped by hand");
     let env = [
@@ -159,6 +149,7 @@ fn a_prompt_pauses_the_embedder_and_every_path_lets_it_go_on() {
     assert!(wait_stopped(pid, false), "the store path resumed it");
 
     // And so does any command.
+    common::assert_running(&mut child, "the embedder ended before the test did");
     signal(pid, "-STOP");
     assert!(wait_stopped(pid, true), "stopped by hand");
     let out = memctl(&home, &["status", "--json"], b"", &[]);

@@ -8,7 +8,7 @@ use common::{fixture, memctl};
 use memctl_engine::{Engine, EngineOptions, IngestOptions, IngestProgress, Settings};
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Stdio};
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -21,11 +21,7 @@ fn status(home: &Path) -> Value {
 #[test]
 fn status_shows_a_running_embedder_its_progress_and_the_end_of_the_run() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let home = tmp.path().join("home");
-    let fx = fixture();
-    let fx = fx.to_str().expect("utf-8 path");
-    let out = memctl(&home, &["ingest", "--no-embed", "--quiet", fx], b"", &[]);
-    assert!(out.status.success(), "ingest: {out:?}");
+    let home = common::home_with_pending(tmp.path());
 
     let before = status(&home);
     let pending = before["pending"].as_u64().expect("pending");
@@ -36,27 +32,14 @@ fn status_shows_a_running_embedder_its_progress_and_the_end_of_the_run() {
     let text = String::from_utf8_lossy(&text.stdout).to_string();
     assert!(text.contains("background: no embedder running"), "{text}");
 
-    // The hooks' background embedder: nice 19, keeps watching a while after the backlog.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_memctl"))
-        .args(["embed-pending", "--background"])
-        .env("MEMCTL_HOME", &home)
-        .env("MEMCTL_RESIDENT", "0")
-        .env("XDG_CONFIG_HOME", home.join("no-config"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn the embedder");
+    let mut child = common::spawn_background_embedder(&home);
     let give_up = Instant::now() + Duration::from_secs(120);
     // Status tests the embed lock by taking it for a moment: only once the embedder holds it
     // (it records its start right after) may status poll, or a starting embedder would find
     // the lock taken and leave.
     while !home.join(memctl_hooks::progress::FILE).exists() {
         assert!(Instant::now() < give_up, "the embedder never started");
-        assert!(
-            child.try_wait().expect("try_wait").is_none(),
-            "the embedder ended early"
-        );
+        common::assert_running(&mut child, "the embedder ended early");
         std::thread::sleep(Duration::from_millis(20));
     }
     let running = loop {

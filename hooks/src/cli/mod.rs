@@ -141,13 +141,6 @@ pub fn main() -> ExitCode {
     } else {
         crate::logging::init_cli(loaded.settings.log.as_deref());
     }
-    // A hook killed while it had paused the background embedder left it stopped (maybe
-    // holding the store's write lock): a command lets it go on first (`crate::pause`). Not a
-    // `--background` one: hooks start those a moment before they exit, and would lose the rest
-    // of their pause; the hook that started it resumes the embedder on its way out anyway.
-    if !background {
-        crate::pause::resume_recorded(&loaded.settings.data_dir);
-    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -156,6 +149,15 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    // A hook killed while it had paused the background embedder left it stopped (maybe
+    // holding the store's write lock): a command the user runs lets it go on first
+    // (`crate::pause`). Not the ones that run beside hooks: `--background` ones (hooks start
+    // them a moment before they exit) and `statusline` (Claude Code runs it at each prompt)
+    // would cut a running hook's pause short.
+    if !background && !matches!(cli.command, Command::Statusline(_)) {
+        let data_dir = cli.data_dir.as_ref().unwrap_or(&loaded.settings.data_dir);
+        crate::pause::resume_recorded(data_dir);
+    }
     let lenient = background || matches!(cli.command, Command::Statusline(_) | Command::Mcp);
     for v in &loaded.unknown {
         if background {

@@ -85,3 +85,34 @@ pub fn hook(home: &Path, event: &str, stdin: &[u8], env: &[(&str, &str)]) -> Out
 pub fn memctl(home: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> Output {
     run(env!("CARGO_BIN_EXE_memctl"), home, args, stdin, env)
 }
+
+/// A data dir `<tmp>/home` holding the sample transcript archived without model vectors (its
+/// chunks wait for the embedder).
+pub fn home_with_pending(tmp: &Path) -> PathBuf {
+    let home = tmp.join("home");
+    let fx = fixture();
+    let fx = fx.to_str().expect("utf-8 path");
+    let out = memctl(&home, &["ingest", "--no-embed", "--quiet", fx], b"", &[]);
+    assert!(out.status.success(), "ingest: {out:?}");
+    home
+}
+
+/// Assert that `child` still runs (`what` says what ending early means).
+pub fn assert_running(child: &mut std::process::Child, what: &str) {
+    assert!(child.try_wait().expect("try_wait").is_none(), "{what}");
+}
+
+/// Start the hooks' background embedder (`memctl embed-pending --background`: nice 19, keeps
+/// watching a while after the backlog) on `home`, detached from the test's stdio.
+pub fn spawn_background_embedder(home: &Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_memctl"))
+        .args(["embed-pending", "--background"])
+        .env("MEMCTL_HOME", home)
+        .env("MEMCTL_RESIDENT", "0")
+        .env("XDG_CONFIG_HOME", home.join("no-config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the embedder")
+}
