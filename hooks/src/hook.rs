@@ -9,7 +9,7 @@
 //! PostToolUse take `{"hookSpecificOutput":{"hookEventName":..,"additionalContext":..}}`;
 //! PreCompact / PostCompact / SessionEnd take plain text (JSON fails validation there).
 
-use memctl_engine::hooks::{HookConfig, HookEffects, HookOutput, HookPayload, policy};
+use memctl_engine::hooks::{HookConfig, HookEffects, HookEvent, HookOutput, HookPayload, policy};
 use memctl_engine::{Engine, EngineOptions, Settings};
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -79,12 +79,22 @@ pub fn main() -> ExitCode {
         tracing::error!(error = %e, "reading the hook payload from stdin failed");
         return ExitCode::SUCCESS;
     }
+    let mut payload = match HookPayload::parse(&raw, event_arg.as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::error!(event = ?event_arg, error = %e, "hook failed; printing nothing");
+            return ExitCode::SUCCESS;
+        }
+    };
     // Once the payload is in (the stdin read is the one wait outside the watchdog: a client
-    // that never closes the pipe must not keep the embedder stopped), a running embedder
-    // slows every step from here on (parsing, the thread, the detached ingest). Resumed
-    // before the store is opened (`run`), at the end of this function, and on drop.
+    // that never closes the pipe must not keep the embedder stopped) and its event known (by
+    // the payload's type, also when the command line names none), a running embedder slows
+    // every step from here on (the thread, the detached ingest). Resumed before the store is
+    // opened (`run`), at the end of this function, and on drop.
     let pause = std::sync::Arc::new(
-        if settings.hook.pause_embedder && event_arg.as_deref() == Some("UserPromptSubmit") {
+        if settings.hook.pause_embedder
+            && matches!(payload.event, HookEvent::UserPromptSubmit { .. })
+        {
             crate::pause::EmbedderPause::pause(&settings.data_dir)
         } else {
             crate::pause::EmbedderPause::none()
@@ -93,13 +103,6 @@ pub fn main() -> ExitCode {
     if let Some(pid) = pause.paused_pid() {
         tracing::debug!(pid, "paused the background embedder");
     }
-    let mut payload = match HookPayload::parse(&raw, event_arg.as_deref()) {
-        Ok(p) => p,
-        Err(e) => {
-            tracing::error!(event = ?event_arg, error = %e, "hook failed; printing nothing");
-            return ExitCode::SUCCESS;
-        }
-    };
     drop(raw);
     payload.fill_project_dir(settings.project_dir.as_deref());
     let deadline = started + policy::deadline(payload.event.kind(), settings.hook.deadline_ms);

@@ -175,16 +175,7 @@ fn a_record_whose_start_time_does_not_match_its_pid_is_never_signalled() {
         .spawn()
         .expect("spawn sleep");
     let pid = other.id();
-    let ticks = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            s[s.rfind(')')? + 1..]
-                .split_ascii_whitespace()
-                .nth(19)?
-                .parse::<u64>()
-                .ok()
-        })
-        .expect("start ticks");
+    let ticks = memctl_hooks::pause::start_ticks(pid).expect("start ticks");
     let mut record = progress::Progress::start(1);
     record.pid = pid;
     record.start_ticks = Some(ticks + 1);

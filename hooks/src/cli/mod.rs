@@ -154,11 +154,12 @@ pub fn main() -> ExitCode {
     // (`crate::pause`). Not the ones that run beside hooks: `--background` ones (hooks start
     // them a moment before they exit) and `statusline` (Claude Code runs it at each prompt)
     // would cut a running hook's pause short.
-    if !background && !matches!(cli.command, Command::Statusline(_)) {
+    let beside_hooks = background || matches!(cli.command, Command::Statusline(_));
+    if !beside_hooks {
         let data_dir = cli.data_dir.as_ref().unwrap_or(&loaded.settings.data_dir);
         crate::pause::resume_recorded(data_dir);
     }
-    let lenient = background || matches!(cli.command, Command::Statusline(_) | Command::Mcp);
+    let lenient = beside_hooks || matches!(cli.command, Command::Mcp);
     for v in &loaded.unknown {
         if background {
             tracing::warn!(variable = v, "unknown MEMCTL_ variable ignored");
