@@ -4,7 +4,7 @@ embedder busy on a big backlog of pending chunks.
 
 usage: bench_embedder_contention.py <session.jsonl> <backlog.jsonl> <workdir> <calls> <bin dir>
        [--block N] [--gap S] [--embedder <label>=<bin dir> ...] [--burner] [--stop-embedder]
-       [--no-pause]
+       [--no-pause] [--hook <label>=<bin dir> ...]
 
 Setup (one MEMCTL_HOME): the backlog transcript (e.g. 5,000 turns) is archived with the
 background embedder off, so its chunks (thousands) wait for the model; the session transcript
@@ -20,9 +20,13 @@ both alike:
   I/O class, MEMCTL_EMBED_THREADS=2 by default), started before the block and killed (by its
   pid) after it; the script waits until it holds the embed lock and has loaded the model (the
   progress file says it embedded) before the first call, and checks it still runs after.
+  Sessions as with the real client: Claude Code (2.1.330, seen in the e2e harness) starts every
+  hook command in a new session, and the embedder stays in the session of the hook that
+  started it; with autogroups (Linux, processes in the root CPU cgroup) the scheduler shares
+  the CPU between sessions first, so the embedder's SCHED_IDLE does not count against a hook.
 
-Each call is `memctl-hook UserPromptSubmit` with the payload on stdin, timed by perf_counter
-around fork/exec+wait4, then `--gap` seconds (default 0.3) to the next prompt. `--burner` adds a
+Each call is `memctl-hook UserPromptSubmit` with the payload on stdin, in a session of its own,
+timed by perf_counter around fork/exec+wait4, then `--gap` seconds (default 0.3) to the next prompt. `--burner` adds a
 reference mode, `burner`: instead of an embedder, a plain process that copies a 48 MiB buffer in a
 loop under the same policy (nice 19, SCHED_IDLE), i.e. what any background job costs the hook on
 this machine. `--stop-embedder` adds `embedder-stopped`: the embedder runs as in `embedder`
@@ -30,8 +34,10 @@ but is frozen (SIGSTOP) around each hook call and resumed (SIGCONT) after it, i.
 hook would get if the embedder paused for it from before its start (the hook's own pause is
 off in that mode, or it would resume the embedder at its end). `embedder` runs the hooks as
 users get them: since issue 17 UserPromptSubmit pauses the embedder itself
-(`MEMCTL_HOOK_PAUSE_EMBEDDER`, default on) a few milliseconds into its start; `--no-pause` adds
-`embedder-nopause`, the same with that setting off. Prints one JSON
+(`MEMCTL_HOOK_PAUSE_EMBEDDER`, default on) from its settings load until 5 ms after it has
+ended; `--no-pause` adds `embedder-nopause`, the same with that setting off; `--hook
+<label>=<dir>` adds `embedder-hook-<label>`, another build's hooks beside the same embedder.
+Prints one JSON
 line per mode: calls, p50, p95, max wall ms, and for `embedder` the ratio of its p95 to idle's
 and how many calls saw the embedder still running. Stdlib only.
 """
@@ -45,6 +51,14 @@ while "--embedder" in args:
     i = args.index("--embedder")
     label, d = args[i + 1].split("=", 1)
     embedders.append(("embedder-" + label, os.path.abspath(d)))
+    del args[i:i + 2]
+# `--hook label=dir`: the mode `embedder-hook-<label>` runs that build's hooks beside the
+# embedder (an A/B of hook builds in one run; the embedder is always `<bin dir>`'s).
+other_hooks = []
+while "--hook" in args:
+    i = args.index("--hook")
+    label, d = args[i + 1].split("=", 1)
+    other_hooks.append(("embedder-hook-" + label, os.path.abspath(d)))
     del args[i:i + 2]
 burner = "--burner" in args
 if burner:
@@ -71,8 +85,10 @@ session_src, backlog_src, workdir, calls, bindir = (os.path.abspath(args[0]), os
                                                     os.path.abspath(args[4]))
 hook, memctl = os.path.join(bindir, "memctl-hook"), os.path.join(bindir, "memctl")
 embedders = [(m, d or bindir) for m, d in embedders]
+hook_of = {m: os.path.join(d, "memctl-hook") for m, d in other_hooks}
 if not embedders or all(m.endswith(("-stopped", "-nopause")) for m, _ in embedders):
     embedders = [("embedder", bindir)] + embedders
+embedders += [(m, bindir) for m, _ in other_hooks]
 home = os.path.join(workdir, "home")
 if os.path.exists(workdir):
     shutil.rmtree(workdir)
@@ -153,14 +169,15 @@ def progress():
         return None
 
 
-def call(i, freeze=None, pause=True):
+def call(i, freeze=None, pause=True, hook_bin=None):
     append_turn(i)
     t0 = time.perf_counter()
     if freeze is not None:
         os.kill(freeze, signal.SIGSTOP)
     extra = {} if pause else {"MEMCTL_HOOK_PAUSE_EMBEDDER": "0"}
-    r = subprocess.run([hook, "UserPromptSubmit"], input=payload(live, session), capture_output=True,
-                       env=env(**extra), cwd=workdir)
+    # A session of its own, as Claude Code (2.1.330) starts every hook command.
+    r = subprocess.run([hook_bin or hook, "UserPromptSubmit"], input=payload(live, session), capture_output=True,
+                       env=env(**extra), cwd=workdir, start_new_session=True)
     if freeze is not None:
         os.kill(freeze, signal.SIGCONT)
     wall = (time.perf_counter() - t0) * 1000.0
@@ -213,7 +230,7 @@ while len(res["idle"]) < calls:
             frozen = proc.pid if mode.endswith("-stopped") else None
             # Frozen by this script: the hook must not resume it at its own end.
             pause = frozen is None and not mode.endswith("-nopause")
-            res.setdefault(mode, []).append(call(i, frozen, pause))
+            res.setdefault(mode, []).append(call(i, frozen, pause, hook_of.get(mode)))
             i += 1
             if proc.poll() is None:
                 running_seen[mode] = running_seen.get(mode, 0) + 1

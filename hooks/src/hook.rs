@@ -53,6 +53,13 @@ pub fn main() -> ExitCode {
     let cwd = std::env::current_dir().ok();
     let loaded = Settings::load_layered(vars, cwd.as_deref());
     let settings = loaded.settings;
+    // A UserPromptSubmit named on the command line (as `memctl install` writes it) pauses
+    // the background embedder as soon as its data dir is known: everything from here on runs
+    // beside a stopped embedder. The stdin read below is the one wait outside the watchdog;
+    // the pause's guardian bounds it ([`crate::pause::LEASE`]).
+    let early_pause = (settings.hook.pause_embedder
+        && args.event.as_deref() == Some("UserPromptSubmit"))
+    .then(|| crate::pause::EmbedderPause::pause(&settings.data_dir));
     let logging = crate::logging::init_file(&settings.data_dir, settings.log.as_deref());
     if !logging {
         // No writable log file (read-only data dir): stderr reaches Claude Code's debug log,
@@ -86,20 +93,22 @@ pub fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
-    // Once the payload is in (the stdin read is the one wait outside the watchdog: a client
-    // that never closes the pipe must not keep the embedder stopped) and its event known (by
-    // the payload's type, also when the command line names none), a running embedder slows
-    // every step from here on (the thread, the detached ingest). Resumed before the store is
-    // opened (`run`), at the end of this function, and on drop.
-    let pause = std::sync::Arc::new(
-        if settings.hook.pause_embedder
-            && matches!(payload.event, HookEvent::UserPromptSubmit { .. })
-        {
-            crate::pause::EmbedderPause::pause(&settings.data_dir)
-        } else {
+    // The payload's type decides: a UserPromptSubmit whose command line named no event is
+    // paused now; a pause the command line asked for but the payload is not a prompt for
+    // ends here (on drop). Resumed before the store is opened (`run`), by its guardian once
+    // this process has ended, and on drop.
+    let is_prompt = matches!(payload.event, HookEvent::UserPromptSubmit { .. });
+    let pause = std::sync::Arc::new(match early_pause {
+        Some(p) if is_prompt => p,
+        Some(p) => {
+            p.resume();
             crate::pause::EmbedderPause::none()
-        },
-    );
+        }
+        None if settings.hook.pause_embedder && is_prompt => {
+            crate::pause::EmbedderPause::pause(&settings.data_dir)
+        }
+        None => crate::pause::EmbedderPause::none(),
+    });
     if let Some(pid) = pause.paused_pid() {
         tracing::debug!(pid, "paused the background embedder");
     }
@@ -238,7 +247,9 @@ pub fn main() -> ExitCode {
         }
     }
     // Explicitly: after a watchdog timeout the worker still holds a clone, so no drop would.
-    pause.resume();
+    // Still paused (the no-store path): its guardian resumes it once this process has
+    // ended, so that the embedder does not slow the exit either.
+    pause.resume_after_exit();
     if logging {
         tracing::debug!(
             event,

@@ -20,14 +20,20 @@
 //!   write lock; the hook resumes it before it opens the store
 //!   ([`EmbedderPause::resume_before_store`]), so only the no-store path of
 //!   UserPromptSubmit runs beside a stopped embedder.
-//! - **Always resumed.** Resuming is idempotent and also runs on drop (every return path of
-//!   the hook, including the watchdog's). The pause starts only once the payload is read and
-//!   parsed (the stdin read is the one wait outside the hook's watchdog). A hook killed in between (SIGKILL, or a
-//!   SIGTERM from the client) leaves the embedder stopped: the next hook that opens the
-//!   store resumes it first ([`EmbedderPause::resume_before_store`]), the next
-//!   UserPromptSubmit that pauses it resumes it on its way out, and so does every `memctl`
-//!   command the user runs ([`resume_recorded`]; not `--background` ones nor `statusline`,
-//!   which run beside hooks).
+//! - **Always resumed, even when the hook is killed.** With the embedder stopped, the hook
+//!   forks a *guardian*: a child that holds the read end of a pipe whose write end only the
+//!   hook holds (close-on-exec, so the processes it starts do not). When the hook process
+//!   ends, however it ends (exit, SIGKILL, a client's SIGTERM), the kernel closes the write
+//!   end; the guardian sees it, waits [`AFTER_EXIT`] so that the hook's exit and its caller's
+//!   wake-up run beside a stopped embedder too, sends SIGCONT and exits. It sends it after
+//!   [`LEASE`] at the latest, and ends without a signal when the hook resumed the embedder
+//!   itself (a byte on the pipe: before it opens the store, [`EmbedderPause::resume`], also
+//!   on drop). Should the fork fail, the hook resumes at its end as before the guardian.
+//!   The older recovery stays for what the guardian cannot cover (a guardian killed itself):
+//!   the next hook that opens the store resumes a stopped embedder first
+//!   ([`EmbedderPause::resume_before_store`]), and so does every `memctl` command the user
+//!   runs ([`resume_recorded`]; not `--background` ones nor `statusline`, which run beside
+//!   hooks). The pause starts only once the payload is read and parsed.
 //! - **Two hooks at once** each pause and resume on their own: one's resume can end the
 //!   other's pause early (a little speed lost), and a store-path hook can find the embedder
 //!   stopped again by another prompt's hook for that hook's few milliseconds (its store
@@ -36,12 +42,26 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
-/// A paused background embedder, resumed by [`EmbedderPause::resume`] or on drop.
+/// The longest a pause can last whatever happens to the hook: its guardian resumes the
+/// embedder then (a hook is a few milliseconds; its deadline is 2 s).
+pub const LEASE: Duration = Duration::from_secs(1);
+
+/// How long after the hook process has ended its guardian lets the embedder go on: longer
+/// than the rest of the exit and the caller's wake-up (≈ 1 ms here), short for the embedder.
+pub const AFTER_EXIT: Duration = Duration::from_millis(5);
+
+/// A paused background embedder, resumed by [`EmbedderPause::resume`], on drop, or by its
+/// guardian process once this process has ended ([`EmbedderPause::resume_after_exit`]).
 #[derive(Debug, Default)]
 pub struct EmbedderPause {
     #[cfg(target_os = "linux")]
     target: Option<linux::Target>,
+    /// The write end of the guardian's pipe: a byte says "resumed already, just go"; its
+    /// closing (this process ending, however) says "resume after [`AFTER_EXIT`]".
+    #[cfg(target_os = "linux")]
+    guardian: std::sync::Mutex<Option<std::os::fd::OwnedFd>>,
     resumed: AtomicBool,
 }
 
@@ -52,19 +72,28 @@ impl EmbedderPause {
     }
 
     /// Stop the data dir's recorded background embedder, if one runs and is who its record
-    /// says. Costs a small file read, a `/proc` read and two syscalls; never fails (a
-    /// problem means no pause, logged at debug).
+    /// says, and fork its guardian. Costs a small file read, a `/proc` read, a pipe, a fork
+    /// and a few syscalls; never fails (a problem means no pause, or a pause without a
+    /// guardian, logged at debug).
     pub fn pause(data_dir: &Path) -> Self {
         #[cfg(target_os = "linux")]
         {
-            let target = linux::Target::recorded(data_dir);
-            if let Some(t) = &target
-                && !t.signal(rustix::process::Signal::STOP)
-            {
+            let Some(target) = linux::Target::recorded(data_dir) else {
+                return Self::default();
+            };
+            if !target.signal(rustix::process::Signal::STOP) {
                 return Self::default();
             }
+            let guardian = match target.guard(LEASE, AFTER_EXIT) {
+                Ok(fd) => Some(fd),
+                Err(e) => {
+                    tracing::debug!(pid = target.pid, error = %e, "no guardian for the pause");
+                    None
+                }
+            };
             Self {
-                target,
+                target: Some(target),
+                guardian: std::sync::Mutex::new(guardian),
                 resumed: AtomicBool::new(false),
             }
         }
@@ -95,16 +124,54 @@ impl EmbedderPause {
         pid
     }
 
-    /// Let the embedder go on (idempotent; safe from any thread).
+    /// Let the embedder go on now, and its guardian end without signalling (idempotent;
+    /// safe from any thread).
     pub fn resume(&self) {
         if self.resumed.swap(true, Ordering::AcqRel) {
             return;
         }
         #[cfg(target_os = "linux")]
-        if let Some(t) = &self.target
-            && t.signal(rustix::process::Signal::CONT)
-        {
-            tracing::debug!(pid = t.pid, "resumed the background embedder");
+        if let Some(t) = &self.target {
+            if t.signal(rustix::process::Signal::CONT) {
+                tracing::debug!(pid = t.pid, "resumed the background embedder");
+            }
+            if let Some(fd) = self.guardian.lock().ok().and_then(|mut g| g.take()) {
+                use std::io::Write;
+                // A failed write still closes the pipe: the guardian then sends one more
+                // SIGCONT after [`AFTER_EXIT`], which changes nothing for a running process.
+                let _ = std::fs::File::from(fd).write_all(b"x");
+            }
+        }
+    }
+
+    /// Let the embedder go on once this process has ended: its guardian resumes it
+    /// [`AFTER_EXIT`] after that. Why: what a hook costs its caller ends when the caller has
+    /// seen it exit, and the exit (the runtime's teardown, the kernel's, the caller's
+    /// wake-up) is work a running embedder slows as much as the rest. Without a guardian
+    /// (its fork failed) the embedder is resumed now. Idempotent with [`Self::resume`].
+    pub fn resume_after_exit(&self) {
+        if self.resumed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        #[cfg(target_os = "linux")]
+        if let Some(t) = &self.target {
+            let guardian = self.guardian.lock().ok().and_then(|mut g| g.take());
+            match guardian {
+                Some(fd) => {
+                    // Left open on purpose: the kernel closes it when this process ends,
+                    // which is what the guardian waits for.
+                    let _ = std::os::fd::IntoRawFd::into_raw_fd(fd);
+                    tracing::debug!(
+                        pid = t.pid,
+                        "the background embedder resumes after this hook"
+                    );
+                }
+                None => {
+                    if t.signal(rustix::process::Signal::CONT) {
+                        tracing::debug!(pid = t.pid, "resumed the background embedder");
+                    }
+                }
+            }
         }
     }
 
@@ -174,7 +241,9 @@ fn parse_start_ticks(stat: &str) -> Option<u64> {
 mod linux {
     use rustix::fd::OwnedFd;
     use rustix::process::{Pid, PidfdFlags, Signal, pidfd_open, pidfd_send_signal};
+    use std::os::fd::{AsRawFd, FromRawFd, RawFd};
     use std::path::Path;
+    use std::time::Duration;
 
     /// The recorded embedder, reached through a pidfd whose identity was checked.
     #[derive(Debug)]
@@ -208,6 +277,53 @@ mod linux {
             })
         }
 
+        /// Fork the pause's guardian: a child that sends SIGCONT through this pidfd when the
+        /// pipe's write end (returned) is closed, `after_exit` later, or when `lease` has
+        /// passed, whichever comes first, and ends without a signal when a byte arrives (the
+        /// hook resumed the embedder itself). The write end is close-on-exec, so processes
+        /// the hook starts do not hold it open.
+        ///
+        /// The one `unsafe` of the crate: `pipe2` and `fork` have no safe wrapper among its
+        /// dependencies, and the child of a multi-threaded process may only make
+        /// async-signal-safe calls: it makes raw syscalls only (no allocation, no lock, no
+        /// Rust I/O) and ends with `_exit`.
+        #[allow(unsafe_code)]
+        pub(super) fn guard(
+            &self,
+            lease: Duration,
+            after_exit: Duration,
+        ) -> std::io::Result<OwnedFd> {
+            let mut fds = [0 as libc::c_int; 2];
+            // SAFETY: pipe2 writes two descriptors into the array it is given.
+            if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // SAFETY: both descriptors are fresh from pipe2 and owned by nobody else.
+            let (read, write) =
+                unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+            let child = Guardian {
+                pidfd: self.fd.as_raw_fd(),
+                read: read.as_raw_fd(),
+                write: write.as_raw_fd(),
+                lease_ms: libc::c_int::try_from(lease.as_millis()).unwrap_or(libc::c_int::MAX),
+                after_exit: libc::timespec {
+                    tv_sec: libc::time_t::try_from(after_exit.as_secs())
+                        .unwrap_or(libc::time_t::MAX),
+                    tv_nsec: libc::c_long::from(after_exit.subsec_nanos()),
+                },
+            };
+            // SAFETY: the child runs `Guardian::run` only, which makes async-signal-safe
+            // syscalls on values computed before the fork and ends in `_exit`.
+            match unsafe { libc::fork() } {
+                0 => unsafe { child.run() },
+                pid if pid < 0 => Err(std::io::Error::last_os_error()),
+                pid => {
+                    tracing::debug!(pid = self.pid, guardian = pid, "pause guarded");
+                    Ok(write)
+                }
+            }
+        }
+
         /// Send `sig`; false (logged at debug) when it could not be delivered.
         pub(super) fn signal(&self, sig: Signal) -> bool {
             match pidfd_send_signal(&self.fd, sig) {
@@ -216,6 +332,77 @@ mod linux {
                     tracing::debug!(pid = self.pid, ?sig, error = %e, "embedder not signalled");
                     false
                 }
+            }
+        }
+    }
+
+    /// What the guardian child needs, computed before the fork.
+    struct Guardian {
+        pidfd: RawFd,
+        read: RawFd,
+        write: RawFd,
+        lease_ms: libc::c_int,
+        after_exit: libc::timespec,
+    }
+
+    impl Guardian {
+        /// The guardian's life (in the forked child; never returns).
+        ///
+        /// # Safety
+        /// Only in the child of `fork`: it closes descriptors it does not own any more
+        /// and ends the process.
+        #[allow(unsafe_code)]
+        unsafe fn run(&self) -> ! {
+            // SAFETY: raw syscalls on integers and on pointers to locals only.
+            unsafe {
+                // Out of the hook's process group (a client ending the group does not end
+                // the guardian) and off its stdio (the caller waits for their end).
+                libc::setpgid(0, 0);
+                libc::close(0);
+                libc::close(1);
+                libc::close(2);
+                libc::close(self.write);
+                let mut pfd = libc::pollfd {
+                    fd: self.read,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // A signal may cut the wait short: wait again (bounded).
+                let mut ready = -1;
+                for _ in 0..64 {
+                    ready = libc::poll(&mut pfd, 1, self.lease_ms);
+                    if ready >= 0 {
+                        break;
+                    }
+                }
+                if ready > 0 {
+                    let mut byte = 0u8;
+                    let n = libc::read(self.read, (&raw mut byte).cast(), 1);
+                    if n == 1 {
+                        // Resumed by the hook itself.
+                        libc::_exit(0);
+                    }
+                    // End of file: the hook has ended (or is ending). Let it finish.
+                    let mut req = self.after_exit;
+                    let mut rem = libc::timespec {
+                        tv_sec: 0,
+                        tv_nsec: 0,
+                    };
+                    for _ in 0..64 {
+                        if libc::nanosleep(&req, &mut rem) == 0 {
+                            break;
+                        }
+                        req = rem;
+                    }
+                }
+                libc::syscall(
+                    libc::SYS_pidfd_send_signal,
+                    self.pidfd,
+                    libc::SIGCONT,
+                    std::ptr::null::<libc::siginfo_t>(),
+                    0,
+                );
+                libc::_exit(0)
             }
         }
     }

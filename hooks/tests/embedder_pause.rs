@@ -81,6 +81,20 @@ fn a_prompt_pauses_the_embedder_and_every_path_lets_it_go_on() {
     drop(pause);
     assert!(wait_stopped(pid, false), "resumed on drop");
 
+    // Handed to its guardian (what a hook does on its way out): still stopped right after,
+    // also once the pause is dropped; this process does not end, so the guardian resumes it
+    // when the lease (1 s) is over.
+    let pause = EmbedderPause::pause(&home);
+    assert!(wait_stopped(pid, true), "stopped while paused");
+    pause.resume_after_exit();
+    assert!(!pause.is_paused(), "handed over to the guardian");
+    drop(pause);
+    assert_eq!(state(pid), Some('T'), "the drop does not resume it again");
+    assert!(
+        wait_stopped(pid, false),
+        "the guardian resumed it at the end of the lease"
+    );
+
     // The hook, on its no-store path (no transcript, no recall): paused, then resumed.
     // No transcript: nothing to archive, so no detached `memctl ingest` outlives the test.
     let light = format!(
@@ -93,10 +107,10 @@ fn a_prompt_pauses_the_embedder_and_every_path_lets_it_go_on() {
     hook(&home, "UserPromptSubmit", light.as_bytes(), &env);
     let text = log(&home);
     let paused = text.find("paused the background embedder");
-    let resumed = text.find("resumed the background embedder");
+    let resumed = text.find("the background embedder resumes after this hook");
     assert!(
         paused.is_some() && resumed > paused,
-        "paused, then resumed: {text}"
+        "paused, then handed to a resumer: {text}"
     );
     assert!(wait_stopped(pid, false), "running after the hook");
 

@@ -162,9 +162,13 @@ impl EmbedSettings {
     /// The threads of a *background* embedder (started by hooks, or `--background`): the bulk
     /// threads, but never every core — one stays free for the user's work. Measured on the
     /// 2-core machine (`scripts/bench_embedder_contention.py`, 5,000-turn backlog): with two
-    /// embedder threads at `SCHED_IDLE` UserPromptSubmit p95 was 3.6× its idle p95 (the cores
-    /// are SMT siblings of a VM: an idle-class thread still slows its neighbour), with one
-    /// 1.3×. A foreground `memctl ingest` / `embed-pending` the user asked for uses
+    /// embedder threads at `SCHED_IDLE` UserPromptSubmit p95 was 3.6× its idle p95, with one
+    /// 1.3×. Why `SCHED_IDLE` does not suffice: Claude Code starts every hook in a session of
+    /// its own, and with autogroups (processes in the root CPU cgroup) the scheduler shares
+    /// the CPU between sessions before it looks at a task's policy, so the embedder (in the
+    /// session of the hook that started it) competes with a later hook as an equal: two
+    /// idle-policy busy loops in another session took a `/bin/true` spawn from 1.9 to 7.8 ms
+    /// (median), one left it at 1.9 ms. A foreground `memctl ingest` / `embed-pending` the user asked for uses
     /// [`Self::bulk_threads`].
     pub fn background_threads(&self) -> usize {
         self.bulk_threads()
