@@ -1,14 +1,16 @@
 //! UserPromptSubmit pauses the background embedder while it runs (issue 17).
 //!
 //! Why: the embedder (`memctl embed-pending --background`, or a deferred archive embedding
-//! what it stored) runs ONNX on both cores for minutes after a big backlog. Even at nice 19
-//! and `SCHED_IDLE` it shares caches and memory bandwidth with the hook, and the hook's p95
-//! went from ~8–12 ms idle to ~17 ms beside it (1.4–2.1×). Frozen with SIGSTOP during each
-//! call, the same hook stayed within 1.03–1.19× of idle (`bench_embedder_contention.py
-//! --stop-embedder`). A hook is a few milliseconds; the embedder loses nothing but that time.
-//! What the pause gives (same script, `--no-pause`, README "The hook pauses the embedder"):
-//! the median back near idle's, p95 lower in most runs but still 1.07–1.97× of idle, because
-//! the hook can only pause once its own process runs (`main` is ≈ 2 of ≈ 6 ms per call).
+//! what it stored) runs ONNX for minutes after a big backlog. It runs at nice 19 and under
+//! `SCHED_IDLE`, but Claude Code starts every hook in a session of its own, and with
+//! autogroups (Linux, processes in the root CPU cgroup) the scheduler shares the CPU between
+//! sessions before it looks at a task's policy: beside it, a hook's p95 was 1.32–1.53× of
+//! idle (`bench_embedder_contention.py`, hooks in their own sessions). Frozen from outside
+//! for the whole call, 0.92–0.98×. So the hook stops it for as much of its life as it can:
+//! from its settings load until [`AFTER_EXIT`] after its process has ended (a guardian, below),
+//! which measured 1.17× where the pause from the payload parse to the end of `main` measured
+//! 1.32× (same run; README "The pause covers the whole hook"). A hook is a few milliseconds;
+//! the embedder loses nothing but that time.
 //!
 //! Safety rules (tested here and in `tests/embedder_pause.rs` with a real embedder):
 //! - **The right process only.** The embedder records its pid *and* its start time in clock
@@ -33,7 +35,9 @@
 //!   the next hook that opens the store resumes a stopped embedder first
 //!   ([`EmbedderPause::resume_before_store`]), and so does every `memctl` command the user
 //!   runs ([`resume_recorded`]; not `--background` ones nor `statusline`, which run beside
-//!   hooks). The pause starts only once the payload is read and parsed.
+//!   hooks). The pause starts once the settings are loaded when the command line names
+//!   UserPromptSubmit, else once the payload is parsed; the lease bounds the stdin read in
+//!   between (a client that never closes the pipe).
 //! - **Two hooks at once** each pause and resume on their own: one's resume can end the
 //!   other's pause early (a little speed lost), and a store-path hook can find the embedder
 //!   stopped again by another prompt's hook for that hook's few milliseconds (its store

@@ -10,7 +10,7 @@ use common::{SID, fixture, hook, memctl};
 use memctl_hooks::pause::EmbedderPause;
 use memctl_hooks::progress;
 use std::path::Path;
-use std::process::{Child, Command};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The process state letter of `/proc/<pid>/stat` ('T' = stopped), None once it is gone.
@@ -177,6 +177,65 @@ fn a_prompt_pauses_the_embedder_and_every_path_lets_it_go_on() {
         serde_json::from_slice(&memctl(&home, &["status", "--json"], b"", &[]).stdout)
             .expect("status JSON");
     assert_eq!(s["pending"].as_u64(), Some(0), "{s}");
+}
+
+/// `memctl-hook UserPromptSubmit` on `home` whose stdin stays open until the caller closes
+/// it: the hook pauses once its settings are loaded, then waits for its payload.
+fn hook_waiting_for_stdin(home: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_memctl-hook"))
+        .arg("UserPromptSubmit")
+        .env("MEMCTL_HOME", home)
+        .env("MEMCTL_BACKGROUND_EMBED", "0")
+        .env("MEMCTL_RESIDENT", "0")
+        .env("XDG_CONFIG_HOME", home.join("no-config"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the hook")
+}
+
+#[test]
+fn a_killed_or_stuck_hook_never_leaves_the_embedder_stopped() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = common::home_with_pending(tmp.path());
+    let mut child = start_embedder(&home);
+    let pid = child.id();
+
+    // Killed while it waits for its payload (the embedder stopped): the guardian sees the
+    // hook's end and resumes it.
+    let mut stuck = hook_waiting_for_stdin(&home);
+    assert!(
+        wait_stopped(pid, true),
+        "paused once the settings are loaded"
+    );
+    stuck.kill().expect("kill the hook");
+    stuck.wait().expect("reap the hook");
+    assert!(wait_stopped(pid, false), "resumed after the killed hook");
+
+    // A client that never closes stdin: resumed when the lease (1 s) is over, while the hook
+    // still waits; the hook then ends normally once its stdin closes.
+    let mut stuck = hook_waiting_for_stdin(&home);
+    assert!(
+        wait_stopped(pid, true),
+        "paused once the settings are loaded"
+    );
+    let paused_at = Instant::now();
+    assert!(wait_stopped(pid, false), "resumed at the end of the lease");
+    assert!(
+        paused_at.elapsed() < Duration::from_secs(5),
+        "within the lease and a margin"
+    );
+    assert!(
+        stuck.try_wait().expect("try_wait").is_none(),
+        "the hook still waits for its payload"
+    );
+    drop(stuck.stdin.take());
+    let st = stuck.wait().expect("wait for the hook");
+    assert!(st.success(), "a hook exits 0: {st:?}");
+    common::assert_running(&mut child, "the embedder ended before the test did");
+    child.kill().expect("kill the embedder");
+    child.wait().expect("reap the embedder");
 }
 
 #[test]
