@@ -46,20 +46,23 @@ from benchlib import first_line_with
 
 args = sys.argv[1:]
 block, gap = 10, 0.3
-embedders = []
-while "--embedder" in args:
-    i = args.index("--embedder")
-    label, d = args[i + 1].split("=", 1)
-    embedders.append(("embedder-" + label, os.path.abspath(d)))
-    del args[i:i + 2]
+
+
+def take_pairs(flag, prefix):
+    """Remove every `flag label=dir` from args: [(prefix + label, absolute dir)]."""
+    out = []
+    while flag in args:
+        i = args.index(flag)
+        label, d = args[i + 1].split("=", 1)
+        out.append((prefix + label, os.path.abspath(d)))
+        del args[i:i + 2]
+    return out
+
+
+embedders = take_pairs("--embedder", "embedder-")
 # `--hook label=dir`: the mode `embedder-hook-<label>` runs that build's hooks beside the
 # embedder (an A/B of hook builds in one run; the embedder is always `<bin dir>`'s).
-other_hooks = []
-while "--hook" in args:
-    i = args.index("--hook")
-    label, d = args[i + 1].split("=", 1)
-    other_hooks.append(("embedder-hook-" + label, os.path.abspath(d)))
-    del args[i:i + 2]
+other_hooks = take_pairs("--hook", "embedder-hook-")
 burner = "--burner" in args
 if burner:
     args.remove("--burner")
