@@ -85,21 +85,31 @@ impl EmbedderPause {
             let Some(target) = linux::Target::recorded(data_dir) else {
                 return Self::default();
             };
-            if !target.signal(rustix::process::Signal::STOP) {
-                return Self::default();
-            }
+            // The guardian first, then the stop: a hook killed between the two must not
+            // leave the embedder stopped with nobody to resume it. No guardian, no pause
+            // (nothing would bound it).
             let guardian = match target.guard(LEASE, AFTER_EXIT) {
-                Ok(fd) => Some(fd),
+                Ok(fd) => fd,
                 Err(e) => {
-                    tracing::debug!(pid = target.pid, error = %e, "no guardian for the pause");
-                    None
+                    tracing::debug!(pid = target.pid, error = %e, "no guardian; no pause");
+                    return Self::default();
                 }
             };
-            Self {
+            let pause = Self {
                 target: Some(target),
-                guardian: std::sync::Mutex::new(guardian),
+                guardian: std::sync::Mutex::new(Some(guardian)),
                 resumed: AtomicBool::new(false),
+            };
+            let stopped = pause
+                .target
+                .as_ref()
+                .is_some_and(|t| t.signal(rustix::process::Signal::STOP));
+            if !stopped {
+                // Tell the guardian to go without a signal; nothing was paused.
+                pause.resume();
+                return Self::default();
             }
+            pause
         }
         #[cfg(not(target_os = "linux"))]
         {
@@ -322,6 +332,10 @@ mod linux {
                 0 => unsafe { child.run() },
                 pid if pid < 0 => Err(std::io::Error::last_os_error()),
                 pid => {
+                    // Also from here (whichever runs first): out of the hook's process group
+                    // before the embedder is stopped. ESRCH/EACCES (it already moved) is fine.
+                    // SAFETY: setpgid on our own child, integers only.
+                    unsafe { libc::setpgid(pid, pid) };
                     tracing::debug!(pid = self.pid, guardian = pid, "pause guarded");
                     Ok(write)
                 }
@@ -360,28 +374,44 @@ mod linux {
             // SAFETY: raw syscalls on integers and on pointers to locals only.
             unsafe {
                 // Out of the hook's process group (a client ending the group does not end
-                // the guardian) and off its stdio (the caller waits for their end).
+                // the guardian).
                 libc::setpgid(0, 0);
-                libc::close(0);
-                libc::close(1);
-                libc::close(2);
-                libc::close(self.write);
+                // Every descriptor but the pidfd and the pipe's read end: the hook's stdio
+                // (its caller waits for their end), the write end (else the guardian would
+                // keep its own pipe open), and whatever else the hook or its host had open.
+                let (lo, hi) = (self.pidfd.min(self.read), self.pidfd.max(self.read));
+                let all_closed = close_range(0, lo.saturating_sub(1))
+                    && close_range(lo.saturating_add(1), hi.saturating_sub(1))
+                    && close_range(hi.saturating_add(1), libc::c_int::MAX);
+                if !all_closed {
+                    // A kernel without close_range (before 5.9): the ones that matter.
+                    libc::close(0);
+                    libc::close(1);
+                    libc::close(2);
+                    libc::close(self.write);
+                }
+                let deadline = now_ms().saturating_add(i64::from(self.lease_ms));
                 let mut pfd = libc::pollfd {
                     fd: self.read,
                     events: libc::POLLIN,
                     revents: 0,
                 };
-                // A signal may cut the wait short: wait again (bounded).
-                let mut ready = -1;
-                for _ in 0..64 {
-                    ready = libc::poll(&mut pfd, 1, self.lease_ms);
-                    if ready >= 0 {
-                        break;
+                // A signal may cut the wait short: wait for what is left of the lease.
+                let ready = loop {
+                    let left = deadline.saturating_sub(now_ms()).max(0);
+                    let n = libc::poll(&mut pfd, 1, libc::c_int::try_from(left).unwrap_or(0));
+                    if n >= 0 || *libc::__errno_location() != libc::EINTR {
+                        break n;
                     }
-                }
+                };
                 if ready > 0 {
                     let mut byte = 0u8;
-                    let n = libc::read(self.read, (&raw mut byte).cast(), 1);
+                    let n = loop {
+                        let n = libc::read(self.read, (&raw mut byte).cast(), 1);
+                        if n >= 0 || *libc::__errno_location() != libc::EINTR {
+                            break n;
+                        }
+                    };
                     if n == 1 {
                         // Resumed by the hook itself.
                         libc::_exit(0);
@@ -409,6 +439,36 @@ mod linux {
                 libc::_exit(0)
             }
         }
+    }
+
+    /// `close_range(first, last)`; true when done (an empty range is done). Async-signal-safe.
+    #[allow(unsafe_code)]
+    fn close_range(first: RawFd, last: RawFd) -> bool {
+        if first > last {
+            return true;
+        }
+        let (Ok(first), Ok(last)) = (libc::c_uint::try_from(first), libc::c_uint::try_from(last))
+        else {
+            return true;
+        };
+        // SAFETY: a syscall with integer arguments; closing descriptors in the guardian child.
+        unsafe { libc::syscall(libc::SYS_close_range, first, last, 0 as libc::c_uint) == 0 }
+    }
+
+    /// CLOCK_MONOTONIC in milliseconds. Async-signal-safe.
+    #[allow(unsafe_code)]
+    // `time_t` and `c_long` are i64 here but narrower on 32-bit targets.
+    #[allow(clippy::useless_conversion)]
+    fn now_ms() -> i64 {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes into the local it is given.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        i64::from(ts.tv_sec)
+            .saturating_mul(1000)
+            .saturating_add(i64::from(ts.tv_nsec) / 1_000_000)
     }
 }
 
