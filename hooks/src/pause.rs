@@ -22,7 +22,7 @@
 //!   write lock; the hook resumes it before it opens the store
 //!   ([`EmbedderPause::resume_before_store`]), so only the no-store path of
 //!   UserPromptSubmit runs beside a stopped embedder.
-//! - **Always resumed, even when the hook is killed.** With the embedder stopped, the hook
+//! - **Always resumed, even when the hook is killed.** Before it stops the embedder, the hook
 //!   forks a *guardian*: a child that holds the read end of a pipe whose write end only the
 //!   hook holds (close-on-exec, so the processes it starts do not). When the hook process
 //!   ends, however it ends (exit, SIGKILL, a client's SIGTERM), the kernel closes the write
@@ -30,7 +30,7 @@
 //!   wake-up run beside a stopped embedder too, sends SIGCONT and exits. It sends it after
 //!   [`LEASE`] at the latest, and ends without a signal when the hook resumed the embedder
 //!   itself (a byte on the pipe: before it opens the store, [`EmbedderPause::resume`], also
-//!   on drop). Should the fork fail, the hook resumes at its end as before the guardian.
+//!   on drop). Should the fork fail, there is no pause (nothing would bound it).
 //!   The older recovery stays for what the guardian cannot cover (a guardian killed itself):
 //!   the next hook that opens the store resumes a stopped embedder first
 //!   ([`EmbedderPause::resume_before_store`]), and so does every `memctl` command the user
