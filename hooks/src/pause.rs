@@ -153,7 +153,9 @@ impl EmbedderPause {
                 use std::io::Write;
                 // A failed write still closes the pipe: the guardian then sends one more
                 // SIGCONT after [`AFTER_EXIT`], which changes nothing for a running process.
-                let _ = std::fs::File::from(fd).write_all(b"x");
+                if let Err(e) = std::fs::File::from(fd).write_all(b"x") {
+                    tracing::debug!(pid = t.pid, error = %e, "guardian not told; it resumes once more");
+                }
             }
         }
     }
@@ -161,8 +163,9 @@ impl EmbedderPause {
     /// Let the embedder go on once this process has ended: its guardian resumes it
     /// [`AFTER_EXIT`] after that. Why: what a hook costs its caller ends when the caller has
     /// seen it exit, and the exit (the runtime's teardown, the kernel's, the caller's
-    /// wake-up) is work a running embedder slows as much as the rest. Without a guardian
-    /// (its fork failed) the embedder is resumed now. Idempotent with [`Self::resume`].
+    /// wake-up) is work a running embedder slows as much as the rest. (A pause always has a
+    /// guardian; only a poisoned lock on it makes this resume now.) Idempotent with
+    /// [`Self::resume`].
     pub fn resume_after_exit(&self) {
         if self.resumed.swap(true, Ordering::AcqRel) {
             return;
@@ -174,7 +177,7 @@ impl EmbedderPause {
                 Some(fd) => {
                     // Left open on purpose: the kernel closes it when this process ends,
                     // which is what the guardian waits for.
-                    let _ = std::os::fd::IntoRawFd::into_raw_fd(fd);
+                    std::mem::forget(fd);
                     tracing::debug!(
                         pid = t.pid,
                         "the background embedder resumes after this hook"

@@ -182,15 +182,10 @@ fn a_prompt_pauses_the_embedder_and_every_path_lets_it_go_on() {
 /// `memctl-hook UserPromptSubmit` on `home` whose stdin stays open until the caller closes
 /// it: the hook pauses once its settings are loaded, then waits for its payload.
 fn hook_waiting_for_stdin(home: &Path) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_memctl-hook"))
+    common::quiet_command(env!("CARGO_BIN_EXE_memctl-hook"), home)
         .arg("UserPromptSubmit")
-        .env("MEMCTL_HOME", home)
         .env("MEMCTL_BACKGROUND_EMBED", "0")
-        .env("MEMCTL_RESIDENT", "0")
-        .env("XDG_CONFIG_HOME", home.join("no-config"))
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
         .spawn()
         .expect("spawn the hook")
 }

@@ -105,14 +105,21 @@ pub fn assert_running(child: &mut std::process::Child, what: &str) {
 /// Start the hooks' background embedder (`memctl embed-pending --background`: nice 19, keeps
 /// watching a while after the backlog) on `home`, detached from the test's stdio.
 pub fn spawn_background_embedder(home: &Path) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_memctl"))
+    quiet_command(env!("CARGO_BIN_EXE_memctl"), home)
         .args(["embed-pending", "--background"])
-        .env("MEMCTL_HOME", home)
-        .env("MEMCTL_RESIDENT", "0")
-        .env("XDG_CONFIG_HOME", home.join("no-config"))
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
         .spawn()
         .expect("spawn the embedder")
+}
+
+/// `bin` on `home` with no resident embedder, no user config, and no output to the test's
+/// stdio (the caller sets stdin and spawns).
+pub fn quiet_command(bin: &str, home: &Path) -> Command {
+    let mut cmd = Command::new(bin);
+    cmd.env("MEMCTL_HOME", home)
+        .env("MEMCTL_RESIDENT", "0")
+        .env("XDG_CONFIG_HOME", home.join("no-config"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    cmd
 }
