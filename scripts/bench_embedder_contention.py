@@ -17,19 +17,21 @@ both alike:
 - `idle`: nothing else of memctl runs;
 - `embedder` (or `embedder-<label>` per `--embedder`, to compare embedder builds in one run;
   the hooks are always `<bin dir>`'s): `memctl embed-pending --background` runs (as the hooks start it: nice 19, idle
-  I/O class, MEMCTL_EMBED_THREADS=2 by default), started before the block and killed (by its
+  I/O class, at most cores - 1 threads: one here), started before the block and killed (by its
   pid) after it; the script waits until it holds the embed lock and has loaded the model (the
   progress file says it embedded) before the first call, and checks it still runs after.
   Sessions as with the real client: Claude Code (2.1.330, seen in the e2e harness) starts every
   hook command in a new session, and the embedder stays in the session of the hook that
   started it; with autogroups (Linux, processes in the root CPU cgroup) the scheduler shares
-  the CPU between sessions first, so the embedder's SCHED_IDLE does not count against a hook.
+  the CPU between sessions first, so a SCHED_IDLE policy would not count against a hook
+  (the embedder now runs SCHED_BATCH with a 100 ms slice: `engine/src/embed/priority.rs`).
 
 Each call is `memctl-hook UserPromptSubmit` with the payload on stdin, in a session of its own,
 timed by perf_counter around fork/exec+wait4, then `--gap` seconds (default 0.3) to the next prompt. `--burner` adds a
 reference mode, `burner`: instead of an embedder, a plain process that copies a 48 MiB buffer in a
-loop under the same policy (nice 19, SCHED_IDLE), i.e. what any background job costs the hook on
-this machine. `--stop-embedder` adds `embedder-stopped`: the embedder runs as in `embedder`
+loop at nice 19 under SCHED_IDLE (the embedder's policy before), i.e. what any background job costs
+the hook on this machine, and `burner-slice`, the same under the embedder's policy now (SCHED_BATCH,
+nice 19, a 100 ms slice). `--stop-embedder` adds `embedder-stopped`: the embedder runs as in `embedder`
 but is frozen (SIGSTOP) around each hook call and resumed (SIGCONT) after it, i.e. what the
 hook would get if the embedder paused for it from before its start (the hook's own pause is
 off in that mode, or it would resume the embedder at its end). `embedder` runs the hooks as
@@ -199,6 +201,20 @@ def idle_policy():
     os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 
 
+def batch_long_slice():
+    """SCHED_BATCH, nice 19, a 100 ms slice (what `lower_priority` gives the embedder on Linux
+    >= 6.12); the stdlib has no sched_setattr, so the raw syscall (x86-64: 314)."""
+    import ctypes, struct
+    attr = struct.pack("IIQiIQQQ", 48, os.SCHED_BATCH, 0, 19, 0, 100_000_000, 0, 0)
+    if ctypes.CDLL(None, use_errno=True).syscall(314, 0, ctypes.create_string_buffer(attr), 0) != 0:
+        os._exit(99)
+
+
+# `--burner` modes: the reference job under the policy the embedder had before (`burner`) and
+# under the one it has now (`burner-slice`).
+BURNERS = [("burner", idle_policy), ("burner-slice", batch_long_slice)] if burner else []
+
+
 res = {"idle": []}
 running_seen = {}
 i = 0
@@ -206,12 +222,14 @@ while len(res["idle"]) < calls:
     for _ in range(block):
         res["idle"].append(call(i))
         i += 1
-    if burner:
-        proc = subprocess.Popen([sys.executable, "-c", BURN], preexec_fn=idle_policy, start_new_session=True,
+    for bname, policy in BURNERS:
+        proc = subprocess.Popen([sys.executable, "-c", BURN], preexec_fn=policy, start_new_session=True,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(1.0)
+        if proc.poll() is not None:
+            sys.exit(f"{bname}: the reference job did not start (exit {proc.returncode})")
         for _ in range(block):
-            res.setdefault("burner", []).append(call(i))
+            res.setdefault(bname, []).append(call(i))
             i += 1
         proc.kill()
         proc.wait()
@@ -248,12 +266,12 @@ def summary(ws):
 
 
 idle = summary(res["idle"])
-for mode in ["idle"] + (["burner"] if burner else []) + [m for m, _ in embedders]:
+for mode in ["idle"] + [b for b, _ in BURNERS] + [m for m, _ in embedders]:
     p50, p95, mx = summary(res[mode])
     rec = {"mode": mode, "transcript": os.path.basename(session_src), "calls": len(res[mode]),
            "p50_ms": p50, "p95_ms": p95, "max_ms": mx, "pending_at_start": pending_at_start}
     if mode != "idle":
         rec["p95_ratio_vs_idle"] = round(p95 / idle[1], 2) if idle[1] else None
-        if mode != "burner":
+        if not mode.startswith("burner"):
             rec["calls_with_embedder_running"] = running_seen.get(mode, 0)
     print(json.dumps(rec), flush=True)

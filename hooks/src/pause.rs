@@ -1,10 +1,11 @@
 //! UserPromptSubmit pauses the background embedder while it runs (issue 17).
 //!
 //! Why: the embedder (`memctl embed-pending --background`, or a deferred archive embedding
-//! what it stored) runs ONNX for minutes after a big backlog. It runs at nice 19 and under
-//! `SCHED_IDLE`, but Claude Code starts every hook in a session of its own, and with
-//! autogroups (Linux, processes in the root CPU cgroup) the scheduler shares the CPU between
-//! sessions before it looks at a task's policy: beside it, a hook's p95 was 1.32–1.53× of
+//! what it stored) runs ONNX for minutes after a big backlog. It runs at nice 19 (and now
+//! with a long slice, `memctl_engine::embed::lower_priority`), but Claude Code starts every hook in
+//! a session of its own, and with autogroups (Linux, processes in the root CPU cgroup) the
+//! scheduler shares the CPU between sessions before it looks at a task's policy: beside an
+//! embedder under `SCHED_IDLE`, a hook's p95 was 1.32–1.53× of
 //! idle (`bench_embedder_contention.py`, hooks in their own sessions). Frozen from outside
 //! for the whole call, 0.92–0.98×. So the hook stops it for as much of its life as it can:
 //! from its settings load until [`AFTER_EXIT`] after its process has ended (a guardian, below),

@@ -168,7 +168,8 @@ impl EmbedSettings {
     /// the CPU between sessions before it looks at a task's policy, so the embedder (in the
     /// session of the hook that started it) competes with a later hook as an equal: two
     /// idle-policy busy loops in another session took a `/bin/true` spawn from 1.9 to 7.8 ms
-    /// (median), one left it at 1.9 ms. A foreground `memctl ingest` / `embed-pending` the user asked for uses
+    /// (median), one left it at 1.9 ms (the policy is now a long slice instead, see
+    /// [`crate::embed::lower_priority`]). A foreground `memctl ingest` / `embed-pending` the user asked for uses
     /// [`Self::bulk_threads`].
     pub fn background_threads(&self) -> usize {
         self.bulk_threads()
