@@ -20,9 +20,9 @@ Many short calls (hundreds per mode) make the tail readable where the whole-hook
 (`bench_embedder_contention.py`, 6 ms calls, a model load per block) moves by ±25 % at p95.
 Stdlib only; x86-64 Linux (the raw sched_setattr syscall number).
 """
-import ctypes, json, os, statistics, struct, subprocess, sys, tempfile, time
+import json, os, statistics, subprocess, sys, tempfile, time
+from benchlib import BURN_JOB, idle_policy, sched_attr_policy
 
-SYS_SCHED_SETATTR = 314  # x86-64
 args = sys.argv[1:]
 
 
@@ -43,24 +43,9 @@ if len(args) != 1 or job not in ("burn", "spin"):
 hook = os.path.abspath(args[0])
 
 
-def sched_attr(policy, nice, slice_ns):
-    def apply():
-        attr = struct.pack("IIQiIQQQ", 48, policy, 0, nice, 0, slice_ns, 0, 0)
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.syscall(SYS_SCHED_SETATTR, 0, ctypes.create_string_buffer(attr), 0) != 0:
-            os._exit(99)
-    return apply
-
-
-def idle():
-    os.nice(19)
-    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-
-
-JOBS = {"burn": "b = bytearray(48 << 20)\nc = bytearray(48 << 20)\nwhile True:\n    c[:] = b\n",
-        "spin": "while True:\n    pass\n"}
-MODES = [("none", None), ("idle", idle), ("batch-slice", sched_attr(os.SCHED_BATCH, 19, 100_000_000)),
-         ("nice19", sched_attr(os.SCHED_OTHER, 19, 0))]
+JOBS = {"burn": BURN_JOB, "spin": "while True:\n    pass\n"}
+MODES = [("none", None), ("idle", idle_policy), ("batch-slice", sched_attr_policy(os.SCHED_BATCH, 19, 100_000_000)),
+         ("nice19", sched_attr_policy(os.SCHED_OTHER, 19, 0))]
 
 home = tempfile.mkdtemp(prefix="memctl-bg-policy-")
 env = dict(os.environ, MEMCTL_HOME=home)

@@ -44,7 +44,7 @@ line per mode: calls, p50, p95, max wall ms, and for `embedder` the ratio of its
 and how many calls saw the embedder still running. Stdlib only.
 """
 import json, os, shutil, signal, statistics, subprocess, sys, time, uuid
-from benchlib import first_line_with
+from benchlib import BURN_JOB, first_line_with, idle_policy, sched_attr_policy
 
 args = sys.argv[1:]
 block, gap = 10, 0.3
@@ -192,27 +192,10 @@ def call(i, freeze=None, pause=True, hook_bin=None):
     return wall
 
 
-# The reference background job of `--burner`: memory-bound, like inference.
-BURN = "b = bytearray(48 << 20)\nc = bytearray(48 << 20)\nwhile True:\n    c[:] = b\n"
-
-
-def idle_policy():
-    os.nice(19)
-    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-
-
-def batch_long_slice():
-    """SCHED_BATCH, nice 19, a 100 ms slice (what `lower_priority` gives the embedder on Linux
-    >= 6.12); the stdlib has no sched_setattr, so the raw syscall (x86-64: 314)."""
-    import ctypes, struct
-    attr = struct.pack("IIQiIQQQ", 48, os.SCHED_BATCH, 0, 19, 0, 100_000_000, 0, 0)
-    if ctypes.CDLL(None, use_errno=True).syscall(314, 0, ctypes.create_string_buffer(attr), 0) != 0:
-        os._exit(99)
-
-
 # `--burner` modes: the reference job under the policy the embedder had before (`burner`) and
 # under the one it has now (`burner-slice`).
-BURNERS = [("burner", idle_policy), ("burner-slice", batch_long_slice)] if burner else []
+BURNERS = [("burner", idle_policy), ("burner-slice", sched_attr_policy(os.SCHED_BATCH, 19, 100_000_000))] \
+    if burner else []
 
 
 res = {"idle": []}
@@ -223,7 +206,7 @@ while len(res["idle"]) < calls:
         res["idle"].append(call(i))
         i += 1
     for bname, policy in BURNERS:
-        proc = subprocess.Popen([sys.executable, "-c", BURN], preexec_fn=policy, start_new_session=True,
+        proc = subprocess.Popen([sys.executable, "-c", BURN_JOB], preexec_fn=policy, start_new_session=True,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(1.0)
         if proc.poll() is not None:

@@ -1,9 +1,36 @@
 """What the first-archive benchmarks share (bench_first_archive, bench_search_pending,
 bench_store_bytes, bench_embed_threads, bench_hooks): the transcript's session id, the
 UserPromptSubmit payload on it, and the environment of a first archive that stores every turn
-inline (no deadline, no background embedder). Stdlib only."""
+inline (no deadline, no background embedder); and for the contention benchmarks
+(bench_embedder_contention, bench_bg_policy) the reference busy job and the CPU policies a
+background job can run under. Stdlib only."""
+import ctypes
 import json
 import os
+import struct
+
+# The reference busy job: memory-bound, like inference (`python3 -c BURN_JOB`).
+BURN_JOB = "b = bytearray(48 << 20)\nc = bytearray(48 << 20)\nwhile True:\n    c[:] = b\n"
+SYS_SCHED_SETATTR = 314  # x86-64
+
+
+def idle_policy():
+    """preexec_fn: nice 19 under SCHED_IDLE (the background embedder's policy before)."""
+    os.nice(19)
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+
+
+def sched_attr_policy(policy, nice, slice_ns):
+    """A preexec_fn that sets `policy` at `nice` with a custom slice (0: the default) through
+    the raw sched_setattr syscall (the stdlib has no wrapper); exits 99 when refused.
+    `sched_attr_policy(os.SCHED_BATCH, 19, 100_000_000)` is what `lower_priority` gives the
+    background embedder on Linux >= 6.12."""
+    def apply():
+        attr = struct.pack("IIQiIQQQ", 48, policy, 0, nice, 0, slice_ns, 0, 0)
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.syscall(SYS_SCHED_SETATTR, 0, ctypes.create_string_buffer(attr), 0) != 0:
+            os._exit(99)
+    return apply
 
 
 def json_lines(path):

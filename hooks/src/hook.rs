@@ -95,7 +95,7 @@ pub fn main() -> ExitCode {
     };
     // The payload's type decides: a UserPromptSubmit whose command line named no event is
     // paused now; a pause the command line asked for but the payload is not a prompt for
-    // ends here (on drop). Resumed before the store is opened (`run`), by its guardian once
+    // ends here. Resumed before the store is opened (`run`), by its guardian once
     // this process has ended, and on drop.
     let is_prompt = matches!(payload.event, HookEvent::UserPromptSubmit { .. });
     let pause = std::sync::Arc::new(match early_pause {

@@ -78,8 +78,8 @@ impl EmbedderPause {
 
     /// Stop the data dir's recorded background embedder, if one runs and is who its record
     /// says, and fork its guardian. Costs a small file read, a `/proc` read, a pipe, a fork
-    /// and a few syscalls; never fails (a problem means no pause, or a pause without a
-    /// guardian, logged at debug).
+    /// and a few syscalls; never fails (a problem, a failed fork included, means no pause,
+    /// logged at debug).
     pub fn pause(data_dir: &Path) -> Self {
         #[cfg(target_os = "linux")]
         {

@@ -18,15 +18,18 @@
 //! one at once only if its deadline is earlier or its slice shorter (`PREEMPT_SHORT`);
 //! otherwise it waits for the running one's slice to end, up to a tick (4 ms at HZ 250). A
 //! group's slice is the shortest of its tasks' (6.12+), so with a 100 ms slice the embedder's
-//! group has the longer slice and, nearly always, the later deadline, so a hook's wake-up cuts in.
+//! group has the longer slice and, nearly always, the later deadline, so a hook's wake-up
+//! cuts in.
 //! Measured with `scripts/bench_bg_policy.py` (a fail-open `memctl-hook` spawned 400 times
 //! per mode, each in a session of its own, beside a memory-bound busy job in another session):
 //! p95 1.27–1.49× of no job under `SCHED_IDLE`, 1.04–1.27× under `SCHED_BATCH` with a 100 ms
 //! slice, in three runs each (README, "The embedder's slice").
 //! Within one task group (no autogroups, or a desktop's cgroups) the long slice keeps the same
 //! property, and nice 19 (weight 15 against a hook's 1024) keeps the embedder's share nearly as
-//! small as `SCHED_IDLE`'s (weight 3). Kernels without custom slices accept the call and ignore the slice;
-//! `sched_getattr` then reads it back as 0, and the idle policy is used instead.
+//! small as `SCHED_IDLE`'s (weight 3). Kernels without custom slices are expected to accept
+//! the call and ignore the slice (read back as anything but 100 ms, the idle policy is used
+//! instead); only 6.18 was at hand to run it on. The wake-up rule and the group slice are
+//! from the kernel's `fair.c`, not measured apart.
 
 /// Lower this process's CPU and I/O priority (Linux; elsewhere only the nice value where the
 /// platform has one). Failures are logged, never fatal: a background job at normal priority
@@ -110,7 +113,7 @@ pub(crate) mod sched {
     /// The calling thread's attributes.
     pub(crate) fn get() -> std::io::Result<SchedAttr> {
         let mut attr = SchedAttr::default();
-        let size = std::mem::size_of::<SchedAttr>() as libc::c_ulong;
+        let size = std::mem::size_of::<SchedAttr>() as libc::c_uint;
         // SAFETY: the kernel writes at most `size` bytes into `attr`, which lives across the
         // call; pid 0 is the calling thread; flags must be 0.
         let rc = unsafe {
@@ -118,7 +121,7 @@ pub(crate) mod sched {
                 libc::SYS_sched_getattr,
                 0 as libc::pid_t,
                 &mut attr as *mut SchedAttr,
-                size as libc::c_uint,
+                size,
                 0 as libc::c_uint,
             )
         };
