@@ -21,7 +21,7 @@ Many short calls (hundreds per mode) make the tail readable where the whole-hook
 Stdlib only; x86-64 Linux (the raw sched_setattr syscall number).
 """
 import json, os, statistics, subprocess, sys, tempfile, time
-from benchlib import BURN_JOB, idle_policy, sched_attr_policy
+from benchlib import BURN_JOB, autogroup_nice, idle_policy, sched_attr_policy
 
 args = sys.argv[1:]
 
@@ -45,7 +45,9 @@ hook = os.path.abspath(args[0])
 
 JOBS = {"burn": BURN_JOB, "spin": "while True:\n    pass\n"}
 MODES = [("none", None), ("idle", idle_policy), ("batch-slice", sched_attr_policy(os.SCHED_BATCH, 19, 100_000_000)),
-         ("nice19", sched_attr_policy(os.SCHED_OTHER, 19, 0))]
+         ("nice19", sched_attr_policy(os.SCHED_OTHER, 19, 0)),
+         ("ag19-batch-slice", autogroup_nice(sched_attr_policy(os.SCHED_BATCH, 19, 100_000_000))),
+         ("ag19-idle", autogroup_nice(idle_policy))]
 
 home = tempfile.mkdtemp(prefix="memctl-bg-policy-")
 env = dict(os.environ, MEMCTL_HOME=home)

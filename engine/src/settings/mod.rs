@@ -201,7 +201,7 @@ pub struct HookSettings {
     pub inline_prompt_archive: bool,
     /// `MEMCTL_HOOK_PAUSE_EMBEDDER` (default on): UserPromptSubmit stops the background
     /// embedder (SIGSTOP, Linux) for the few milliseconds it runs and lets it go on before it
-    /// opens the store, else 5 ms after it has ended (a forked guardian). Why: beside a
+    /// opens the store, else 5 ms after it has ended (a guardian process). Why: beside a
     /// running embedder the hook's p95 was 1.32–1.53× of idle, with the pause 1.17× (issue
     /// 17; the hooks crate's `pause` module).
     pub pause_embedder: bool,
