@@ -13,7 +13,9 @@ started it):
 - `idle`: nice 19 under SCHED_IDLE (the embedder's policy before);
 - `batch-slice`: SCHED_BATCH, nice 19, a 100 ms custom slice (the embedder's policy now, Linux
   >= 6.12; `engine/src/embed/priority.rs` says why);
-- `nice19`: SCHED_OTHER at nice 19 with the default slice.
+- `nice19`: SCHED_OTHER at nice 19 with the default slice;
+- `ag19-batch-slice`, `ag19-idle`: as `batch-slice` and `idle`, with the job's autogroup (its
+  session's) at nice 19 (`/proc/self/autogroup`; weight 15 against a hook's group at 1024).
 The job is `burn` (copies a 48 MiB buffer in a loop: memory-bound, like inference; default) or
 `spin` (an empty loop). Prints p50 / p90 / p95 / p99 / mean ms per mode and p95 against `none`.
 Many short calls (hundreds per mode) make the tail readable where the whole-hook bench

@@ -180,6 +180,8 @@ def cells_of(batches):
     return sum(len(b) * max(lens[i] for i in b) for b in batches)
 
 
+# The engine's `TOKEN_BUDGET` (engine/src/embed/onnx.rs; 4,096 before 2026-11-26).
+TOKEN_BUDGET = 512
 before, after = [], []
 for r0 in range(0, len(texts), 64):
     rnd = list(range(r0, min(r0 + 64, len(texts))))
@@ -187,7 +189,7 @@ for r0 in range(0, len(texts), 64):
     before += [by_bytes[i:i + 32] for i in range(0, len(by_bytes), 32)]
     cur = []
     for i in sorted(rnd, key=lambda i: lens[i]):
-        if cur and (len(cur) >= 32 or (len(cur) + 1) * lens[i] > 4096):
+        if cur and (len(cur) >= 32 or (len(cur) + 1) * lens[i] > TOKEN_BUDGET):
             after.append(cur)
             cur = []
         cur.append(i)
