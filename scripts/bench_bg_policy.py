@@ -23,18 +23,13 @@ Many short calls (hundreds per mode) make the tail readable where the whole-hook
 Stdlib only; x86-64 Linux (the raw sched_setattr syscall number).
 """
 import json, os, statistics, subprocess, sys, tempfile, time
-from benchlib import BURN_JOB, autogroup_nice, idle_policy, sched_attr_policy
+from benchlib import BURN_JOB, autogroup_nice, idle_policy, sched_attr_policy, take_opt
 
 args = sys.argv[1:]
 
 
 def opt(flag, default):
-    if flag in args:
-        i = args.index(flag)
-        value = args[i + 1]
-        del args[i:i + 2]
-        return value
-    return default
+    return take_opt(args, flag, default)
 
 
 calls = int(opt("--calls", "400"))

@@ -14,17 +14,13 @@ p95 ms per (label, pause) and the pause's cost (pause on minus off) at p50 and p
 when the recorded process is left stopped. Stdlib only; Linux.
 """
 import json, os, subprocess, sys, tempfile, time
+from benchlib import take_opt
 
 args = sys.argv[1:]
 
 
 def opt(flag, default):
-    if flag in args:
-        i = args.index(flag)
-        value = args[i + 1]
-        del args[i:i + 2]
-        return value
-    return default
+    return take_opt(args, flag, default)
 
 
 rounds, block = int(opt("--rounds", "25")), int(opt("--block", "20"))

@@ -49,6 +49,17 @@ def autogroup_nice(then=None):
     return apply
 
 
+def take_opt(args, flag, default):
+    """Remove `flag value` from the argument list `args` and return the value (`default` when
+    the flag is absent)."""
+    if flag in args:
+        i = args.index(flag)
+        value = args[i + 1]
+        del args[i:i + 2]
+        return value
+    return default
+
+
 def json_lines(path):
     """The JSON objects of a JSON-lines file, in order; lines that are not one are skipped."""
     with open(path, encoding="utf-8") as fh:
