@@ -402,7 +402,7 @@ mod linux {
 
     /// The guardian closes every descriptor up to the soft `RLIMIT_NOFILE`, at most up to
     /// this one: one close per slot (rustix has no `close_range`, and libc's would write
-    /// `errno` into the hook's thread-local storage), ≈ 0.1 ms of the guardian's core. A
+    /// `errno` into the hook's thread-local storage), on the guardian's core, not timed. A
     /// descriptor above it (a host's, inherited without close-on-exec) stays open for the
     /// guardian's few milliseconds, at most its lease; stdio and the pipe are closed by name.
     const MAX_CLOSED_FD: u64 = 1023;
