@@ -4,7 +4,7 @@ embedder busy on a big backlog of pending chunks.
 
 usage: bench_embedder_contention.py <session.jsonl> <backlog.jsonl> <workdir> <calls> <bin dir>
        [--block N] [--gap S] [--embedder <label>=<bin dir> ...] [--burner] [--stop-embedder]
-       [--no-pause] [--hook <label>=<bin dir> ...]
+       [--no-pause] [--hook <label>=<bin dir> ...] [--phases] [--ag19]
 
 Setup (one MEMCTL_HOME): the backlog transcript (e.g. 5,000 turns) is archived with the
 background embedder off, so its chunks (thousands) wait for the model; the session transcript
@@ -40,11 +40,21 @@ users get them: since issue 17 UserPromptSubmit pauses the embedder itself
 ended; `--no-pause` adds `embedder-nopause`, the same with that setting off; `--hook
 <label>=<dir>` adds `embedder-hook-<label>`, another build's hooks beside the same embedder.
 Prints one JSON
-line per mode: calls, p50, p95, max wall ms, and for `embedder` the ratio of its p95 to idle's
-and how many calls saw the embedder still running. Stdlib only.
+line per mode: calls, p50, p95, max wall ms, and for every other mode the ratio of its p95 to
+idle's with a 90 % bootstrap interval (`p95_ratio_ci90`, seed printed) and how many calls saw
+the embedder still running.
+
+`--phases`: the hooks log at debug level, and each call is split at the hook's own clock
+readings (its "hook done" line: `started_mono_ns` on CLOCK_MONOTONIC, `paused_ms`, `ms`,
+`run_ms` / `wait_ms` of its main thread from `/proc/thread-self/schedstat`) into `to_main`
+(the caller's spawn to the hook's `main`: fork, exec, loader, runtime start), `main_to_pause`,
+`main_to_end` and `end_to_return` (exit, the caller's wake-up), plus `main_thread_cpu` and
+`main_thread_wait` (time on a CPU and waiting for one, since the fork); one more JSON line per
+mode with p50 / p95 ms of each. `--ag19` adds `embedder-ag19`: the embedder's autogroup (its
+session's) at nice 19, weight 15 against a hook's group at 1,024. Stdlib only.
 """
-import json, os, shutil, signal, statistics, subprocess, sys, time, uuid
-from benchlib import BURN_JOB, first_line_with, idle_policy, sched_attr_policy
+import json, os, random, re, shutil, signal, statistics, subprocess, sys, time, uuid
+from benchlib import BURN_JOB, autogroup_nice, first_line_with, idle_policy, sched_attr_policy
 
 args = sys.argv[1:]
 block, gap = 10, 0.3
@@ -68,6 +78,12 @@ other_hooks = take_pairs("--hook", "embedder-hook-")
 burner = "--burner" in args
 if burner:
     args.remove("--burner")
+phases = "--phases" in args
+if phases:
+    args.remove("--phases")
+ag19 = "--ag19" in args
+if ag19:
+    args.remove("--ag19")
 if "--stop-embedder" in args:
     args.remove("--stop-embedder")
     embedders += [(m + "-stopped", d) for m, d in (embedders or [("embedder", None)])]
@@ -94,6 +110,8 @@ hook_of = {m: os.path.join(d, "memctl-hook") for m, d in other_hooks}
 if not embedders or all(m.endswith(("-stopped", "-nopause")) for m, _ in embedders):
     embedders = [("embedder", bindir)] + embedders
 embedders += [(m, bindir) for m, _ in other_hooks]
+if ag19:
+    embedders.append(("embedder-ag19", bindir))
 home = os.path.join(workdir, "home")
 if os.path.exists(workdir):
     shutil.rmtree(workdir)
@@ -108,6 +126,8 @@ session = head.get("sessionId")
 
 def env(**extra):
     e = dict(os.environ, MEMCTL_HOME=home, MEMCTL_BACKGROUND_EMBED="0", MEMCTL_RESIDENT="0")
+    if phases:
+        e["MEMCTL_LOG"] = "debug"
     e.update(extra)
     return e
 
@@ -174,8 +194,41 @@ def progress():
         return None
 
 
-def call(i, freeze=None, pause=True, hook_bin=None):
+LOG = os.path.join(home, "logs", "memctl.log")
+DONE = re.compile(r"hook done .*?ms=([0-9.]+) started_mono_ns=([0-9]+)(?: paused_ms=([0-9.]+))?"
+                  r"(?: run_ms=([0-9.]+) wait_ms=([0-9.]+))?")
+log_at = [0]
+
+
+def hook_phases(t0_ns, t1_ns):
+    """The phases of the call that just ended, from the hook's last "hook done" line."""
+    try:
+        with open(LOG, "rb") as fh:
+            if os.fstat(fh.fileno()).st_size < log_at[0]:
+                log_at[0] = 0
+            fh.seek(log_at[0])
+            new = fh.read()
+            log_at[0] += len(new)
+    except OSError:
+        return None
+    m = None
+    for line in new.decode(errors="replace").splitlines():
+        m = DONE.search(line) or m
+    if not m:
+        return None
+    ms, start = float(m.group(1)), int(m.group(2))
+    to_main = (start - t0_ns) / 1e6
+    return {"to_main": to_main, "main_to_pause": float(m.group(3)) if m.group(3) else None,
+            "main_to_end": ms, "end_to_return": (t1_ns - start) / 1e6 - ms,
+            "main_thread_cpu": float(m.group(4)) if m.group(4) else None,
+            "main_thread_wait": float(m.group(5)) if m.group(5) else None}
+
+
+def call(i, freeze=None, pause=True, hook_bin=None, mode=None):
     append_turn(i)
+    if phases:
+        hook_phases(0, 0)  # skip what others logged since the last call
+    t0_ns = time.monotonic_ns()
     t0 = time.perf_counter()
     if freeze is not None:
         os.kill(freeze, signal.SIGSTOP)
@@ -186,8 +239,14 @@ def call(i, freeze=None, pause=True, hook_bin=None):
     if freeze is not None:
         os.kill(freeze, signal.SIGCONT)
     wall = (time.perf_counter() - t0) * 1000.0
+    t1_ns = time.monotonic_ns()
     if r.returncode != 0:
         sys.exit(f"hook call failed: {r.stderr.decode(errors='replace')[-500:]}")
+    if phases:
+        ph = hook_phases(t0_ns, t1_ns)
+        if ph is None:
+            sys.exit("--phases: no 'hook done' line with started_mono_ns (a build from before it?)")
+        phase_rows.setdefault(mode, []).append(ph)
     time.sleep(gap)
     return wall
 
@@ -199,11 +258,12 @@ BURNERS = [("burner", idle_policy), ("burner-slice", sched_attr_policy(os.SCHED_
 
 
 res = {"idle": []}
+phase_rows = {}
 running_seen = {}
 i = 0
 while len(res["idle"]) < calls:
     for _ in range(block):
-        res["idle"].append(call(i))
+        res["idle"].append(call(i, mode="idle"))
         i += 1
     for bname, policy in BURNERS:
         proc = subprocess.Popen([sys.executable, "-c", BURN_JOB], preexec_fn=policy, start_new_session=True,
@@ -212,14 +272,15 @@ while len(res["idle"]) < calls:
         if proc.poll() is not None:
             sys.exit(f"{bname}: the reference job did not start (exit {proc.returncode})")
         for _ in range(block):
-            res.setdefault(bname, []).append(call(i))
+            res.setdefault(bname, []).append(call(i, mode=bname))
             i += 1
         proc.kill()
         proc.wait()
     for mode, ebin in embedders:
         proc = subprocess.Popen([os.path.join(ebin, "memctl"), "embed-pending", "--background"],
                                 env=env(MEMCTL_BACKGROUND_EMBED="1"), cwd=workdir, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                                preexec_fn=autogroup_nice() if mode == "embedder-ag19" else None)
         # A build without the progress record: give it time to load the model instead.
         deadline = time.time() + 30
         while time.time() < deadline:
@@ -234,7 +295,7 @@ while len(res["idle"]) < calls:
             frozen = proc.pid if mode.endswith("-stopped") else None
             # Frozen by this script: the hook must not resume it at its own end.
             pause = frozen is None and not mode.endswith("-nopause")
-            res.setdefault(mode, []).append(call(i, frozen, pause, hook_of.get(mode)))
+            res.setdefault(mode, []).append(call(i, frozen, pause, hook_of.get(mode), mode))
             i += 1
             if proc.poll() is None:
                 running_seen[mode] = running_seen.get(mode, 0) + 1
@@ -242,10 +303,27 @@ while len(res["idle"]) < calls:
         proc.wait()
 
 
+def p95_of(ws):
+    s = sorted(ws)
+    return s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))]
+
+
 def summary(ws):
     s = sorted(ws)
-    p95 = s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))]
-    return round(statistics.median(s), 1), round(p95, 1), round(s[-1], 1)
+    return round(statistics.median(s), 1), round(p95_of(s), 1), round(s[-1], 1)
+
+
+# How sure a p95 ratio is: a few hundred calls move p95 by more than the effect here (README
+# "How sure the ratio is"), so each ratio comes with a 90 % bootstrap interval (both modes'
+# calls resampled with replacement, BOOT_ROUNDS times, seed printed).
+BOOT_SEED, BOOT_ROUNDS = 17, 2000
+
+
+def ratio_interval(mode_ws, idle_ws):
+    rng = random.Random(BOOT_SEED)
+    rs = sorted(p95_of(rng.choices(mode_ws, k=len(mode_ws))) / p95_of(rng.choices(idle_ws, k=len(idle_ws)))
+                for _ in range(BOOT_ROUNDS))
+    return [round(rs[int(0.05 * BOOT_ROUNDS)], 2), round(rs[int(0.95 * BOOT_ROUNDS) - 1], 2)]
 
 
 idle = summary(res["idle"])
@@ -255,6 +333,16 @@ for mode in ["idle"] + [b for b, _ in BURNERS] + [m for m, _ in embedders]:
            "p50_ms": p50, "p95_ms": p95, "max_ms": mx, "pending_at_start": pending_at_start}
     if mode != "idle":
         rec["p95_ratio_vs_idle"] = round(p95 / idle[1], 2) if idle[1] else None
+        rec["p95_ratio_ci90"] = ratio_interval(res[mode], res["idle"])
+        rec["bootstrap_seed"] = BOOT_SEED
         if not mode.startswith("burner"):
             rec["calls_with_embedder_running"] = running_seen.get(mode, 0)
     print(json.dumps(rec), flush=True)
+    if phases:
+        rows = phase_rows.get(mode, [])
+        out = {}
+        for k in ("to_main", "main_to_pause", "main_to_end", "end_to_return", "main_thread_cpu",
+                  "main_thread_wait"):
+            v = sorted(r[k] for r in rows if r[k] is not None)
+            out[k] = [round(statistics.median(v), 2), round(p95_of(v), 2)] if v else None
+        print(json.dumps({"mode": mode, "phases_p50_p95_ms": out, "calls": len(rows)}), flush=True)

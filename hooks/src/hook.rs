@@ -41,6 +41,10 @@ type Outcome = std::thread::Result<anyhow::Result<(HookOutput, HookEffects)>>;
 /// ends the worker wherever it is, which redb survives like a kill (tested).
 pub fn main() -> ExitCode {
     let started = Instant::now();
+    // The same instant on a clock another process can read (`CLOCK_MONOTONIC`), for the debug
+    // line at the end: a bench puts the hook's phases on its own timeline with it
+    // (`scripts/bench_embedder_contention.py --phases`).
+    let started_mono = monotonic_ns();
     let args = HookArgs::parse(std::env::args_os().skip(1));
     let mut vars: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     if let Some(d) = &args.data_dir {
@@ -60,6 +64,7 @@ pub fn main() -> ExitCode {
     let early_pause = (settings.hook.pause_embedder
         && args.event.as_deref() == Some("UserPromptSubmit"))
     .then(|| crate::pause::EmbedderPause::pause(&settings.data_dir));
+    let early_pause_at = started.elapsed();
     let logging = crate::logging::init_file(&settings.data_dir, settings.log.as_deref());
     if !logging {
         // No writable log file (read-only data dir): stderr reaches Claude Code's debug log,
@@ -98,17 +103,21 @@ pub fn main() -> ExitCode {
     // ends here. Resumed before the store is opened (`run`), by its guardian once
     // this process has ended, and on drop.
     let is_prompt = matches!(payload.event, HookEvent::UserPromptSubmit { .. });
-    let pause = std::sync::Arc::new(match early_pause {
-        Some(p) if is_prompt => p,
+    let (pause, paused_at) = match early_pause {
+        Some(p) if is_prompt => (p, early_pause_at),
         Some(p) => {
             p.resume();
-            crate::pause::EmbedderPause::none()
+            (crate::pause::EmbedderPause::none(), early_pause_at)
         }
-        None if settings.hook.pause_embedder && is_prompt => {
-            crate::pause::EmbedderPause::pause(&settings.data_dir)
-        }
-        None => crate::pause::EmbedderPause::none(),
-    });
+        None if settings.hook.pause_embedder && is_prompt => (
+            crate::pause::EmbedderPause::pause(&settings.data_dir),
+            started.elapsed(),
+        ),
+        None => (crate::pause::EmbedderPause::none(), started.elapsed()),
+    };
+    let pause = std::sync::Arc::new(pause);
+    // For the debug line at the end: when the embedder stopped, in ms since the start.
+    let paused_ms = pause.is_paused().then_some(paused_at.as_secs_f64() * 1e3);
     if let Some(pid) = pause.paused_pid() {
         tracing::debug!(pid, "paused the background embedder");
     }
@@ -250,10 +259,17 @@ pub fn main() -> ExitCode {
     // Still paused (the no-store path): its guardian resumes it once this process has
     // ended, so that the embedder does not slow the exit either.
     pause.resume_after_exit();
-    if logging {
+    if logging && tracing::enabled!(tracing::Level::DEBUG) {
+        // The main thread's time on a CPU and waiting for one, since its exec (the kernel's
+        // schedstat): whether a slow call ran slowly or waited for a core.
+        let (run_ms, wait_ms) = schedstat_ms().unzip();
         tracing::debug!(
             event,
             ms = started.elapsed().as_secs_f64() * 1e3,
+            started_mono_ns = started_mono,
+            paused_ms,
+            run_ms,
+            wait_ms,
             "hook done"
         );
     }
@@ -327,9 +343,53 @@ impl HookArgs {
     }
 }
 
+/// Now on `CLOCK_MONOTONIC`, in nanoseconds (0 where there is no such clock).
+fn monotonic_ns() -> u64 {
+    #[cfg(target_os = "linux")]
+    {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+        (t.tv_sec as u64)
+            .saturating_mul(1_000_000_000)
+            .saturating_add(t.tv_nsec as u64)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        0
+    }
+}
+
+/// This thread's CPU time and run-queue wait in ms (`/proc/thread-self/schedstat`), if known:
+/// as of its last switch off a CPU or scheduler tick (the kernel adds a running thread's time
+/// then), so the hook's main thread reads them after its wait for the worker.
+fn schedstat_ms() -> Option<(f64, f64)> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let mut it = text.split_ascii_whitespace().map(|f| f.parse::<u64>().ok());
+    let (run, wait) = (it.next()??, it.next()??);
+    Some((run as f64 / 1e6, wait as f64 / 1e6))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_debug_clocks_read_this_threads_schedstat_and_a_rising_monotonic_clock() {
+        let a = monotonic_ns();
+        // Some CPU time to see in the thread's own counter.
+        let mut x = 0u64;
+        for i in 0..2_000_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(i);
+        }
+        std::hint::black_box(x);
+        // The kernel adds a running thread's time at its next switch (or tick): sleep once.
+        std::thread::sleep(Duration::from_millis(2));
+        let (run, wait) = schedstat_ms().expect("/proc/thread-self/schedstat");
+        assert!(run > 0.0, "this thread ran: {run} ms");
+        assert!(wait >= 0.0);
+        let b = monotonic_ns();
+        assert!(b > a && a > 0, "CLOCK_MONOTONIC {a} then {b}");
+    }
 
     fn parse(args: &[&str]) -> HookArgs {
         HookArgs::parse(args.iter().map(OsString::from))
