@@ -27,7 +27,7 @@ both alike:
   (the embedder now runs SCHED_BATCH with a 100 ms slice: `engine/src/embed/priority.rs`).
 
 Each call is `memctl-hook UserPromptSubmit` with the payload on stdin, in a session of its own,
-timed by perf_counter around fork/exec+wait4, then `--gap` seconds (default 0.3) to the next prompt. `--burner` adds a
+timed on CLOCK_MONOTONIC (`time.monotonic_ns`) around fork/exec+wait4, then `--gap` seconds (default 0.3) to the next prompt. `--burner` adds a
 reference mode, `burner`: instead of an embedder, a plain process that copies a 48 MiB buffer in a
 loop at nice 19 under SCHED_IDLE (the embedder's policy before), i.e. what any background job costs
 the hook on this machine, and `burner-slice`, the same under the embedder's policy now (SCHED_BATCH,
@@ -200,36 +200,40 @@ DONE = re.compile(r"hook done .*?ms=([0-9.]+) started_mono_ns=([0-9]+)(?: paused
 log_at = [0]
 
 
-def hook_phases(t0_ns, t1_ns):
-    """The phases of the call that just ended, from the hook's last "hook done" line."""
+def new_log_text():
+    """What was appended to the data dir's log since the last call of this function."""
     try:
         with open(LOG, "rb") as fh:
             if os.fstat(fh.fileno()).st_size < log_at[0]:
                 log_at[0] = 0
             fh.seek(log_at[0])
             new = fh.read()
-            log_at[0] += len(new)
     except OSError:
-        return None
+        return ""
+    log_at[0] += len(new)
+    return new.decode(errors="replace")
+
+
+def hook_phases(t0_ns, t1_ns):
+    """The phases of the call that just ended, from the hook's last "hook done" line."""
     m = None
-    for line in new.decode(errors="replace").splitlines():
+    for line in new_log_text().splitlines():
         m = DONE.search(line) or m
     if not m:
         return None
+    opt = lambda g: float(m.group(g)) if m.group(g) else None
     ms, start = float(m.group(1)), int(m.group(2))
-    to_main = (start - t0_ns) / 1e6
-    return {"to_main": to_main, "main_to_pause": float(m.group(3)) if m.group(3) else None,
-            "main_to_end": ms, "end_to_return": (t1_ns - start) / 1e6 - ms,
-            "main_thread_cpu": float(m.group(4)) if m.group(4) else None,
-            "main_thread_wait": float(m.group(5)) if m.group(5) else None}
+    return {"to_main": (start - t0_ns) / 1e6, "main_to_pause": opt(3), "main_to_end": ms,
+            "end_to_return": (t1_ns - start) / 1e6 - ms, "main_thread_cpu": opt(4),
+            "main_thread_wait": opt(5)}
 
 
 def call(i, freeze=None, pause=True, hook_bin=None, mode=None):
     append_turn(i)
     if phases:
-        hook_phases(0, 0)  # skip what others logged since the last call
+        new_log_text()  # skip what others logged since the last call
+    # CLOCK_MONOTONIC, the clock of the hook's `started_mono_ns`.
     t0_ns = time.monotonic_ns()
-    t0 = time.perf_counter()
     if freeze is not None:
         os.kill(freeze, signal.SIGSTOP)
     extra = {} if pause else {"MEMCTL_HOOK_PAUSE_EMBEDDER": "0"}
@@ -238,8 +242,8 @@ def call(i, freeze=None, pause=True, hook_bin=None, mode=None):
                        env=env(**extra), cwd=workdir, start_new_session=True)
     if freeze is not None:
         os.kill(freeze, signal.SIGCONT)
-    wall = (time.perf_counter() - t0) * 1000.0
     t1_ns = time.monotonic_ns()
+    wall = (t1_ns - t0_ns) / 1e6
     if r.returncode != 0:
         sys.exit(f"hook call failed: {r.stderr.decode(errors='replace')[-500:]}")
     if phases:

@@ -64,7 +64,6 @@ pub fn main() -> ExitCode {
     let early_pause = (settings.hook.pause_embedder
         && args.event.as_deref() == Some("UserPromptSubmit"))
     .then(|| crate::pause::EmbedderPause::pause(&settings.data_dir));
-    let early_pause_at = started.elapsed();
     let logging = crate::logging::init_file(&settings.data_dir, settings.log.as_deref());
     if !logging {
         // No writable log file (read-only data dir): stderr reaches Claude Code's debug log,
@@ -103,21 +102,17 @@ pub fn main() -> ExitCode {
     // ends here. Resumed before the store is opened (`run`), by its guardian once
     // this process has ended, and on drop.
     let is_prompt = matches!(payload.event, HookEvent::UserPromptSubmit { .. });
-    let (pause, paused_at) = match early_pause {
-        Some(p) if is_prompt => (p, early_pause_at),
+    let pause = std::sync::Arc::new(match early_pause {
+        Some(p) if is_prompt => p,
         Some(p) => {
             p.resume();
-            (crate::pause::EmbedderPause::none(), early_pause_at)
+            crate::pause::EmbedderPause::none()
         }
-        None if settings.hook.pause_embedder && is_prompt => (
-            crate::pause::EmbedderPause::pause(&settings.data_dir),
-            started.elapsed(),
-        ),
-        None => (crate::pause::EmbedderPause::none(), started.elapsed()),
-    };
-    let pause = std::sync::Arc::new(pause);
-    // For the debug line at the end: when the embedder stopped, in ms since the start.
-    let paused_ms = pause.is_paused().then_some(paused_at.as_secs_f64() * 1e3);
+        None if settings.hook.pause_embedder && is_prompt => {
+            crate::pause::EmbedderPause::pause(&settings.data_dir)
+        }
+        None => crate::pause::EmbedderPause::none(),
+    });
     if let Some(pid) = pause.paused_pid() {
         tracing::debug!(pid, "paused the background embedder");
     }
@@ -260,14 +255,16 @@ pub fn main() -> ExitCode {
     // ended, so that the embedder does not slow the exit either.
     pause.resume_after_exit();
     if logging && tracing::enabled!(tracing::Level::DEBUG) {
-        // The main thread's time on a CPU and waiting for one, since its exec (the kernel's
-        // schedstat): whether a slow call ran slowly or waited for a core.
+        // The main thread's time on a CPU and waiting for one, since the fork that made this
+        // process (the kernel's schedstat): whether a slow call ran slowly or waited for a core.
         let (run_ms, wait_ms) = schedstat_ms().unzip();
         tracing::debug!(
             event,
             ms = started.elapsed().as_secs_f64() * 1e3,
             started_mono_ns = started_mono,
-            paused_ms,
+            paused_ms = pause
+                .stopped_at()
+                .map(|t| t.duration_since(started).as_secs_f64() * 1e3),
             run_ms,
             wait_ms,
             "hook done"

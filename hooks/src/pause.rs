@@ -48,7 +48,7 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The longest a pause can last whatever happens to the hook: its guardian resumes the
 /// embedder then (a hook is a few milliseconds; its deadline is 2 s).
@@ -69,6 +69,8 @@ pub struct EmbedderPause {
     #[cfg(target_os = "linux")]
     guardian: std::sync::Mutex<Option<std::os::fd::OwnedFd>>,
     resumed: AtomicBool,
+    /// When the embedder was stopped (for the hook's debug line).
+    stopped_at: Option<Instant>,
 }
 
 impl EmbedderPause {
@@ -97,10 +99,11 @@ impl EmbedderPause {
                     return Self::default();
                 }
             };
-            let pause = Self {
+            let mut pause = Self {
                 target: Some(target),
                 guardian: std::sync::Mutex::new(Some(guardian)),
                 resumed: AtomicBool::new(false),
+                stopped_at: None,
             };
             let stopped = pause
                 .target
@@ -111,6 +114,7 @@ impl EmbedderPause {
                 pause.resume();
                 return Self::default();
             }
+            pause.stopped_at = Some(Instant::now());
             pause
         }
         #[cfg(not(target_os = "linux"))]
@@ -118,6 +122,11 @@ impl EmbedderPause {
             let _ = data_dir;
             Self::default()
         }
+    }
+
+    /// When this pause stopped the embedder (None: nothing was stopped).
+    pub fn stopped_at(&self) -> Option<Instant> {
+        self.stopped_at
     }
 
     /// True when an embedder was stopped and not yet resumed.
