@@ -26,8 +26,11 @@ bash scripts/setup.sh
 # shellcheck disable=SC1091
 source .cache/env.sh
 cargo build --release --quiet -p memctl-hooks
-HOOK="$ROOT/target/release/memctl-hook"
-MEMCTL="$ROOT/target/release/memctl"
+# shellcheck source=scripts/target_dir.sh
+source "$ROOT/scripts/target_dir.sh"
+RELEASE="$(cargo_target_dir "$ROOT")/release"
+HOOK="$RELEASE/memctl-hook"
+MEMCTL="$RELEASE/memctl"
 
 # Plotting venv (matplotlib), cached.
 if [ ! -x "$OUT/venv/bin/python" ]; then
@@ -95,7 +98,7 @@ big=""
 for n in $SIZES; do [ "$n" -ge 500 ] && big="$n"; done
 if [ -n "$big" ]; then
   echo "bench: search with every chunk pending n=$big" >&2
-  python3 scripts/bench_search_pending.py "$OUT/t$big.jsonl" "$OUT/sp-$big" 3 "now=$ROOT/target/release" >> "$SP"
+  python3 scripts/bench_search_pending.py "$OUT/t$big.jsonl" "$OUT/sp-$big" 3 "now=$RELEASE" >> "$SP"
 fi
 
 # Bulk embedding on 1 and 2 threads (real chunks of the 500-turn transcript), and
@@ -107,12 +110,12 @@ CT="$OUT/contention.jsonl"
 : > "$ET"; : > "$CT"
 if [ -s "$OUT/t500.jsonl" ]; then
   echo "bench: embedding threads" >&2
-  python3 scripts/bench_embed_threads.py "$OUT/t500.jsonl" "$OUT/et" 2 "now=$ROOT/target/release" --limit 512 >> "$ET"
+  python3 scripts/bench_embed_threads.py "$OUT/t500.jsonl" "$OUT/et" 2 "now=$RELEASE" --limit 512 >> "$ET"
   if [ -n "$big" ]; then
     echo "bench: UserPromptSubmit with and without a running embedder (backlog n=$big)" >&2
     # 300 calls per mode in blocks of 20: at 100 calls, p95 is the 5th-worst call and one
     # scheduler tick moves it; each ratio comes with its 90 % bootstrap interval.
-    python3 scripts/bench_embedder_contention.py "$OUT/t500.jsonl" "$OUT/t$big.jsonl" "$OUT/ct" 300 "$ROOT/target/release" --block 20 --burner --no-pause >> "$CT"
+    python3 scripts/bench_embedder_contention.py "$OUT/t500.jsonl" "$OUT/t$big.jsonl" "$OUT/ct" 300 "$RELEASE" --block 20 --burner --no-pause >> "$CT"
   fi
 fi
 

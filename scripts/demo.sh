@@ -10,7 +10,9 @@ bash scripts/setup.sh
 # shellcheck disable=SC1091
 source .cache/env.sh
 cargo build --release --quiet -p memctl-hooks
-MEMCTL="$ROOT/target/release/memctl"
+# shellcheck source=scripts/target_dir.sh
+source scripts/target_dir.sh
+MEMCTL="$(cargo_target_dir "$ROOT")/release/memctl"
 export MEMCTL_HOME="$ROOT/.cache/demo-home"
 rm -rf "$MEMCTL_HOME"
 echo "== memctl doctor"

@@ -51,13 +51,16 @@ fi
 # Private copies of the binaries: a concurrent `cargo build`/`cargo test` in this checkout
 # replaces target/debug/* mid-run ("memctl-hook: not found", exit 127). They stay under target/
 # so that the binaries still find the repo's .cache/ (ONNX Runtime) and models/ by walking up.
+# shellcheck source=scripts/target_dir.sh
+source "$REPO/scripts/target_dir.sh"
+TARGET=$(cargo_target_dir "$REPO")
 BIN=$REPO/target/e2e-bin/$$
 rm -rf "$BIN"
 mkdir -p "$BIN"
 trap 'rm -rf "$BIN"' EXIT
 for b in memctl memctl-hook; do
-    [[ -x $REPO/target/debug/$b ]] || die "missing $REPO/target/debug/$b (cargo build --workspace)"
-    cp "$REPO/target/debug/$b" "$BIN/$b"
+    [[ -x $TARGET/debug/$b ]] || die "missing $TARGET/debug/$b (cargo build --workspace)"
+    cp "$TARGET/debug/$b" "$BIN/$b"
 done
 
 # Scenarios to run.

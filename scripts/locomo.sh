@@ -53,7 +53,9 @@ else
     log "cargo build --release -p memctl-hooks"
     (cd "$REPO" && cargo build --release -p memctl-hooks >&2)
     # A private copy: other builds of the workspace must not swap the binary mid-run.
-    cp "$REPO/target/release/memctl" "$OUT/memctl"
+    # shellcheck source=scripts/target_dir.sh
+    source "$REPO/scripts/target_dir.sh"
+    cp "$(cargo_target_dir "$REPO")/release/memctl" "$OUT/memctl"
     BIN=$OUT/memctl
 fi
 [[ -x $BIN ]] || die "no memctl binary at $BIN"

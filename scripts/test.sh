@@ -9,11 +9,19 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 start=$SECONDS
+# Everything the machine must provide, before a minute is spent building.
+bash scripts/prereqs.sh
 bash scripts/setup.sh
 # The viewer's browser tests (hooks/tests/ui_browser.rs) drive Debian's Chromium.
 bash scripts/install_chromium.sh
 # shellcheck disable=SC1091
 source .cache/env.sh
+# Every step finds the binaries where cargo puts them: the e2e step runs with CARGO_TARGET_DIR
+# set, as it is for developers who share one target dir between checkouts.
+# shellcheck source=scripts/target_dir.sh
+source scripts/target_dir.sh
+CARGO_TARGET_DIR=$(cargo_target_dir "$ROOT")
+export CARGO_TARGET_DIR
 cargo build --workspace --quiet
 LOG=$(mktemp "${TMPDIR:-/tmp}/memctl-test.XXXXXX")
 # A real PostgreSQL 18 + pgvector for the team-memory tests (hooks/tests/team.rs), from the

@@ -311,6 +311,18 @@ fn embedder(c: &mut Checks, opts: &EngineOptions, need: Status) {
 
 fn store(c: &mut Checks, opts: EngineOptions) {
     let path = opts.store_path();
+    // Checking must not create: a store appears with the first archived turn.
+    if !path.exists() {
+        c.push(
+            "store",
+            Status::Warn,
+            format!(
+                "no store yet at {} (the first hook or `memctl ingest` creates it)",
+                path.display()
+            ),
+        );
+        return;
+    }
     let status = Engine::open(opts).and_then(|e| e.status());
     match status {
         Ok(st) => c.push(
@@ -377,7 +389,7 @@ fn hooks(c: &mut Checks, found: &Found, env: &InstallEnv, data_dir: &Path) {
             };
             if !runs && !problems.iter().any(|p: &String| p.contains(&bin)) {
                 problems.push(format!(
-                    "binary missing: {bin} (install memctl again: cargo install --path hooks, then memctl install)"
+                    "binary missing: {bin} (install memctl again: cargo install --locked --path hooks, then memctl install)"
                 ));
             }
             // A hook without --data-dir uses the default data dir: not the one checked when
@@ -441,7 +453,7 @@ fn hooks(c: &mut Checks, found: &Found, env: &InstallEnv, data_dir: &Path) {
             Some(bin) => (Status::Ok, format!("its launcher runs {}", bin.display())),
             None => (
                 Status::Error,
-                "its launcher finds no memctl-hook (PATH, $MEMCTL_BIN_DIR, ~/.cargo/bin): cargo install --path hooks".into(),
+                "its launcher finds no memctl-hook (PATH, $MEMCTL_BIN_DIR, ~/.cargo/bin): cargo install --locked --path hooks".into(),
             ),
         };
         c.push(
@@ -485,7 +497,7 @@ fn agent(c: &mut Checks, found: &Found, env: &InstallEnv) {
     let this = env.bin_dir.join("memctl");
     let ours = format!("memctl {}", env!("CARGO_PKG_VERSION"));
     let fix = format!(
-        "cargo install --path hooks (puts memctl in ~/.cargo/bin; have that on PATH), or add {} to PATH",
+        "cargo install --locked --path hooks (puts memctl in ~/.cargo/bin; have that on PATH), or add {} to PATH",
         env.bin_dir.display()
     );
     let Some(found_bin) = env.which("memctl") else {

@@ -32,19 +32,21 @@ pub fn apply(engine: &Engine, f: &FilterArgs<'_>, req: &mut SearchRequest) -> Re
         .until
         .map(|v| filter::parse_time("until", v, now))
         .transpose()?;
-    req.session = match f.session {
-        Some(prefix) => {
-            let sessions = engine.sessions()?;
-            Some(filter::resolve_session(
-                prefix,
-                sessions.iter().map(|(id, _)| id.as_str()),
-            )?)
-        }
-        None => None,
-    };
+    req.session = f.session.map(|p| session_id(engine, p)).transpose()?;
     req.tool = f.tool.map(|t| t.trim().to_string());
     req.file = f.file.map(str::to_string);
     Ok(())
+}
+
+/// The archived session a full id or a unique prefix names: every command that takes a session
+/// accepts the 8-character ids `sessions` and `search` print; an ambiguous prefix is an error
+/// listing candidates.
+pub fn session_id(engine: &Engine, prefix: &str) -> Result<String> {
+    let sessions = engine.sessions()?;
+    Ok(filter::resolve_session(
+        prefix,
+        sessions.iter().map(|(id, _)| id.as_str()),
+    )?)
 }
 
 /// The archived project `value` names (trailing slash and `.` components ignored), or an error

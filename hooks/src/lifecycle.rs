@@ -236,11 +236,12 @@ pub fn restore(
     cfg: &RestoreConfig,
     out: &mut dyn Write,
 ) -> Result<()> {
+    let session = crate::filters::session_id(&engine, &a.session)?;
     let project = match a.project {
         Some(p) => p,
         None => {
-            let Some(s) = engine.session(&a.session)? else {
-                bail!("no session with id {:?}", a.session);
+            let Some(s) = engine.session(&session)? else {
+                bail!("no session with id {session:?}");
             };
             s.project
         }
@@ -249,9 +250,9 @@ pub fn restore(
     if let Some(n) = a.chars {
         cfg.budget.max_chars = n.min(memctl_engine::restore::MAX_RESTORE_CHARS);
     }
-    let r = engine.restore(&a.session, &project, RestoreKind::Compact, &cfg)?;
+    let r = engine.restore(&session, &project, RestoreKind::Compact, &cfg)?;
     if r.text.is_empty() {
-        writeln!(out, "nothing to restore for session {}", a.session)?;
+        writeln!(out, "nothing to restore for session {session}")?;
     } else {
         writeln!(out, "{}", r.text)?;
     }

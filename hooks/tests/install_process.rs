@@ -139,3 +139,49 @@ fn install_writes_bare_names_and_doctor_finds_double_installs_and_missing_binari
     assert_eq!(c.status, Status::Error);
     assert!(c.detail.contains("binary missing: memctl-hook"), "{c:?}");
 }
+
+/// Every install command we document or print builds the versions CI tested: `cargo install`
+/// ignores `Cargo.lock` unless told `--locked`, and resolves the newest semver-compatible
+/// versions instead (the storage engine among them).
+#[test]
+fn every_documented_cargo_install_is_locked() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = vec![root.join("README.md"), root.join("ARCHITECTURE.md")];
+    let mut dirs = vec![
+        root.join("docs"),
+        root.join("plugin"),
+        root.join("hooks/src"),
+    ];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    let mut seen = 0;
+    for file in &files {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        for (n, line) in text.lines().enumerate() {
+            // A command, not prose about the tool (`cargo install` finds ...).
+            if line.contains("cargo install -") {
+                seen += 1;
+                assert!(
+                    line.contains("cargo install --locked"),
+                    "{}:{}: an install command without --locked: {line}",
+                    file.display(),
+                    n + 1
+                );
+            }
+        }
+    }
+    assert!(
+        seen >= 2,
+        "the README's install commands were not found ({seen})"
+    );
+}

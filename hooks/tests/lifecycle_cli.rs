@@ -327,3 +327,102 @@ fn hooks_record_samples_note_above_warn_and_write_summaries() {
         "{list}"
     );
 }
+
+/// A reading command never creates a store: a mistyped `--data-dir` is an error naming the path
+/// (exit 1), and doctor only warns that nothing was archived yet. Writing commands still create
+/// the data dir they are pointed at.
+#[test]
+fn reading_commands_do_not_create_a_data_dir() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("home");
+    let missing = tmp.path().join("nonexistent/dir/deep");
+    let m = missing.to_str().expect("utf-8");
+    for args in [
+        vec!["status"],
+        vec!["sessions"],
+        vec!["search", "anything"],
+        vec!["show", "0a1b"],
+        vec!["check"],
+        vec!["export", "--all-projects", "--out", "-"],
+        vec!["backup"],
+        vec!["forget", "--text", "x", "--yes"],
+    ] {
+        let mut all = vec!["--data-dir", m];
+        all.extend(&args);
+        let out = memctl(&home, &all, b"");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {out:?}");
+        assert!(
+            err.contains("does not exist") && err.contains(m),
+            "{args:?}: {err}"
+        );
+        assert!(!missing.exists(), "{args:?} created {m}");
+    }
+    let out = memctl(&home, &["--data-dir", m, "doctor", "--json"], b"");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("no store yet"), "{text}");
+    assert!(
+        !missing.join("memctl.redb").exists(),
+        "doctor created a store"
+    );
+
+    // An existing data dir with no store: the error says nothing was archived there.
+    std::fs::create_dir_all(&home).expect("mkdir");
+    let out = memctl(&home, &["status"], b"");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing archived"));
+
+    // Writing commands create what they are pointed at.
+    let fresh = tmp.path().join("fresh");
+    let fixture = common::fixture();
+    let f = fixture.to_str().expect("utf-8");
+    let fr = fresh.to_str().expect("utf-8");
+    ok(&home, &["--data-dir", fr, "ingest", "--no-embed", f], b"");
+    assert!(ok(&home, &["--data-dir", fr, "status"], b"").contains("chunks"));
+}
+
+/// Every command that takes a session takes the 8-character ids `sessions` prints (any unique
+/// prefix); one that names no session, or several, says so.
+#[test]
+fn session_prefixes_work_everywhere() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = store(tmp.path());
+    let short = &SID[..8];
+    assert!(ok(&home, &["sessions"], b"").contains(short));
+    let shown = ok(&home, &["show", short], b"");
+    assert!(shown.starts_with(&format!("session {SID} ")), "{shown}");
+    let restored = ok(&home, &["restore", short], b"");
+    assert!(restored.contains("## Latest turns"), "{restored}");
+    let exported = ok(&home, &["export", "--session", short, "--out", "-"], b"");
+    assert!(exported.contains(SID));
+    // A third session so that a prefix names two of them.
+    let other = "0a1b9999-0000-4000-8000-000000000002";
+    let text = std::fs::read_to_string(fixture()).expect("fixture");
+    let third: String = text
+        .lines()
+        .take(40)
+        .map(|l| l.replace(SID, other) + "\n")
+        .collect();
+    let file = tmp.path().join(format!("{other}.jsonl"));
+    std::fs::write(&file, third).expect("write");
+    ok(
+        &home,
+        &["ingest", "--no-embed", file.to_str().expect("utf-8")],
+        b"",
+    );
+    for args in [
+        vec!["show", "0a1b"],
+        vec!["restore", "0a1b"],
+        vec!["search", "x", "--session", "0a1b"],
+    ] {
+        let out = memctl(&home, &args, b"");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {out:?}");
+        assert!(
+            err.contains("matches 2 sessions") && err.contains("0a1b2c3d"),
+            "{args:?}: {err}"
+        );
+    }
+    let out = memctl(&home, &["show", "ffff"], b"");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no archived session starts with it"));
+}

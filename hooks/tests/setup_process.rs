@@ -281,7 +281,7 @@ fn doctor_exits_1_and_names_the_missing_model() {
     let agent = check(&report, "agent");
     assert_eq!(agent.status, Status::Error);
     assert!(
-        agent.detail.contains("cargo install --path hooks"),
+        agent.detail.contains("cargo install --locked --path hooks"),
         "{agent:?}"
     );
 }

@@ -93,16 +93,11 @@ pub(super) fn export(
     out: &mut dyn Write,
 ) -> Result<()> {
     let now = jiff::Timestamp::now();
-    let session = match &a.session {
-        Some(prefix) => {
-            let sessions = engine.sessions()?;
-            Some(memctl_engine::filter::resolve_session(
-                prefix,
-                sessions.iter().map(|(id, _)| id.as_str()),
-            )?)
-        }
-        None => None,
-    };
+    let session = a
+        .session
+        .as_deref()
+        .map(|p| crate::filters::session_id(&engine, p))
+        .transpose()?;
     let projects = if a.all_projects || (session.is_some() && a.project.is_none()) {
         Vec::new()
     } else {

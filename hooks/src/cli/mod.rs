@@ -27,7 +27,7 @@ pub(crate) use store_cmd::needs_migration;
 pub use store_cmd::{BackupArgs, MigrateArgs};
 pub use swap::SwapCommand;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use memctl_engine::{Engine, EngineOptions, Loaded, Settings};
 use std::io::Write;
@@ -248,35 +248,40 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
             ingest::ingest(open(opts.for_background(s))?, s, a, out)
         }
         Command::Ingest(a) => ingest::ingest(open(opts.for_bulk(s))?, s, a, out),
-        Command::Search(a) if a.team => search::team(open(opts)?, s, a, out),
-        Command::Search(a) => search::search(open(opts)?, s, a, out),
-        Command::Sessions(a) => sessions::sessions(open(opts)?, a, out),
-        Command::Show(a) => sessions::show(open(opts)?, a, out),
-        Command::Status(a) => status::status(open(opts)?, &a, &s.autopilot, out),
-        Command::Check(a) => check::check(&opts.store_path(), &a, out),
+        Command::Search(a) if a.team => search::team(open_existing(opts)?, s, a, out),
+        Command::Search(a) => search::search(open_existing(opts)?, s, a, out),
+        Command::Sessions(a) => sessions::sessions(open_existing(opts)?, a, out),
+        Command::Show(a) => sessions::show(open_existing(opts)?, a, out),
+        Command::Status(a) => status::status(open_existing(opts)?, &a, &s.autopilot, out),
+        Command::Check(a) => {
+            existing_store(&opts)?;
+            check::check(&opts.store_path(), &a, out)
+        }
         Command::EmbedPending(a) if a.background => {
             embed::embed_pending(opts.for_background(s), a, out)
         }
         Command::EmbedPending(a) => embed::embed_pending(opts.for_bulk(s), a, out),
         Command::Embedder(_) => embed::embedder(&opts, s, out),
-        Command::Swap(c) => swap::swap(open(opts)?, c, &s.swap, out),
+        Command::Swap(c) => swap::swap(open_existing(opts)?, c, &s.swap, out),
         Command::Statusline(a) => crate::lifecycle::statusline(opts, &s.autopilot, &a, out),
         Command::Memory(c) => crate::lifecycle::memory_cmd(c, &s.restore.memory, out),
-        Command::Restore(a) => crate::lifecycle::restore(open(opts)?, a, &s.restore, out),
-        Command::Summarize(a) => crate::lifecycle::summarize(open(opts)?, a, &s.summarizer, out),
-        Command::Prune(a) => crate::lifecycle::prune(open(opts)?, a, out),
-        Command::Forget(a) => crate::forget::run(open(opts)?, s, a, out),
-        Command::Pin(a) => crate::lifecycle::pin(open(opts)?, a, true, out),
-        Command::Unpin(a) => crate::lifecycle::pin(open(opts)?, a, false, out),
+        Command::Restore(a) => crate::lifecycle::restore(open_existing(opts)?, a, &s.restore, out),
+        Command::Summarize(a) => {
+            crate::lifecycle::summarize(open_existing(opts)?, a, &s.summarizer, out)
+        }
+        Command::Prune(a) => crate::lifecycle::prune(open_existing(opts)?, a, out),
+        Command::Forget(a) => crate::forget::run(open_existing(opts)?, s, a, out),
+        Command::Pin(a) => crate::lifecycle::pin(open_existing(opts)?, a, true, out),
+        Command::Unpin(a) => crate::lifecycle::pin(open_existing(opts)?, a, false, out),
         Command::Mcp => crate::mcp::serve(opts, s),
-        Command::Sync(a) => crate::team::sync_cmd(&open(opts)?, s, &a, out),
+        Command::Sync(a) => crate::team::sync_cmd(&open_existing(opts)?, s, &a, out),
         Command::Team(c) => crate::team::team_cmd(&opts.data_dir, s, c, out),
         Command::Config(a) => config::config(loaded, cli.data_dir.as_deref(), a, out),
-        Command::Export(a) => export::export(open(opts)?, a, &s.restore.memory, out),
+        Command::Export(a) => export::export(open_existing(opts)?, a, &s.restore.memory, out),
         Command::Import(a) => export::import(open(opts)?, a, &s.restore.memory, out),
         Command::Migrate(a) => store_cmd::migrate(&opts, &a, out),
-        Command::Backup(a) => store_cmd::backup(open(opts)?, &a, out),
-        Command::Ui(a) => crate::ui::run(open(opts)?, &a, s, cli.data_dir.clone(), out),
+        Command::Backup(a) => store_cmd::backup(open_existing(opts)?, &a, out),
+        Command::Ui(a) => crate::ui::run(open_existing(opts)?, &a, s, cli.data_dir.clone(), out),
     }
 }
 
@@ -284,6 +289,33 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
 /// can wait for hooks and other ingests to commit; a hook's 2 s would fail `memctl ingest`
 /// whenever sessions are busy (seen: 3 of 4 concurrent ingests failed).
 const CLI_WRITE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// The store a reading command needs: a mistyped `--data-dir` (or a command run before
+/// anything was archived) is an error naming the path, never a new empty store created there.
+fn existing_store(opts: &EngineOptions) -> Result<()> {
+    let path = opts.store_path();
+    if path.exists() {
+        return Ok(());
+    }
+    if !opts.data_dir.exists() {
+        bail!(
+            "the data dir {} does not exist (check --data-dir / MEMCTL_HOME; memctl ingest or \
+             the first hook creates it)",
+            opts.data_dir.display()
+        );
+    }
+    bail!(
+        "no store at {}: nothing archived in this data dir yet (memctl ingest or the first hook \
+         creates it)",
+        path.display()
+    )
+}
+
+/// [`open`] for commands that only read (or remove): the store must exist already.
+pub(crate) fn open_existing(opts: EngineOptions) -> Result<Engine> {
+    existing_store(&opts)?;
+    open(opts)
+}
 
 /// Open the engine for a command. A store written by an earlier memctl is migrated first
 /// (the old file is kept; one line on stderr says where): a person who upgraded memctl and

@@ -65,10 +65,12 @@ pub(super) fn sessions(engine: Engine, a: SessionsArgs, out: &mut dyn Write) -> 
 }
 
 pub(super) fn show(engine: Engine, a: ShowArgs, out: &mut dyn Write) -> Result<()> {
-    if let Ok(id) = a.id.parse::<u64>() {
-        let Some(rec) = engine.chunk(id)? else {
-            bail!("no chunk with id {id}");
-        };
+    // A number names a chunk; a session id prefix may be all digits too.
+    let chunk = match a.id.parse::<u64>() {
+        Ok(id) => engine.chunk(id)?.map(|rec| (id, rec)),
+        Err(_) => None,
+    };
+    if let Some((id, rec)) = chunk {
         if a.json {
             serde_json::to_writer(&mut *out, &rec)?;
             writeln!(out)?;
@@ -96,10 +98,15 @@ pub(super) fn show(engine: Engine, a: ShowArgs, out: &mut dyn Write) -> Result<(
         }
         return Ok(());
     }
-    let Some(s) = engine.session(&a.id)? else {
-        bail!("no chunk or session with id {:?}", a.id);
+    let id = match crate::filters::session_id(&engine, &a.id) {
+        Ok(id) => id,
+        Err(e) if a.id.parse::<u64>().is_ok() => bail!("no chunk with id {} ({e})", a.id),
+        Err(e) => return Err(e),
     };
-    let turns = engine.session_chunks(&a.id)?;
+    let Some(s) = engine.session(&id)? else {
+        bail!("no session with id {id:?}");
+    };
+    let turns = engine.session_chunks(&id)?;
     if a.json {
         let chunks: Vec<serde_json::Value> = turns
             .iter()
@@ -107,7 +114,7 @@ pub(super) fn show(engine: Engine, a: ShowArgs, out: &mut dyn Write) -> Result<(
             .collect();
         serde_json::to_writer(
             &mut *out,
-            &serde_json::json!({"session_id": a.id, "session": s, "chunks": chunks}),
+            &serde_json::json!({"session_id": id, "session": s, "chunks": chunks}),
         )?;
         writeln!(out)?;
         return Ok(());
@@ -115,7 +122,7 @@ pub(super) fn show(engine: Engine, a: ShowArgs, out: &mut dyn Write) -> Result<(
     writeln!(
         out,
         "session {} · project {} · {} turns",
-        a.id, s.project, s.turns
+        id, s.project, s.turns
     )?;
     if let Some(sum) = &s.summary {
         writeln!(out, "{}", sum.trim_end())?;

@@ -1,6 +1,6 @@
 //! `models/manifest.toml`, compiled into the binary.
 //!
-//! Why embedded: a binary installed with `cargo install --path hooks` (or copied anywhere) has no
+//! Why embedded: a binary installed with `cargo install --locked --path hooks` (or copied anywhere) has no
 //! checkout beside it, yet `memctl setup` must know which files to fetch and which sha256 they
 //! must have, and `memctl doctor` must judge what it finds. The pins travel with the code that
 //! was tested against them.
