@@ -18,8 +18,10 @@ fn env_filter(filter: Option<&str>, default: &str) -> EnvFilter {
 pub fn init_cli(filter: Option<&str>) {
     let filter = env_filter(filter, "warn");
     // A second init (tests) is harmless: try_init reports it and we ignore that report.
+    // Colour only for a person at a terminal: a warning piped to a file stays plain text.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .try_init();
 }

@@ -76,6 +76,15 @@ fn the_hook_archives_into_the_data_dir_its_command_names() {
 fn install_writes_bare_names_and_doctor_finds_double_installs_and_missing_binaries() {
     let o = Outside::new();
     let project = o.proj().join(".claude/settings.json");
+    // A dry run says which file it would write, and writes nothing.
+    let out = o.memctl(&["install", "--dry-run"], &[HASH]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!("would write {}", project.display())),
+        "{stderr}"
+    );
+    assert!(stdout.contains("memctl-hook SessionStart") && !project.exists());
     let out = o.memctl(&["install"], &[HASH]);
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stderr}");

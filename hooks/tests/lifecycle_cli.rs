@@ -328,7 +328,7 @@ fn hooks_record_samples_note_above_warn_and_write_summaries() {
     );
 }
 
-/// A reading command never creates a store: a mistyped `--data-dir` is an error naming the path
+/// A reading command never creates a data dir: a mistyped `--data-dir` is an error naming the path
 /// (exit 1), and doctor only warns that nothing was archived yet. Writing commands still create
 /// the data dir they are pointed at.
 #[test]
@@ -365,12 +365,6 @@ fn reading_commands_do_not_create_a_data_dir() {
         !missing.join("memctl.redb").exists(),
         "doctor created a store"
     );
-
-    // An existing data dir with no store: the error says nothing was archived there.
-    std::fs::create_dir_all(&home).expect("mkdir");
-    let out = memctl(&home, &["status"], b"");
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing archived"));
 
     // Writing commands create what they are pointed at.
     let fresh = tmp.path().join("fresh");
@@ -425,4 +419,25 @@ fn session_prefixes_work_everywhere() {
     }
     let out = memctl(&home, &["show", "ffff"], b"");
     assert!(String::from_utf8_lossy(&out.stderr).contains("no archived session starts with it"));
+}
+
+/// Log lines written to a pipe or a file carry no colour escapes.
+#[test]
+fn logs_to_a_pipe_are_plain_text() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("home");
+    let fixture = common::fixture();
+    let out = common::memctl(
+        &home,
+        &["ingest", fixture.to_str().expect("utf-8")],
+        b"",
+        &[("MEMCTL_EMBEDDER", "hash"), ("MEMCTL_LOG", "debug")],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{out:?}");
+    assert!(err.contains("DEBUG"), "no log line to look at: {err}");
+    assert!(
+        !err.contains('\u{1b}'),
+        "colour escapes in piped logs: {err:?}"
+    );
 }

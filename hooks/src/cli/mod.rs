@@ -198,7 +198,7 @@ pub fn main() -> ExitCode {
             if is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("memctl: error: {e:#}");
+            eprintln!("memctl: error: {}", error_text(&e));
             ExitCode::from(1)
         }
     }
@@ -214,6 +214,23 @@ fn is_mcp_invocation(mut args: impl Iterator<Item = String>) -> bool {
         }
     }
     false
+}
+
+/// An error and its causes on one line, each cause once: many engine errors already print
+/// their source in their own message (`{path}: {source}`), and anyhow's `{:#}` would repeat it.
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
@@ -254,7 +271,7 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
         Command::Show(a) => sessions::show(open_existing(opts)?, a, out),
         Command::Status(a) => status::status(open_existing(opts)?, &a, &s.autopilot, out),
         Command::Check(a) => {
-            existing_store(&opts)?;
+            existing_data_dir(&opts)?;
             check::check(&opts.store_path(), &a, out)
         }
         Command::EmbedPending(a) if a.background => {
@@ -290,30 +307,22 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
 /// whenever sessions are busy (seen: 3 of 4 concurrent ingests failed).
 const CLI_WRITE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
-/// The store a reading command needs: a mistyped `--data-dir` (or a command run before
-/// anything was archived) is an error naming the path, never a new empty store created there.
-fn existing_store(opts: &EngineOptions) -> Result<()> {
-    let path = opts.store_path();
-    if path.exists() {
+/// The data dir a reading command needs: a mistyped `--data-dir` is an error naming the path,
+/// never a new empty data dir created there (writing commands and hooks create theirs).
+fn existing_data_dir(opts: &EngineOptions) -> Result<()> {
+    if opts.data_dir.is_dir() {
         return Ok(());
     }
-    if !opts.data_dir.exists() {
-        bail!(
-            "the data dir {} does not exist (check --data-dir / MEMCTL_HOME; memctl ingest or \
-             the first hook creates it)",
-            opts.data_dir.display()
-        );
-    }
     bail!(
-        "no store at {}: nothing archived in this data dir yet (memctl ingest or the first hook \
-         creates it)",
-        path.display()
+        "the data dir {} does not exist (check --data-dir / MEMCTL_HOME; `memctl ingest` or \
+         the first hook creates it)",
+        opts.data_dir.display()
     )
 }
 
-/// [`open`] for commands that only read (or remove): the store must exist already.
+/// [`open`] for commands that only read (or remove): the data dir must exist already.
 pub(crate) fn open_existing(opts: EngineOptions) -> Result<Engine> {
-    existing_store(&opts)?;
+    existing_data_dir(&opts)?;
     open(opts)
 }
 
@@ -334,4 +343,35 @@ pub(crate) fn open(opts: EngineOptions) -> Result<Engine> {
 /// The first 8 characters of a session id, as search and swap lists print it.
 fn short(id: &str) -> &str {
     id.get(..8).unwrap_or(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_text;
+
+    /// An error that prints its source in its own message, as many engine errors do.
+    #[derive(Debug)]
+    struct Wrapped(std::io::Error);
+
+    impl std::fmt::Display for Wrapped {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "reading /x: {}", self.0)
+        }
+    }
+
+    impl std::error::Error for Wrapped {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn each_cause_is_printed_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file (os error 2)");
+        let e = anyhow::Error::new(Wrapped(io)).context("ingesting /x");
+        assert_eq!(
+            error_text(&e),
+            "ingesting /x: reading /x: No such file (os error 2)"
+        );
+    }
 }

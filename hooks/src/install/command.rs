@@ -258,6 +258,14 @@ pub fn run(a: &InstallArgs, add: bool, env: &InstallEnv, out: &mut dyn Write) ->
     for (path, s, before) in &edits.0 {
         let text = s.text()?;
         if a.dry_run {
+            // stdout stays the files' text (a preview to diff or pipe); where it would go is
+            // said on stderr.
+            let verb = if text == *before {
+                "unchanged"
+            } else {
+                "would write"
+            };
+            eprintln!("memctl: dry run: {verb} {}", path.display());
             if edits.0.len() > 1 {
                 writeln!(out, "--- {}", path.display())?;
             }
