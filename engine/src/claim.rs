@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 const ORPHAN_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// Is the process `pid` alive? (`/proc` on Linux; elsewhere assume yes and rely on the age.)
-fn pid_alive(pid: u32) -> bool {
+pub(crate) fn pid_alive(pid: u32) -> bool {
     if Path::new("/proc/self").exists() {
         Path::new("/proc").join(pid.to_string()).exists()
     } else {

@@ -80,7 +80,28 @@ impl Engine {
                 crate::store::migrate::backup_name(&dir, "backup")
             }
         };
-        Ok(self.core.store().backup(&out)?)
+        // A forget that commits while the copy is made checks the backups before this one is
+        // in place: a copy from before its commit that holds what it removed is deleted here
+        // and made again, so no backup outlives a forget with its text.
+        for _ in 0..3 {
+            let epoch = self.core.store().read()?.forget_epoch()?;
+            let rep = self.core.store().backup(&out)?;
+            let r = self.core.store().read()?;
+            if r.forget_epoch()? == epoch || !r.backup_holds_forgotten(&out)? {
+                return Ok(rep);
+            }
+            std::fs::remove_file(&out).map_err(|source| crate::StoreError::Io {
+                path: out.clone(),
+                source,
+            })?;
+        }
+        Err(crate::StoreError::Io {
+            path: out,
+            source: std::io::Error::other(
+                "forgets kept removing what each copy held while it was written: run it again",
+            ),
+        }
+        .into())
     }
 
     /// Keep the int8 vector blocks in memory between searches: for a long-lived process (the
@@ -604,6 +625,26 @@ impl Engine {
         dry_run: bool,
     ) -> Result<crate::forget::ForgetReport, EngineError> {
         crate::forget::forget(&self.core, req, dry_run)
+    }
+
+    /// Did a forget commit a removal whose store file was not rewritten yet (killed, or its
+    /// rewrite failed)? One meta read: what hooks check before starting `memctl forget
+    /// --finish` ([`crate::forget::finish`]).
+    pub fn forget_pending(&self) -> Result<bool, EngineError> {
+        crate::forget::finish::pending(&self.core)
+    }
+
+    /// Finish what killed operations left: a forget whose rewrite had not run (backups
+    /// checked, store file rewritten) and the temporary files of processes that died. What
+    /// every CLI command does when it opens the store; the report says what was done.
+    pub fn finish_interrupted(&self) -> Result<crate::forget::Interrupted, EngineError> {
+        let leftovers = crate::forget::finish::remove_leftovers(&self.core);
+        let forget = if self.is_read_only() {
+            None
+        } else {
+            crate::forget::finish::finish(&self.core)?
+        };
+        Ok(crate::forget::Interrupted { forget, leftovers })
     }
 
     /// Pin or unpin a chunk. Returns false when no chunk has this id.

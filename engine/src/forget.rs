@@ -28,7 +28,9 @@
 //!
 //! **No bytes left.** Deleted rows leave their bytes in redb's free pages, and redb's own
 //! compaction leaves some behind too; the store is rewritten into a fresh file
-//! ([`crate::store::rewrite`]) under its write lock, so concurrent hooks lose nothing.
+//! ([`crate::store::rewrite`]) under its write lock, so concurrent hooks lose nothing. Backups
+//! in the data dir that hold what was removed are deleted first; a forget killed before its
+//! rewrite is finished by whoever opens the store next ([`finish`]).
 //!
 //! **Synced copies.** memctl keeps everything in the local data dir today. Team sync, when it
 //! comes, must remove its copies of the forgotten turns here, next to the local removal: the
@@ -42,6 +44,7 @@ use crate::store::remove::{Plan, Selector};
 use crate::store::rewrite::{META_REWRITE_PENDING, RewriteReport};
 use crate::store::{ChunkId, ChunkRecord};
 use crate::swap::forget::SwapSelector;
+pub use finish::{BACKUPS_DIR, BackupsReport, FinishReport, Interrupted};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -98,10 +101,10 @@ pub enum ForgetError {
     #[error(transparent)]
     Filter(#[from] FilterError),
     /// The removal was committed but the store file was not rewritten: the forgotten bytes may
-    /// still be in its free pages. The next forget (any, even one matching nothing) retries.
+    /// still be in its free pages. The next memctl command (or forget) retries.
     #[error(
         "forgotten, but the store file could not be rewritten, so their bytes may still be in \
-         its free pages (run the forget again to retry the rewrite)"
+         its free pages (the next memctl command retries the rewrite)"
     )]
     Rewrite {
         /// Why the rewrite failed.
@@ -157,6 +160,9 @@ pub struct ForgetReport {
     /// The store file rewrite that left no forgotten byte in it (not in a dry run, nor when
     /// nothing was removed).
     pub rewrite: Option<RewriteReport>,
+    /// The backups in `<data dir>/backups`: those that held what was removed are deleted
+    /// (backups written elsewhere are not known to memctl, and not touched).
+    pub backups: BackupsReport,
 }
 
 impl ForgetReport {
@@ -397,6 +403,7 @@ pub(crate) fn forget(
             crate::summary::drop_stored(w, s)?;
         }
         let outputs = crate::swap::forget::apply(w, &swap_sel)?;
+        w.note_forgotten_outputs(outputs.iter().map(|e| e.id.as_str()))?;
         if applied.chunks > 0 || !outputs.is_empty() {
             w.set_meta_value(META_REWRITE_PENDING, &[1])?;
         }
@@ -417,18 +424,11 @@ pub(crate) fn forget(
             }
         }
     }
-    // Also after a forget whose rewrite failed earlier (the flag is still set).
-    let pending = core
-        .store()
-        .read()?
-        .meta_value(META_REWRITE_PENDING)?
-        .is_some();
-    if pending {
-        rep.rewrite = Some(
-            core.store()
-                .rewrite()
-                .map_err(|source| ForgetError::Rewrite { source })?,
-        );
+    // Backups, then the rewrite; also after a forget killed or failed earlier (the flag is
+    // still set, see `finish`).
+    if let Some(done) = finish::finish(core)? {
+        rep.backups = done.backups;
+        rep.rewrite = Some(done.rewrite);
     }
     Ok(rep)
 }
@@ -468,6 +468,7 @@ fn forget_context_files(
     Ok(touched)
 }
 
+pub(crate) mod finish;
 #[cfg(test)]
 pub(crate) mod fixture;
 #[cfg(test)]

@@ -63,7 +63,7 @@ pub fn verdict(rec: &ChunkRecord, now: i64, p: &RankParams) -> (bool, PruneInput
 }
 
 /// Delete `ids` (re-checked inside the transaction) with their turn entries and session links
-/// ([`crate::store::StoreWriter::remove_chunk`]).
+/// ([`crate::store::StoreWriter::remove_chunks`]).
 fn delete_batch(
     w: &mut crate::store::StoreWriter,
     ids: &[ChunkId],
@@ -72,6 +72,7 @@ fn delete_batch(
     rep: &mut PruneReport,
 ) -> Result<Vec<u32>, StoreError> {
     let mut projects = Vec::new();
+    let mut batch = Vec::new();
     for &id in ids {
         let Some(rec) = w.get_record(id)? else {
             continue;
@@ -79,13 +80,14 @@ fn delete_batch(
         if !verdict(&rec, now, p).0 {
             continue; // accessed or pinned since the scan
         }
-        // The one deletion path (forget removes through it too).
-        rep.turns_unlinked += w.remove_chunk(id, &rec)?;
-        rep.pruned += 1;
         if !projects.contains(&rec.project_id) {
             projects.push(rec.project_id);
         }
+        batch.push((id, rec));
     }
+    // The one deletion path (forget removes through it too).
+    rep.turns_unlinked += w.remove_chunks(&batch)?;
+    rep.pruned += batch.len() as u64;
     Ok(projects)
 }
 

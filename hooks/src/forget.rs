@@ -8,7 +8,7 @@
 use anyhow::Result;
 use clap::Args;
 use memctl_engine::Engine;
-use memctl_engine::forget::{ForgetReport, ForgetRequest};
+use memctl_engine::forget::{BackupsReport, ForgetReport, ForgetRequest, Interrupted};
 use memctl_engine::swap::human_bytes;
 use std::io::Write;
 
@@ -42,6 +42,10 @@ pub struct ForgetArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Only finish a forget that was killed before its store file was rewritten (every
+    /// command does it when it opens the store; hooks start this in the background).
+    #[arg(long, conflicts_with_all = ["ids", "session", "project", "since", "until", "text", "yes"])]
+    pub finish: bool,
 }
 
 /// Run `memctl forget`.
@@ -51,6 +55,25 @@ pub fn run(
     a: ForgetArgs,
     out: &mut dyn Write,
 ) -> Result<()> {
+    if a.finish {
+        // `cli::open` finished whatever was left (and said so on stderr).
+        let left = engine.forget_pending()?;
+        let _ = std::fs::remove_file(engine.data_dir().join(crate::hook::FINISH_MARKER));
+        if a.json {
+            writeln!(out, "{}", serde_json::json!({ "pending": left }))?;
+        } else if left {
+            writeln!(
+                out,
+                "an interrupted forget is still not finished: see the warning above"
+            )?;
+        } else {
+            writeln!(out, "no interrupted forget left to finish")?;
+        }
+        if left {
+            anyhow::bail!("an interrupted forget could not be finished");
+        }
+        return Ok(());
+    }
     let req = ForgetRequest {
         chunk_ids: a.ids,
         session: a.session,
@@ -93,6 +116,7 @@ fn print(rep: &ForgetReport, out: &mut dyn Write) -> Result<()> {
                 human_bytes(rw.bytes_before),
                 human_bytes(rw.bytes_after)
             )?;
+            print_backups(&rep.backups, out)?;
         }
         return Ok(());
     }
@@ -178,6 +202,9 @@ fn print(rep: &ForgetReport, out: &mut dyn Write) -> Result<()> {
             rw.millis as f64 / 1000.0
         )?;
     }
+    if rep.rewrite.is_some() {
+        print_backups(&rep.backups, out)?;
+    }
     if rep.chunks > 0 {
         writeln!(
             out,
@@ -185,6 +212,69 @@ fn print(rep: &ForgetReport, out: &mut dyn Write) -> Result<()> {
              transcript files still hold them: memctl does not delete those",
             plural(rep.tombstones, "tombstone", "tombstones")
         )?;
+    }
+    Ok(())
+}
+
+/// What a forget did to the backups in the data dir, and what it cannot reach.
+fn print_backups(b: &BackupsReport, out: &mut dyn Write) -> Result<()> {
+    for p in &b.removed {
+        writeln!(out, "deleted a backup that held them: {}", p.display())?;
+    }
+    for (p, why) in &b.unreadable_removed {
+        writeln!(
+            out,
+            "deleted a backup that could not be read to check it ({why}): {}",
+            p.display()
+        )?;
+    }
+    for (p, why) in &b.failed {
+        writeln!(
+            out,
+            "WARNING: could not delete a backup that holds them ({why}): {} — delete it by hand",
+            p.display()
+        )?;
+    }
+    if b.kept > 0 {
+        writeln!(
+            out,
+            "{} in {} hold none of it: kept",
+            plural(b.kept, "backup", "backups"),
+            b.dir.display()
+        )?;
+    }
+    writeln!(
+        out,
+        "backups written outside {} (memctl backup --out, copies of the data dir) are not \
+         known to memctl and were not touched",
+        b.dir.display()
+    )?;
+    Ok(())
+}
+
+/// What finishing a killed operation did, on stderr at a command's start (nothing when
+/// nothing was left).
+pub(crate) fn print_interrupted(done: &Interrupted, out: &mut dyn Write) -> Result<()> {
+    for p in &done.leftovers {
+        writeln!(
+            out,
+            "memctl: removed a temporary file of a killed memctl: {}",
+            p.display()
+        )?;
+    }
+    if let Some(f) = &done.forget {
+        writeln!(
+            out,
+            "memctl: an earlier forget was interrupted before the store file was rewritten; \
+             finished it now: rewritten, {} → {}",
+            human_bytes(f.rewrite.bytes_before),
+            human_bytes(f.rewrite.bytes_after)
+        )?;
+        let mut buf = Vec::new();
+        print_backups(&f.backups, &mut buf)?;
+        for line in String::from_utf8_lossy(&buf).lines() {
+            writeln!(out, "memctl: {line}")?;
+        }
     }
     Ok(())
 }

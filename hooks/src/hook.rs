@@ -273,6 +273,9 @@ pub fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// Touched when a hook starts `memctl forget --finish` (see [`run`]); that command removes it.
+pub const FINISH_MARKER: &str = ".forget-finish-started";
+
 /// Open the engine with every store wait bounded by `deadline`, and handle the event. A
 /// paused embedder is resumed before the store is opened: stopped, it may hold the write lock.
 pub fn run(
@@ -286,8 +289,27 @@ pub fn run(
         return Ok(light);
     }
     pause.resume_before_store(&opts.data_dir);
+    let data_dir = opts.data_dir.clone();
     let mut engine = Engine::open(opts)?;
     engine.set_deadline(deadline.checked_sub(STORE_RESERVE).unwrap_or(deadline));
+    // A forget killed before its store file was rewritten left forgotten bytes on disk: a
+    // detached `memctl forget --finish` finishes it (seconds on a big store: never here).
+    // At most one start a minute (one waits for the write lock while another rewrites).
+    if engine.forget_pending().unwrap_or(false) {
+        let marker = data_dir.join(FINISH_MARKER);
+        let recent = std::fs::metadata(&marker)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age < Duration::from_secs(60));
+        if !recent {
+            let _ = std::fs::write(&marker, b"");
+            tracing::warn!(
+                "an interrupted forget is not finished; started `memctl forget --finish`"
+            );
+            spawn_background(&["forget", "--finish"], None, Some(data_dir.as_path()));
+        }
+    }
     Ok(memctl_engine::hooks::handle(
         &engine, payload, deadline, cfg,
     )?)

@@ -115,37 +115,7 @@ fn hook(home: &Path, event: &str, body: &Value) {
 
 /// Every occurrence of `needle` (any case) in any file under `dir`: `(file, count)`.
 fn scan(dir: &Path, needle: &str) -> Vec<(PathBuf, usize)> {
-    let forms = [
-        needle.to_string(),
-        needle.to_lowercase(),
-        needle.to_uppercase(),
-    ];
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).expect("read dir").flatten() {
-            let path = entry.path();
-            let ft = entry.file_type().expect("file type");
-            if ft.is_dir() {
-                stack.push(path);
-            } else if ft.is_file() {
-                let bytes = std::fs::read(&path).expect("read file");
-                let n: usize = forms
-                    .iter()
-                    .map(|f| {
-                        bytes
-                            .windows(f.len())
-                            .filter(|w| *w == f.as_bytes())
-                            .count()
-                    })
-                    .sum();
-                if n > 0 {
-                    found.push((path, n));
-                }
-            }
-        }
-    }
-    found
+    common::scan_for(dir, needle)
 }
 
 #[derive(serde::Deserialize)]
@@ -328,5 +298,98 @@ fn dry_run_yes_and_bad_selectors_on_the_command_line() {
     assert_eq!(
         search_sessions(&home, "version 2.4.0"),
         vec![SID_A.to_string()]
+    );
+}
+
+/// The 300-turn session of the review's repro has repeated turns (stored as links to the
+/// first one's chunk): forgetting the session leaves a store `check` passes, and nothing of it
+/// in `sessions`, `show`, `search` or `status`.
+#[test]
+fn a_session_with_repeated_turns_goes_from_every_listing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("data");
+    let sid = "c0c0c0c0-1111-4222-8333-444455556666";
+    let t = common::transcript_with_repeats(tmp.path(), sid, "/tmp/proj-repeats", MARKER, 300);
+    let b = session(tmp.path(), SID_B, Path::new("/tmp/proj-repeats"), OTHER);
+    ok(&home, &["ingest", &t.display().to_string()]);
+    ok(&home, &["ingest", &b.display().to_string()]);
+    let status_before: Value =
+        serde_json::from_str(&ok(&home, &["status", "--json"])).expect("json");
+    assert!(ok(&home, &["sessions"]).contains(&sid[..8]));
+    let done = ok(&home, &["forget", "--session", &sid[..8], "--yes"]);
+    assert!(done.contains("removed entirely"), "{done}");
+    let check = memctl(&home, &["check"]);
+    assert!(check.status.success(), "check after the forget: {check:?}");
+    assert!(!ok(&home, &["sessions"]).contains(&sid[..8]));
+    let show = memctl(&home, &["show", sid]);
+    let shown = String::from_utf8_lossy(&show.stdout);
+    assert!(
+        !show.status.success() && !shown.contains(MARKER),
+        "show still knows the session: {show:?}"
+    );
+    assert!(search_sessions(&home, MARKER).is_empty());
+    assert_eq!(search_sessions(&home, OTHER), vec![SID_B.to_string()]);
+    let status: Value = serde_json::from_str(&ok(&home, &["status", "--json"])).expect("json");
+    assert_eq!(status["sessions"], 1, "{status}");
+    assert!(status["chunks"].as_u64() < status_before["chunks"].as_u64());
+    assert!(scan(&home, MARKER).is_empty());
+}
+
+/// Backups in `<data dir>/backups` that hold what a forget removes are deleted (and named);
+/// one from before it was archived is kept; one written elsewhere is not touched, and the
+/// output says so.
+#[test]
+fn forget_deletes_the_backups_in_the_data_dir_that_hold_it() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("data");
+    let project = tmp.path().join("proj");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let a = session(tmp.path(), SID_A, &project, MARKER);
+    let b = session(tmp.path(), SID_B, &project, OTHER);
+    ok(&home, &["ingest", &b.display().to_string()]);
+    ok(&home, &["backup"]);
+    ok(&home, &["ingest", &a.display().to_string()]);
+    std::thread::sleep(std::time::Duration::from_millis(1100)); // backup names are per second
+    ok(&home, &["backup"]);
+    let outside = tmp.path().join("elsewhere.redb");
+    ok(&home, &["backup", "--out", &outside.display().to_string()]);
+    let backups = home.join("backups");
+    let names = |d: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .expect("ls")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let before = names(&backups);
+    assert_eq!(before.len(), 2, "{before:?}");
+    assert_eq!(
+        scan(&backups, MARKER).len(),
+        1,
+        "the second backup holds it"
+    );
+
+    let done = ok(&home, &["forget", "--text", MARKER, "--yes"]);
+    assert!(
+        done.contains("deleted a backup that held them") && done.contains(&before[1]),
+        "{done}"
+    );
+    assert!(done.contains("1 backup in"), "{done}");
+    assert!(done.contains("not touched"), "{done}");
+    assert_eq!(names(&backups), vec![before[0].clone()]);
+    assert!(scan(&home, MARKER).is_empty(), "{:?}", scan(&home, MARKER));
+    assert!(
+        scan(tmp.path(), MARKER).iter().any(|(p, _)| p == &outside),
+        "the backup written elsewhere is not touched"
+    );
+    let json: Value =
+        serde_json::from_str(&ok(&home, &["forget", "--text", OTHER, "--yes", "--json"]))
+            .expect("json");
+    assert_eq!(
+        json["backups"]["removed"].as_array().map(Vec::len),
+        Some(1),
+        "the first backup held B: {json}"
     );
 }

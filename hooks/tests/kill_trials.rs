@@ -320,3 +320,120 @@ fn kill9_at_random_points_of_ingest_and_hooks_loses_and_breaks_nothing() {
         reference.len()
     );
 }
+
+/// Copy a data dir with its subfolders (backups).
+fn copy_tree(from: &Path, to: &Path) {
+    copy_home(from, to);
+    for e in std::fs::read_dir(from).expect("read_dir").flatten() {
+        if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+            copy_tree(&e.path(), &to.join(e.file_name()));
+        }
+    }
+}
+
+/// kill -9 at random points of `memctl forget --session … --yes` (a session with repeated
+/// turns; the data dir also holds a backup that has it, and the temporary files of a killed
+/// backup and a killed first import, full copies of the store). After each kill the next
+/// command (`memctl status`) finishes what the forget left; then, when the removal had
+/// committed, no file under the data dir holds the forgotten text, in any case (when it had
+/// not, the text is all there, and the forget run again to completion leaves none); `memctl
+/// check` passes; the leftovers are gone. `MEMCTL_FORGET_TRIALS` sets the number of trials
+/// (default 25), `MEMCTL_TRIAL_SEED` the seed.
+#[test]
+fn kill9_at_random_points_of_forget_leaves_no_forgotten_byte() {
+    const WORD: &str = "PangolinCipher-4417";
+    const FSID: &str = "e0e0e0e0-1111-4222-8333-444455556666";
+    let trials = env_u64("MEMCTL_FORGET_TRIALS", 25);
+    let seed = env_u64("MEMCTL_TRIAL_SEED", 0x0004_0005);
+    println!("forget kill -9 trials: {trials}, seed {seed:#x} (MEMCTL_TRIAL_SEED)");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = dir.path().join("base");
+    let fx = fixture();
+    let out = memctl(
+        &base,
+        &["ingest", "--no-embed", fx.to_str().expect("utf-8")],
+    );
+    assert!(out.status.success(), "base ingest: {out:?}");
+    let t = common::transcript_with_repeats(dir.path(), FSID, PROJECT, WORD, 200);
+    let out = memctl(&base, &["ingest", "--no-embed", t.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "ingest: {out:?}");
+    let out = memctl(&base, &["backup"]);
+    assert!(out.status.success(), "backup: {out:?}");
+    // Leftovers of killed processes: the pid of one that is gone.
+    let mut gone = Command::new("true").spawn().expect("spawn true");
+    let dead = gone.id();
+    gone.wait().expect("wait");
+    let partial = Path::new("backups").join(format!(".memctl-backup-x.redb.partial-{dead}-1"));
+    let init = Path::new(&format!(".memctl.redb.init-{dead}-1")).to_path_buf();
+    for p in [&partial, &init] {
+        std::fs::copy(base.join("memctl.redb"), base.join(p)).expect("a leftover");
+    }
+    assert!(
+        common::scan_for(&base, WORD).len() >= 3,
+        "store, backup, leftovers"
+    );
+    let args = ["forget", "--session", &FSID[..8], "--yes"];
+    let spawn_forget = |home: &Path| {
+        let mut c = command(env!("CARGO_BIN_EXE_memctl"), home);
+        c.args(args).stdin(Stdio::null());
+        c.spawn().expect("spawn forget")
+    };
+    let measure = dir.path().join("measure");
+    copy_tree(&base, &measure);
+    let start = Instant::now();
+    let out = spawn_forget(&measure).wait_with_output().expect("wait");
+    let took = start.elapsed();
+    assert!(out.status.success(), "forget to completion: {out:?}");
+    println!("forget: {took:?} to completion");
+
+    let mut rng = seed;
+    // [killed before the removal committed, after it, finished on its own]
+    let mut landed = [0u32; 3];
+    for i in 0..trials {
+        let delay = Duration::from_micros(next(&mut rng) % took.as_micros().max(1) as u64);
+        let what = format!("forget trial {i} (seed {seed:#x}): killed after {delay:?}");
+        let home = dir.path().join(format!("forget-{i}"));
+        copy_tree(&base, &home);
+        let mut child = spawn_forget(&home);
+        std::thread::sleep(delay);
+        let running = child.try_wait().expect("try_wait").is_none();
+        child.kill().expect("SIGKILL");
+        let status = child.wait().expect("wait");
+        assert!(running || status.success(), "{what}: exited with {status}");
+        // The next command finishes what the kill left.
+        let out = memctl(&home, &["status"]);
+        assert!(out.status.success(), "{what}: status: {out:?}");
+        let listed = memctl(&home, &["sessions"]);
+        let committed = !String::from_utf8_lossy(&listed.stdout).contains(&FSID[..8]);
+        landed[if !running {
+            2
+        } else if committed {
+            1
+        } else {
+            0
+        }] += 1;
+        if !committed {
+            // Nothing was removed: nothing lost either; the forget run again finishes.
+            assert!(
+                common::scan_for(&home, WORD)
+                    .iter()
+                    .any(|(p, _)| p.ends_with("memctl.redb")),
+                "{what}: the store still holds the text"
+            );
+            let out = spawn_forget(&home).wait_with_output().expect("wait");
+            assert!(out.status.success(), "{what}: forget again: {out:?}");
+        }
+        let left = common::scan_for(&home, WORD);
+        assert!(left.is_empty(), "{what}: forgotten text on disk: {left:?}");
+        check(&home, &what);
+        for p in [&partial, &init] {
+            assert!(!home.join(p).exists(), "{what}: {} left", p.display());
+        }
+        std::fs::remove_dir_all(&home).expect("clean up");
+    }
+    println!(
+        "forget trials: {} killed before the removal committed, {} after it, {} finished on \
+         their own; in every one the data dir held no byte of the text afterwards and check passed",
+        landed[0], landed[1], landed[2]
+    );
+}

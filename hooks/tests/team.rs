@@ -340,6 +340,26 @@ fn round_trip_resync_and_rls() {
         ),
         0
     );
+    // Forgetting the whole session removes its session row (id, author, project) too: every
+    // member the project is shared with could read it.
+    let session_rows = format!("SELECT count(*) FROM memctl.sessions WHERE id = '{SID}'");
+    assert_eq!(
+        count(&mut su, &session_rows),
+        1,
+        "the session row was synced"
+    );
+    ok(
+        &as_url(&a_home, &alice, &["forget", "--session", SID, "--yes"]),
+        "forget the session",
+    );
+    assert_eq!(
+        count(
+            &mut su,
+            &format!("SELECT count(*) FROM memctl.chunks WHERE session_id = '{SID}'")
+        ),
+        0
+    );
+    assert_eq!(count(&mut su, &session_rows), 0, "the session row is gone");
 }
 
 #[test]

@@ -560,3 +560,55 @@ fn a_failed_rewrite_is_reported_and_retried_by_the_next_forget() {
     let bytes = std::fs::read(e.store_path()).expect("read");
     assert!(!bytes.windows(10).any(|w| w == b"ZebraFrost"));
 }
+
+/// A turn repeated within a session is stored as a second turn entry naming the first one's
+/// chunk: forgetting the session removes both entries, and nothing of it is left anywhere.
+#[test]
+fn a_session_with_a_repeated_turn_goes_entirely() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (e, _) = three_sessions(dir.path());
+    let sid = "dddd4444-0000-4000-8000-000000000004";
+    let t = transcript(
+        &dir.path().join("transcripts"),
+        sid,
+        project_a(),
+        &[
+            turn("Start the build", "Started (PlumHarbor build)."),
+            turn("Run the tests again", "All 42 tests pass (PlumHarbor)."),
+            turn("And the linter?", "Clean."),
+            turn("Run the tests again", "All 42 tests pass (PlumHarbor)."),
+        ],
+    );
+    ingest(&e, &t);
+    let linked: Vec<u64> = e
+        .store()
+        .read()
+        .expect("read")
+        .session_turns(sid)
+        .expect("turns")
+        .iter()
+        .map(|(_, id)| *id)
+        .collect();
+    let distinct: BTreeSet<u64> = linked.iter().copied().collect();
+    assert!(
+        distinct.len() < linked.len(),
+        "the repeated turn is a link to the first: {linked:?}"
+    );
+    let done = e
+        .forget(
+            &ForgetRequest {
+                session: Some("dddd".into()),
+                ..req()
+            },
+            false,
+        )
+        .expect("forget");
+    assert_eq!(done.sessions_removed, vec![sid.to_string()]);
+    assert!(e.session(sid).expect("session").is_none());
+    assert!(e.sessions().expect("sessions").iter().all(|s| s.0 != sid));
+    assert!(lexical_hits(&e, "PlumHarbor").is_empty());
+    assert_eq!(e.status().expect("status").sessions, 3);
+    audit(&e);
+    let found = crate::store::check::check_store(&e.store_path()).expect("check");
+    assert!(found.is_consistent(), "{:?}", found.violations);
+}

@@ -328,46 +328,6 @@ impl StoreWriter {
             .insert(id, encode_record(rec)?.as_slice())?;
         Ok(())
     }
-
-    /// Remove every turn entry of `session` that resolves to chunk `id` (and the session's link
-    /// to it). `hint` is the (turn, part) to try first; other turns are scanned only when the
-    /// hint does not match (a duplicate shared by another session). Returns entries removed.
-    pub fn unlink_turns(
-        &mut self,
-        session: &str,
-        id: ChunkId,
-        hint: Option<(u32, u16)>,
-    ) -> Result<u64, StoreError> {
-        let mut t = self.tx.open_table(TURNS)?;
-        let mut removed = 0;
-        if let Some((turn, part)) = hint
-            && t.get((session, turn, part))?.map(|v| v.value()) == Some(id)
-        {
-            t.remove((session, turn, part))?;
-            removed = 1;
-        } else {
-            let keys: Vec<(u32, u16)> = {
-                let mut v = Vec::new();
-                for row in t.range((session, 0u32, 0u16)..=(session, u32::MAX, u16::MAX))? {
-                    let (k, cid) = row?;
-                    if cid.value() == id {
-                        let (_, turn, part) = k.value();
-                        v.push((turn, part));
-                    }
-                }
-                v
-            };
-            for (turn, part) in keys {
-                t.remove((session, turn, part))?;
-                removed += 1;
-            }
-        }
-        drop(t);
-        self.tx
-            .open_multimap_table(SESSION_CHUNKS)?
-            .remove(session, id)?;
-        Ok(removed)
-    }
 }
 
 impl StoreReader {

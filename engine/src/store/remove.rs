@@ -1,4 +1,4 @@
-//! Removing chunks: the one deletion path of prune and forget ([`StoreWriter::remove_chunk`]),
+//! Removing chunks: the one deletion path of prune and forget ([`StoreWriter::remove_chunks`]),
 //! and what forget adds around it: the chunks a [`Selector`] names, as whole turns
 //! ([`Plan`]); tombstones, so that forgotten turns are not archived again; session records
 //! fixed up or removed.
@@ -23,6 +23,13 @@ use std::collections::{BTreeMap, BTreeSet};
 /// it (a session summary built from chunks that are now forgotten) compares it and drops its
 /// write ([`crate::summary`]).
 pub(crate) const META_FORGET_EPOCH: &str = "forget.epoch";
+
+/// Meta key: the stored tool outputs (blob ids) a forget removed, until the rewrite that
+/// follows it has run and the backups in the data dir were checked for them
+/// ([`StoreReader::backup_holds_forgotten`]). Outputs have no tombstone (they are never
+/// re-archived), so a forget killed before that check finds them here. Ids separated by `\n`;
+/// the rewritten file never holds it.
+pub(crate) const META_FORGOTTEN_OUTPUTS: &str = "forget.pending_outputs";
 
 /// What to forget, resolved against the store: every criterion given must hold.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -250,6 +257,54 @@ impl StoreReader {
     pub fn forget_epoch(&self) -> Result<u64, StoreError> {
         epoch_of(self.meta_value(META_FORGET_EPOCH)?)
     }
+
+    /// Does the store file at `path` (a backup of this store) hold what a forget removed: a
+    /// chunk whose turn or text this store tombstoned, or a tool output named by
+    /// [`META_FORGOTTEN_OUTPUTS`]? Read-only; a file that is not a store this memctl can read
+    /// (a schema 1 record, a damaged file) is an error: the caller cannot tell.
+    pub fn backup_holds_forgotten(&self, path: &std::path::Path) -> Result<bool, StoreError> {
+        use redb::ReadableDatabase as _;
+        let outputs = self
+            .meta_value(META_FORGOTTEN_OUTPUTS)?
+            .map(|v| String::from_utf8_lossy(&v).into_owned())
+            .unwrap_or_default();
+        let db = super::create::builder()
+            .open_read_only(path)
+            .map_err(|e| super::create::open_err(path, e))?;
+        let tx = db.begin_read()?;
+        let missing = |e: &redb::TableError| matches!(e, redb::TableError::TableDoesNotExist(_));
+        if !outputs.is_empty() {
+            match tx.open_table(SWAP_BLOBS) {
+                Ok(blobs) => {
+                    for id in outputs.lines() {
+                        if blobs.get(id)?.is_some() {
+                            return Ok(true);
+                        }
+                    }
+                }
+                Err(e) if missing(&e) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let tombs = match self.tx.open_table(FORGOTTEN) {
+            Ok(t) => t,
+            Err(e) if missing(&e) => return Ok(false),
+            Err(e) => return Err(e.into()),
+        };
+        let chunks = match tx.open_table(CHUNKS) {
+            Ok(t) => t,
+            Err(e) if missing(&e) => return Ok(false),
+            Err(e) => return Err(e.into()),
+        };
+        for row in chunks.iter()? {
+            let (_, v) = row?;
+            let rec: ChunkRecord = codec::decode_record(v.value())?;
+            if forgotten_in(&tombs, &rec.chunk)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
 }
 
 /// What [`StoreWriter::forget_apply`] did.
@@ -270,21 +325,61 @@ pub(crate) struct Applied {
 }
 
 impl StoreWriter {
-    /// Delete chunk `id` with every reference to it: the turn entries and session links of its
-    /// owner and of the sessions sharing it, then the record, postings, lexical stats, f32
-    /// vectors, dedup hash and pending mark ([`Self::delete_chunk`]). Its int8 block entries
-    /// stay until [`Self::compact_vectors`]. Returns the turn entries removed.
+    /// Delete the chunks of `batch` with every reference to them: every turn entry and session
+    /// link naming one of them, in its owner session and in the sessions sharing it, then the
+    /// records, postings, lexical stats, f32 vectors, dedup hashes and pending marks
+    /// ([`Self::delete_chunk`]). Their int8 block entries stay until [`Self::compact_vectors`].
+    /// Returns the turn entries removed.
+    ///
+    /// Every turn of each session is looked at, not only the chunk's own (turn, part): a turn
+    /// repeated within a session is stored as a second turn entry naming the first one's chunk,
+    /// and an entry left behind would name a deleted chunk (and keep its session alive). Each
+    /// session is scanned once per batch.
     ///
     /// The one deletion path: prune and forget both delete through it.
-    pub fn remove_chunk(&mut self, id: ChunkId, rec: &ChunkRecord) -> Result<u64, StoreError> {
-        let owner = rec.chunk.session_id.clone();
-        let mut removed =
-            self.unlink_turns(&owner, id, Some((rec.chunk.turn_index, rec.chunk.part)))?;
-        for s in &rec.shared_with {
-            removed += self.unlink_turns(s, id, None)?;
+    pub fn remove_chunks(&mut self, batch: &[(ChunkId, ChunkRecord)]) -> Result<u64, StoreError> {
+        let ids: BTreeSet<ChunkId> = batch.iter().map(|(id, _)| *id).collect();
+        let mut by_session: BTreeMap<&str, Vec<ChunkId>> = BTreeMap::new();
+        for (id, rec) in batch {
+            for s in std::iter::once(&rec.chunk.session_id).chain(&rec.shared_with) {
+                by_session.entry(s.as_str()).or_default().push(*id);
+            }
         }
-        self.delete_chunk(id, rec)?;
+        let mut removed = 0;
+        for (session, linked) in by_session {
+            removed += self.unlink_session(session, &ids, &linked)?;
+        }
+        for (id, rec) in batch {
+            self.delete_chunk(*id, rec)?;
+        }
         Ok(removed)
+    }
+
+    /// Remove every turn entry of `session` naming one of `ids`, and its links to `linked`.
+    fn unlink_session(
+        &mut self,
+        session: &str,
+        ids: &BTreeSet<ChunkId>,
+        linked: &[ChunkId],
+    ) -> Result<u64, StoreError> {
+        let mut t = self.tx.open_table(TURNS)?;
+        let mut keys = Vec::new();
+        for row in t.range((session, 0u32, 0u16)..=(session, u32::MAX, u16::MAX))? {
+            let (k, id) = row?;
+            if ids.contains(&id.value()) {
+                let (_, turn, part) = k.value();
+                keys.push((turn, part));
+            }
+        }
+        for &(turn, part) in &keys {
+            t.remove((session, turn, part))?;
+        }
+        drop(t);
+        let mut links = self.tx.open_multimap_table(SESSION_CHUNKS)?;
+        for &id in linked {
+            links.remove(session, id)?;
+        }
+        Ok(keys.len() as u64)
     }
 
     /// What forgetting `sel` removes, read inside this transaction.
@@ -318,8 +413,8 @@ impl StoreWriter {
         let mut out = Applied::default();
         let mut compactions_lost: BTreeMap<&str, u32> = BTreeMap::new();
         let mut projects: BTreeSet<u32> = BTreeSet::new();
-        for (id, rec) in &plan.chunks {
-            out.turn_entries += self.remove_chunk(*id, rec)?;
+        out.turn_entries += self.remove_chunks(&plan.chunks)?;
+        for (_, rec) in &plan.chunks {
             out.chunks += 1;
             out.tombstones += self.tombstone(&rec.chunk, now)?;
             projects.insert(rec.project_id);
@@ -341,6 +436,29 @@ impl StoreWriter {
         let epoch = self.forget_epoch()? + 1;
         self.set_meta_value(META_FORGET_EPOCH, &epoch.to_le_bytes())?;
         Ok(out)
+    }
+
+    /// Add the blob ids of stored tool outputs a forget removed to [`META_FORGOTTEN_OUTPUTS`].
+    pub fn note_forgotten_outputs<'a>(
+        &mut self,
+        ids: impl IntoIterator<Item = &'a str>,
+    ) -> Result<(), StoreError> {
+        let mut all: BTreeSet<String> = self
+            .meta_value(META_FORGOTTEN_OUTPUTS)?
+            .map(|v| {
+                String::from_utf8_lossy(&v)
+                    .lines()
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let before = all.len();
+        all.extend(ids.into_iter().map(str::to_string));
+        if all.len() > before {
+            let joined = all.into_iter().collect::<Vec<_>>().join("\n");
+            self.set_meta_value(META_FORGOTTEN_OUTPUTS, joined.as_bytes())?;
+        }
+        Ok(())
     }
 
     /// Tombstones for a forgotten chunk's turn and text; returns how many were new.

@@ -321,6 +321,7 @@ pub(super) fn copy_all(
         if name == META.name() {
             let mut meta = tx.open_table(META)?;
             meta.remove(META_REWRITE_PENDING)?;
+            meta.remove(super::remove::META_FORGOTTEN_OUTPUTS)?;
             if let Some(v) = how.schema {
                 meta.insert(META_SCHEMA, v.to_le_bytes().as_slice())?;
             }

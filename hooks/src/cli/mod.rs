@@ -337,6 +337,18 @@ pub(crate) fn open(opts: EngineOptions) -> Result<Engine> {
         eprintln!("memctl: {}", store_cmd::describe(&rep));
     }
     engine.set_write_timeout(CLI_WRITE_TIMEOUT);
+    // A forget killed before its rewrite left forgotten bytes on disk: finished here, said on
+    // stderr. A failure does not stop the command; it is said, and the next one retries.
+    match engine.finish_interrupted() {
+        Ok(done) => {
+            let mut err = std::io::stderr().lock();
+            let _ = crate::forget::print_interrupted(&done, &mut err);
+        }
+        Err(e) => eprintln!(
+            "memctl: warning: an earlier forget did not finish and could not be finished now \
+             (its text may still be on disk; the next command retries): {e:#}"
+        ),
+    }
     Ok(engine)
 }
 

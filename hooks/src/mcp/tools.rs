@@ -436,6 +436,16 @@ pub fn forget(engine: &Engine, input: ForgetInput) -> Result<ForgetOutput> {
         ..Default::default()
     };
     let rep = engine.forget(&req, false)?;
+    let deleted = rep.backups.deleted().count();
+    let mut note = "Removed from memctl's archive for good (re-archiving the transcript will not \
+                    bring them back). Claude Code's own transcript files still hold these turns; \
+                    memctl does not delete them."
+        .to_string();
+    if deleted > 0 {
+        note.push_str(&format!(
+            " {deleted} backup(s) in memctl's data dir held them and were deleted."
+        ));
+    }
     Ok(ForgetOutput {
         turns: rep
             .turn_lines
@@ -452,10 +462,7 @@ pub fn forget(engine: &Engine, input: ForgetInput) -> Result<ForgetOutput> {
         removed_ids: rep.removed_ids,
         tool_outputs: rep.tool_outputs,
         sessions_removed: rep.sessions_removed,
-        note: "Removed from memctl's archive for good (re-archiving the transcript will not \
-               bring them back). Claude Code's own transcript files still hold these turns; \
-               memctl does not delete them."
-            .to_string(),
+        note,
     })
 }
 

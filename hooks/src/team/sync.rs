@@ -15,7 +15,8 @@
 //! - **Batched.** One multi-row insert (`unnest` of arrays, vectors included) per
 //!   [`BATCH`] chunks, one transaction each.
 //! - **Forgetting.** `memctl forget` queues the forgotten turns here; the next sync deletes
-//!   their rows (RLS lets an author delete only their own).
+//!   their rows, and the author's session rows left without a chunk (RLS lets an author
+//!   delete only their own).
 
 use anyhow::{Context, Result};
 use memctl_engine::Engine;
@@ -240,10 +241,19 @@ pub fn delete_forgotten(engine: &Engine, c: &mut Client) -> Result<u64> {
     }
     let me: String = c.query_one("SELECT current_user::text", &[])?.get(0);
     let keys: Vec<String> = queued.iter().map(|t| row_key(&me, t)).collect();
-    let n = c.execute(
+    let mut tx = c.transaction()?;
+    let n = tx.execute(
         "DELETE FROM memctl.chunks WHERE key = ANY($1) AND author = current_user",
         &[&keys],
     )?;
+    // A session row (id, author, project) is readable by every member of the project: one
+    // of ours with no chunk left goes with its last chunk (also one a forget emptied before).
+    tx.execute(
+        "DELETE FROM memctl.sessions s WHERE s.author = current_user AND NOT EXISTS \
+         (SELECT 1 FROM memctl.chunks c WHERE c.project_id = s.project_id AND c.session_id = s.id)",
+        &[],
+    )?;
+    tx.commit()?;
     update_state(data_dir, |st| st.forgotten.retain(|t| !queued.contains(t)))?;
     Ok(n)
 }

@@ -139,6 +139,12 @@ fn report(rep: &ForgetReport) -> Markup {
                 p { (verb) " " strong { (rep.turns) " turns" } " (" (rep.chunks) " chunks) of " (rep.sessions) " sessions"
                     @if rep.tool_outputs > 0 { ", " (rep.tool_outputs) " stored tool outputs" }
                     @if rep.spooled_calls > 0 { ", " (rep.spooled_calls) " spooled tool calls" } "." }
+                @for b in rep.backups.deleted() {
+                    p.backup-deleted { "Deleted a backup that held them: " code { (b.display()) } }
+                }
+                @for (b, why) in &rep.backups.failed {
+                    p.backup-failed { "Could not delete a backup that holds them (" (why) "): " code { (b.display()) } }
+                }
                 @if !rep.sessions_removed.is_empty() {
                     p { "Sessions " @if rep.dry_run { "that would go" } @else { "removed" } " entirely: "
                         (rep.sessions_removed.iter().map(|s| short(s)).collect::<Vec<_>>().join(", ")) }

@@ -123,3 +123,104 @@ pub fn quiet_command(bin: &str, home: &Path) -> Command {
         .stderr(Stdio::null());
     cmd
 }
+
+/// A Claude Code transcript of `turns` turns in `project`: every fifth turn asks again what
+/// turn 0 asked and gets the same answer (a repeated turn is stored as a link to the first
+/// one's chunk), every third turn says `word`, and the others are distinct.
+pub fn transcript_with_repeats(
+    dir: &Path,
+    sid: &str,
+    project: &str,
+    word: &str,
+    turns: usize,
+) -> PathBuf {
+    let mut parent: Option<String> = None;
+    let mut lines = Vec::new();
+    for i in 0..turns {
+        let (prompt, answer) = if i % 5 == 0 {
+            (
+                "Run the whole test suite again".to_string(),
+                format!("All 212 tests pass; the {word} check is green."),
+            )
+        } else if i % 3 == 0 {
+            (
+                format!("Where does the {word} setting live? (step {i})"),
+                format!("In config/settings.toml under [{word}], line {i}."),
+            )
+        } else {
+            (
+                format!("Refactor module_{i} to take a Config"),
+                format!("Done: module_{i} now takes &Config and its {i} call sites pass it."),
+            )
+        };
+        let at = |s: usize| format!("2026-03-04T{:02}:{:02}:{:02}.000Z", 8 + i / 60, i % 60, s);
+        for (kind, ty, message, s) in [
+            (
+                "u",
+                "user",
+                serde_json::json!({"role": "user", "content": prompt}),
+                0,
+            ),
+            (
+                "a",
+                "assistant",
+                serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": answer}]}),
+                5,
+            ),
+        ] {
+            let uuid = format!("{sid}-{kind}{i}");
+            lines.push(
+                serde_json::json!({"parentUuid": parent, "isSidechain": false,
+                    "userType": "external", "cwd": project, "sessionId": sid,
+                    "version": "2.0.37", "type": ty, "message": message, "uuid": uuid,
+                    "timestamp": at(s)})
+                .to_string(),
+            );
+            parent = Some(uuid);
+        }
+    }
+    let path = dir.join(format!("{sid}.jsonl"));
+    std::fs::write(&path, lines.join("\n") + "\n").expect("write transcript");
+    path
+}
+
+/// Every file under `dir` (recursively) holding `needle` in any of its cases (as typed,
+/// lower, upper): `(file, occurrences)`.
+pub fn scan_for(dir: &Path, needle: &str) -> Vec<(PathBuf, usize)> {
+    let forms = [
+        needle.to_string(),
+        needle.to_lowercase(),
+        needle.to_uppercase(),
+    ];
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(ft) = entry.file_type() else { continue };
+            if ft.is_dir() {
+                stack.push(path);
+            } else if ft.is_file() {
+                let Ok(bytes) = std::fs::read(&path) else {
+                    continue;
+                };
+                let n: usize = forms
+                    .iter()
+                    .map(|f| {
+                        bytes
+                            .windows(f.len())
+                            .filter(|w| *w == f.as_bytes())
+                            .count()
+                    })
+                    .sum();
+                if n > 0 {
+                    found.push((path, n));
+                }
+            }
+        }
+    }
+    found
+}
