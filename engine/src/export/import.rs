@@ -5,11 +5,14 @@
 //! applies it in batches of [`BATCH_RECORDS`] records, one write transaction each.
 //!
 //! An import file is input like any other: every text is redacted again before it is stored,
-//! and memory file names are checked before they are joined to a directory.
+//! every number is bounded by the check pass ([`super::bounds`]), derived sizes (a tool
+//! output's bytes, lines, blob size) are computed again from the bytes written, every record
+//! kind is checked against this store's tombstones, and memory files go into a project only
+//! when the user names it ([`MemoryTarget`]).
 
 use super::format::{ChunkRec, Record, SessionRec, SwapOutputRec, TombstoneKind, TurnLinkRec};
-use super::memory::{self, Written};
-use super::read::{Reader, check_file};
+use super::memory::{self, MemoryTarget, Written};
+use super::read::{Checked, Reader, check_file};
 use super::{ExportError, ImportOptions, Phase, Progress};
 use crate::chunk::Chunk;
 use crate::clock::unix_now;
@@ -80,6 +83,24 @@ pub struct ImportReport {
     pub redactions: u64,
     /// Memory files written beside a different local one.
     pub memory_beside: Vec<PathBuf>,
+    /// Every memory file of the file and where it went (or, dry run, would go).
+    pub memory_placed: Vec<PlacedMemoryFile>,
+    /// Without `--memory-into`: the data dir folder memory files were kept in (written into
+    /// no project, injected nowhere).
+    pub memory_kept_in: Option<PathBuf>,
+}
+
+/// One imported memory file and where it went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlacedMemoryFile {
+    /// The project the file names.
+    pub project: String,
+    /// Its name.
+    pub name: String,
+    /// The path written (or that would be).
+    pub path: PathBuf,
+    /// `new`, `same` (already there) or `beside` (a different file has the name).
+    pub outcome: &'static str,
 }
 
 /// Redact `s` in place, counting.
@@ -115,6 +136,7 @@ enum Ready {
 struct Importer<'a> {
     core: &'a Core,
     opts: &'a ImportOptions,
+    memory: MemoryTarget,
     /// The model's space when the file's vectors are in it.
     reuse: Option<EmbedderId>,
     /// Sessions in the store before the import (merged, not replaced).
@@ -127,14 +149,38 @@ struct Importer<'a> {
     dry: DryRun,
 }
 
-/// What a dry run's rolled-back batches would have added, so later batches count as if they
-/// had been committed (grows with the chunks of the file: dry runs only).
+/// What earlier batches learned that later ones need. `hashes` and `sessions`: what a dry
+/// run's rolled-back batches would have added, so later batches count as if they had been
+/// committed (dry runs only). `forgotten`: the file's turns this store has forgotten, by
+/// session, with their time windows, so the tool outputs stored during them and the
+/// summaries that may quote them stay forgotten too (grows with the forgotten chunks only).
 #[derive(Debug, Default)]
 struct DryRun {
     /// Text hashes of chunks counted as imported.
     hashes: HashSet<String>,
     /// Sessions that gained a turn.
     sessions: HashSet<String>,
+    /// Session → (from, to) unix seconds of its forgotten turns (none when a turn has no
+    /// times).
+    forgotten: HashMap<String, Vec<(i64, i64)>>,
+}
+
+impl DryRun {
+    /// A chunk of the file was skipped as forgotten: remember its session and window.
+    fn forgot(&mut self, c: &Chunk) {
+        let secs = |t: &Option<String>| {
+            t.as_deref()
+                .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+                .map(|t| t.as_second())
+        };
+        let windows = self.forgotten.entry(c.session_id.clone()).or_default();
+        if let Some(start) = secs(&c.started_at) {
+            let end = secs(&c.ended_at).unwrap_or(start).max(start);
+            // As forget matches outputs: the hook stores one while its turn runs, a second
+            // on each side for rounding.
+            windows.push((start - 1, end + 1));
+        }
+    }
 }
 
 /// The structured summary stored for a session, read in the write transaction.
@@ -232,19 +278,18 @@ impl Importer<'_> {
                 Ready::Session(s)
             }
             Record::SwapOutput(mut s) => {
-                let before = s.content.len();
                 scrub(&mut s.content, n);
                 let e = &mut s.entry;
                 scrub(&mut e.input_summary, n);
-                if s.content.len() != before || crate::swap::content_id(&s.content) != e.id {
-                    let d = crate::swap::digest(&e.tool, &e.input_summary, &s.content);
-                    e.id = crate::swap::content_id(&s.content);
-                    e.bytes = s.content.len() as u64;
-                    e.summary = d.summary;
-                    e.patterns = d.patterns;
-                    e.lines = d.lines;
-                    e.first_error = d.first_error;
-                }
+                // Everything derived from the content is computed again, never taken from the
+                // file: a claimed size drives eviction for every later stored output.
+                let d = crate::swap::digest(&e.tool, &e.input_summary, &s.content);
+                e.id = crate::swap::content_id(&s.content);
+                e.bytes = s.content.len() as u64;
+                e.summary = d.summary;
+                e.patterns = d.patterns;
+                e.lines = d.lines;
+                e.first_error = d.first_error;
                 scrub(&mut e.summary, n);
                 e.patterns.iter_mut().for_each(|p| scrub(p, n));
                 scrub_opt(&mut e.first_error, n);
@@ -253,16 +298,7 @@ impl Importer<'_> {
             Record::MemoryFile(mut m) => {
                 scrub(&mut m.text, n);
                 let text = std::mem::take(&mut m.text);
-                let c = &mut self.report.memory_files;
-                match memory::write_file(&m, &text, &self.opts.memory, self.opts.dry_run)? {
-                    Written::New => c.imported += 1,
-                    Written::Same => c.duplicates += 1,
-                    Written::NoProject => c.skipped += 1,
-                    Written::Beside(p) => {
-                        c.conflicts += 1;
-                        self.report.memory_beside.push(p);
-                    }
-                }
+                self.memory_file(&m, &text)?;
                 return Ok(None);
             }
             Record::Header(_) | Record::Trailer(_) => return Ok(None),
@@ -340,6 +376,7 @@ impl Importer<'_> {
                 let c = &mut rep.chunks;
                 if w.is_forgotten(chunk)? {
                     c.forgotten += 1;
+                    dry.forgot(chunk);
                     return Ok(());
                 }
                 if let Some(id) = w.turn_chunk(&chunk.session_id, chunk.turn_index, chunk.part)? {
@@ -397,6 +434,7 @@ impl Importer<'_> {
                 chunk.part = l.part;
                 if w.is_forgotten(&chunk)? {
                     c.forgotten += 1;
+                    dry.forgot(&chunk);
                     return Ok(());
                 }
                 if let Some(id) = w.turn_chunk(&l.session, l.turn, l.part)? {
@@ -411,13 +449,77 @@ impl Importer<'_> {
             }
             Ready::Session(s) => self.apply_session(w, s, rep, dry)?,
             Ready::Swap(s) => {
-                if crate::swap::port::import_output(w, &s.entry, &s.content)? {
+                if self.output_forgotten(w, &s.entry, dry)? {
+                    rep.swap_outputs.forgotten += 1;
+                } else if crate::swap::port::import_output(w, &s.entry, &s.content)? {
                     rep.swap_outputs.imported += 1;
                 } else {
                     rep.swap_outputs.duplicates += 1;
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Was this stored output forgotten here? Its own tombstone (written by forget), or it was
+    /// stored during a turn of the file this store has forgotten, or its session had turns
+    /// forgotten here and none is left (forget removed the session with its outputs).
+    fn output_forgotten(
+        &self,
+        w: &StoreWriter,
+        e: &crate::swap::SwapEntry,
+        dry: &DryRun,
+    ) -> Result<bool, StoreError> {
+        let key = crate::swap::forget::tombstone_key(&e.session_id, &e.id);
+        if w.text_tombstoned(&key)? {
+            return Ok(true);
+        }
+        let Some(windows) = dry.forgotten.get(&e.session_id) else {
+            return Ok(false);
+        };
+        if windows
+            .iter()
+            .any(|(from, to)| (*from..=*to).contains(&e.created_at))
+        {
+            return Ok(true);
+        }
+        Ok(!w.session_has_turns(&e.session_id)? && !dry.sessions.contains(&e.session_id))
+    }
+
+    /// Place one memory file ([`MemoryTarget`]) and list it in the report.
+    fn memory_file(
+        &mut self,
+        m: &super::format::MemoryFileRec,
+        text: &str,
+    ) -> Result<(), ExportError> {
+        let dir = self.memory.dir_for(&m.project);
+        let (written, path) = memory::write_file(m, text, &dir, self.opts.dry_run)?;
+        let keep = matches!(self.memory, MemoryTarget::Keep(_));
+        let c = &mut self.report.memory_files;
+        let outcome = match written {
+            Written::New => "new",
+            Written::Same => "same",
+            Written::Beside(_) => "beside",
+        };
+        match written {
+            // Kept in the data dir: in no project yet, counted apart from the ones placed.
+            _ if keep => c.skipped += 1,
+            Written::New => c.imported += 1,
+            Written::Same => c.duplicates += 1,
+            Written::Beside(p) => {
+                c.conflicts += 1;
+                self.report.memory_beside.push(p);
+            }
+        }
+        if let MemoryTarget::Keep(root) = &self.memory {
+            self.report.memory_kept_in = Some(root.clone());
+        }
+        self.report.memory_placed.push(PlacedMemoryFile {
+            project: m.project.clone(),
+            name: m.name.clone(),
+            path,
+            outcome,
+        });
         Ok(())
     }
 
@@ -431,6 +533,19 @@ impl Importer<'_> {
         dry: &DryRun,
     ) -> Result<(), StoreError> {
         let c = &mut rep.sessions;
+        // Summaries of a session with forgotten turns may quote them: not brought back.
+        let stripped;
+        let s = if dry.forgotten.contains_key(&s.id) {
+            stripped = SessionRec {
+                summary: None,
+                compact_summary: None,
+                structured_summary: None,
+                ..s.clone()
+            };
+            &stripped
+        } else {
+            s
+        };
         let project_id = w.project_id(&s.project)?;
         let local_summary = structured_in(w, &s.id)?;
         if !self.existing.contains(&s.id) {
@@ -439,6 +554,9 @@ impl Importer<'_> {
                 c.forgotten += 1;
                 return Ok(());
             }
+            // The record the imported chunks built counts every turn stored: `check` wants
+            // the count above the highest one, whatever the file's record says.
+            let built = w.session(&s.id)?.map_or(0, |r| r.turns);
             w.put_session(
                 &s.id,
                 &SessionRecord {
@@ -447,7 +565,7 @@ impl Importer<'_> {
                     transcript_path: s.transcript_path.clone(),
                     first_ts: s.first_ts.clone(),
                     last_ts: s.last_ts.clone(),
-                    turns: s.turns,
+                    turns: s.turns.max(built),
                     updated_at: s.updated_at,
                     summary: s.summary.clone(),
                     compact_summary: s.compact_summary.clone(),
@@ -508,7 +626,20 @@ pub(super) fn import(
     opts: &ImportOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<ImportReport, ExportError> {
-    let header = check_file(path, progress)?;
+    let now = unix_now();
+    let Checked {
+        header,
+        memory_projects,
+    } = check_file(path, now, progress)?;
+    if opts.memory_into.is_some() && memory_projects.len() > 1 {
+        return Err(ExportError::Invalid(format!(
+            "the file holds memory files of {} projects ({}); --memory-into takes those of one: \
+             import without it (they are kept in the data dir) or export one project",
+            memory_projects.len(),
+            memory_projects.into_iter().collect::<Vec<_>>().join(", ")
+        )));
+    }
+    let memory = MemoryTarget::resolve(opts.memory_into.as_deref(), &opts.memory, core.data_dir())?;
     // The file's vectors are reused only in the model's own space; loading the model is the
     // only way to know it, and only worth it when the file has vectors.
     let reuse = match &header.embedder {
@@ -529,6 +660,7 @@ pub(super) fn import(
     let mut im = Importer {
         core,
         opts,
+        memory,
         reuse,
         existing,
         rehashed: HashMap::new(),

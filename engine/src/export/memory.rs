@@ -61,8 +61,6 @@ pub(super) enum Written {
     Same,
     /// A different file has the name: written as `<stem>.imported.<ext>` (that path).
     Beside(PathBuf),
-    /// The project directory does not exist here (a store moved to another machine).
-    NoProject,
 }
 
 /// `decisions.md` → `decisions.imported.md`.
@@ -73,54 +71,154 @@ fn beside_name(name: &str) -> String {
     }
 }
 
-/// Write one imported memory file (`dry_run`: only say what would happen). The name was
-/// checked by the reader ([`MemoryFileRec::name_is_safe`]).
+/// Where an import writes memory files.
+///
+/// Invariant: never outside the data dir unless the user named the project (`--memory-into`):
+/// a memory file is injected into every session of its project, so an export file naming any
+/// local directory as its project would otherwise plant instructions in that repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum MemoryTarget {
+    /// The memory directory of the project the user named.
+    Into(PathBuf),
+    /// `<data dir>/imported-memory/<project>/`: kept, injected nowhere.
+    Keep(PathBuf),
+}
+
+/// Subdirectory of the data dir holding memory files imported without `--memory-into`.
+pub(super) const KEPT_DIR: &str = "imported-memory";
+
+impl MemoryTarget {
+    /// The target for `into` (`--memory-into DIR`: an existing directory) or, without it, the
+    /// data dir's holding area. `cfg.dir` (`MEMCTL_MEMORY_DIR`) is where memory of every
+    /// project is read from, so it is also where `--memory-into` writes.
+    pub(super) fn resolve(
+        into: Option<&Path>,
+        cfg: &MemoryConfig,
+        data_dir: &Path,
+    ) -> Result<Self, ExportError> {
+        let Some(project) = into else {
+            return Ok(Self::Keep(data_dir.join(KEPT_DIR)));
+        };
+        let io = |source| ExportError::Io {
+            path: project.to_path_buf(),
+            source,
+        };
+        let project = project.canonicalize().map_err(io)?;
+        if !project.is_dir() {
+            return Err(ExportError::Invalid(format!(
+                "--memory-into {}: not a directory",
+                project.display()
+            )));
+        }
+        if let Some(d) = &cfg.dir {
+            return Ok(Self::Into(d.clone()));
+        }
+        // A `.memctl` (or its `memory`) that links out of the project would take the files
+        // elsewhere: refused, as the restore refuses to read through it.
+        for sub in [".memctl", MEMORY_DIR] {
+            let p = project.join(sub);
+            if std::fs::symlink_metadata(&p).is_ok()
+                && !crate::paths::resolves_inside(&p, &project).map_err(io)?
+            {
+                return Err(ExportError::Invalid(format!(
+                    "--memory-into {}: {} links out of the project",
+                    project.display(),
+                    p.display()
+                )));
+            }
+        }
+        Ok(Self::Into(project.join(MEMORY_DIR)))
+    }
+
+    /// The directory `project`'s files go to.
+    pub(super) fn dir_for(&self, project: &str) -> PathBuf {
+        match self {
+            Self::Into(d) => d.clone(),
+            Self::Keep(root) => root.join(project_slug(project)),
+        }
+    }
+}
+
+/// A directory name for a project path: its readable tail and a hash of the whole (two paths
+/// with the same tail stay apart; `/`, `..` and odd characters never reach the file system).
+fn project_slug(project: &str) -> String {
+    let tail: String = project
+        .rsplit('/')
+        .find(|c| !c.is_empty())
+        .unwrap_or("project")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    let hash = crate::swap::content_id(project);
+    format!("{tail}-{}", &hash[..12])
+}
+
+/// Write one imported memory file into `dir` (`dry_run`: only say what would happen). The
+/// name was checked by the reader ([`MemoryFileRec::name_is_safe`]). Returns the outcome and
+/// the path written (or that would be).
 pub(super) fn write_file(
     rec: &MemoryFileRec,
     text: &str,
-    cfg: &MemoryConfig,
+    dir: &Path,
     dry_run: bool,
-) -> Result<Written, ExportError> {
-    let dir = match &cfg.dir {
-        Some(d) => d.clone(),
-        None => {
-            let p = Path::new(&rec.project);
-            if !p.is_absolute() || !p.is_dir() {
-                return Ok(Written::NoProject);
-            }
-            p.join(MEMORY_DIR)
-        }
-    };
+) -> Result<(Written, PathBuf), ExportError> {
     let same = |path: &Path| -> bool {
         crate::paths::read_regular(path, crate::memory::MAX_FILE_BYTES * 4)
             .is_ok_and(|b| b == text.as_bytes())
     };
     let own = dir.join(&rec.name);
-    let (path, outcome) = if !own.exists() {
+    let (path, outcome) = if std::fs::symlink_metadata(&own).is_err() {
         (own, Written::New)
     } else if same(&own) {
-        return Ok(Written::Same);
+        return Ok((Written::Same, own));
     } else {
         let beside = dir.join(beside_name(&rec.name));
-        if beside.exists() && same(&beside) {
-            return Ok(Written::Same);
+        if std::fs::symlink_metadata(&beside).is_ok() && same(&beside) {
+            return Ok((Written::Same, beside));
         }
         (beside.clone(), Written::Beside(beside))
     };
     if dry_run {
-        return Ok(outcome);
+        return Ok((outcome, path));
     }
     let io = |source| ExportError::Io {
         path: path.clone(),
         source,
     };
-    std::fs::create_dir_all(&dir).map_err(|source| ExportError::Io {
-        path: dir.clone(),
+    std::fs::create_dir_all(dir).map_err(|source| ExportError::Io {
+        path: dir.to_path_buf(),
         source,
     })?;
-    // Through a temp file and a rename: a reader (a SessionStart restore) never sees half.
+    // Through a temp file and a rename: a reader (a SessionStart restore) never sees half, and
+    // a link in the directory is replaced, never followed.
     let tmp = dir.join(format!(".{}.import-{}", rec.name, std::process::id()));
-    std::fs::write(&tmp, text.as_bytes()).map_err(io)?;
+    write_new(&tmp, text.as_bytes()).map_err(io)?;
     std::fs::rename(&tmp, &path).map_err(io)?;
-    Ok(outcome)
+    Ok((outcome, path))
+}
+
+/// Write a new file (`O_EXCL`: a link already at `path` is removed, never followed).
+fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let open = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+    };
+    let mut f = match open() {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            std::fs::remove_file(path)?;
+            open()?
+        }
+        other => other?,
+    };
+    f.write_all(bytes)
 }

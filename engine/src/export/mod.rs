@@ -17,6 +17,7 @@
 //! A failure while writing (the store) leaves the batches committed before it, each whole, and
 //! says how many records they held; importing again skips what is there (dedup by content hash).
 
+mod bounds;
 pub mod format;
 mod import;
 mod memory;
@@ -25,7 +26,7 @@ mod read;
 mod tests;
 mod write;
 
-pub use import::{ImportReport, KindCounts};
+pub use import::{ImportReport, KindCounts, PlacedMemoryFile};
 
 use crate::engine::Engine;
 use crate::error::{EmbedError, StoreError};
@@ -55,8 +56,12 @@ pub struct ExportOptions {
 pub struct ImportOptions {
     /// Count what would be imported; write nothing (one transaction, rolled back).
     pub dry_run: bool,
-    /// Where project memory files go (`MEMCTL_MEMORY_DIR`).
+    /// Where project memory files are read from (`MEMCTL_MEMORY_DIR`).
     pub memory: MemoryConfig,
+    /// The project (an existing directory) whose memory folder receives the file's memory
+    /// files (`--memory-into`). `None`: they are kept in the data dir, written into no
+    /// project: an export must not plant files in a directory the user did not name.
+    pub memory_into: Option<PathBuf>,
 }
 
 /// Which pass a [`Progress`] is about.

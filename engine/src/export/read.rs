@@ -3,15 +3,23 @@
 //! checks the whole file (header version, every record, the trailer's counts) before anything
 //! is written.
 
-use super::format::{Counts, FORMAT, Header, KINDS, MemoryFileRec, Record, TombstoneKind, VERSION};
+use super::bounds::Bounds;
+use super::format::{Counts, FORMAT, Header, KINDS, Record, VERSION};
 use super::{ExportError, Phase, Progress};
 use std::cell::Cell;
+use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-/// Longest line accepted (the largest stored tool output is far below it).
-const MAX_LINE_BYTES: u64 = 256 << 20;
+/// Longest line accepted. The largest line memctl writes is a stored tool output (8 MiB by
+/// default, `MEMCTL_SWAP_MAX_ENTRY_BYTES`), a few times that once JSON-escaped. The reader
+/// never holds more than this of one line (a 2 GiB line in a small `.gz` is refused after
+/// this many bytes, not after buffering it).
+pub(crate) const MAX_LINE_BYTES: u64 = 64 << 20;
+/// A line buffer grown above this is released after its line (one big tool output must not
+/// keep its buffer for the rest of the file).
+const KEEP_BUF_BYTES: usize = 4 << 20;
 
 /// Counts the bytes read from the file (progress).
 struct Counting<R> {
@@ -81,6 +89,9 @@ impl Reader {
 
     /// The next record with its line number; `None` at the end of the file.
     pub(super) fn next(&mut self) -> Result<Option<(u64, Record)>, ExportError> {
+        if self.buf.capacity() > KEEP_BUF_BYTES {
+            self.buf = Vec::new();
+        }
         self.buf.clear();
         let n = (&mut self.inner)
             .take(MAX_LINE_BYTES + 1)
@@ -159,47 +170,27 @@ fn check_header(line: u64, r: Option<Record>) -> Result<Header, ExportError> {
     Ok(h)
 }
 
-/// What a record must hold beyond its JSON shape.
-fn check_record(line: u64, r: &Record) -> Result<(), ExportError> {
-    let bad = |reason: String| Err(ExportError::Line { line, reason });
-    match r {
-        Record::Header(_) => bad("a second header".into()),
-        Record::Chunk(c) => {
-            for v in &c.vectors {
-                v.values()
-                    .map_err(|reason| ExportError::Line { line, reason })?;
-            }
-            if c.session.is_empty() {
-                return bad("a chunk without a session".into());
-            }
-            Ok(())
-        }
-        Record::SwapOutput(s) if crate::swap::content_id(&s.content) != s.entry.id => bad(format!(
-            "tool output {}: its content does not match its id (sha256)",
-            s.entry.id
-        )),
-        Record::MemoryFile(m) if !MemoryFileRec::name_is_safe(&m.name) => bad(format!(
-            "memory file name {:?} is not a plain .md/.json file name",
-            m.name
-        )),
-        Record::Tombstone(t)
-            if t.what == TombstoneKind::Text
-                && (t.key.len() != 64 || !t.key.bytes().all(|b| b.is_ascii_hexdigit())) =>
-        {
-            bad(format!("text tombstone {:?} is not a sha256", t.key))
-        }
-        _ => Ok(()),
-    }
+/// What the first pass learned about a file.
+#[derive(Debug)]
+pub(super) struct Checked {
+    /// Its header.
+    pub header: Header,
+    /// Projects its memory files belong to.
+    pub memory_projects: BTreeSet<String>,
 }
 
-/// First pass: the whole file is well formed and complete. Returns its header.
+/// First pass: the whole file is well formed and complete, every record within
+/// [`Bounds`]. `now`: the import's unix time.
 pub(super) fn check_file(
     path: &Path,
+    now: i64,
     progress: &mut dyn FnMut(Progress),
-) -> Result<Header, ExportError> {
+) -> Result<Checked, ExportError> {
     let mut rd = Reader::open(path)?;
     let first = rd.next()?;
     let header = check_header(1, first.map(|(_, r)| r))?;
+    let bounds = Bounds::new(now);
+    let mut memory_projects = BTreeSet::new();
     let mut counts = Counts::default();
     loop {
         let Some((line, r)) = rd.next()? else {
@@ -223,9 +214,17 @@ pub(super) fn check_file(
                 });
             }
             progress(rd.progress(Phase::Check));
-            return Ok(header);
+            return Ok(Checked {
+                header,
+                memory_projects,
+            });
         }
-        check_record(line, &r)?;
+        bounds
+            .check(&r)
+            .map_err(|reason| ExportError::Line { line, reason })?;
+        if let Record::MemoryFile(m) = &r {
+            memory_projects.insert(m.project.clone());
+        }
         counts.add(&r);
     }
 }

@@ -171,7 +171,7 @@ impl StoreWriter {
 
     /// Record a tombstone unless one exists (the earlier time is kept). Returns whether it was
     /// new.
-    pub fn put_tombstone(&mut self, turn: bool, key: &str, at: i64) -> Result<bool, StoreError> {
+    pub fn put_tombstone(&self, turn: bool, key: &str, at: i64) -> Result<bool, StoreError> {
         let kind = if turn { TOMBSTONE_TURN } else { TOMBSTONE_TEXT };
         let mut t = self.tx.open_table(FORGOTTEN)?;
         if t.get((kind, key))?.is_some() {
@@ -179,6 +179,17 @@ impl StoreWriter {
         }
         t.insert((kind, key), at)?;
         Ok(true)
+    }
+}
+
+impl StoreWriter {
+    /// Is there a text tombstone with this key (a sha256 hex)?
+    pub fn text_tombstoned(&self, key: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .tx
+            .open_table(FORGOTTEN)?
+            .get((TOMBSTONE_TEXT, key))?
+            .is_some())
     }
 }
 

@@ -147,10 +147,19 @@ pub(crate) fn plan(r: &StoreReader, sel: &SwapSelector) -> Result<Vec<SwapEntry>
     select_in(&entries, blobs.as_ref(), sel)
 }
 
+/// The tombstone of a forgotten output of one session: a text tombstone (a sha256, so export
+/// files carry it as one) of the session and the content id, so that importing an export
+/// taken before the forget does not store it again. Other sessions' copies are not named.
+pub(crate) fn tombstone_key(session: &str, id: &str) -> String {
+    super::content_id(&format!("memctl swap output\n{session}\n{id}"))
+}
+
 /// Remove the outputs `sel` names, in the forget's write transaction (a blob goes with the
-/// last entry that refers to it). Returns the entries removed.
+/// last entry that refers to it), each leaving its [`tombstone_key`]. Returns the entries
+/// removed.
 pub(crate) fn apply(w: &StoreWriter, sel: &SwapSelector) -> Result<Vec<SwapEntry>, StoreError> {
     let tx = w.raw_tx();
+    let now = crate::clock::unix_now();
     let chosen = {
         let entries = tx.open_table(SWAP_ENTRIES)?;
         let blobs = tx.open_table(SWAP_BLOBS)?;
@@ -159,6 +168,7 @@ pub(crate) fn apply(w: &StoreWriter, sel: &SwapSelector) -> Result<Vec<SwapEntry
     let mut removed = Vec::with_capacity(chosen.len());
     for e in chosen {
         if let Some(e) = db::remove_entry(tx, &e.session_id, &e.id)? {
+            w.put_tombstone(false, &tombstone_key(&e.session_id, &e.id), now)?;
             removed.push(e);
         }
     }

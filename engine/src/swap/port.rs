@@ -53,12 +53,19 @@ pub(crate) fn for_each_output<E: From<StoreError>>(
 
 /// Store an imported output: `entry.id` must be the sha256 of `content` (the caller checks).
 /// Returns false when the session already holds it (nothing changes). No limits or expiry
-/// pass run here: the next stored output of a hook applies them as usual.
+/// pass run here: the next stored output of a hook applies them as usual, on sizes taken
+/// from the bytes stored here (the totals must add up to what the blobs hold).
 pub(crate) fn import_output(
     w: &StoreWriter,
     entry: &SwapEntry,
     content: &str,
 ) -> Result<bool, StoreError> {
+    let blob = db::encode_blob(content.as_bytes());
+    let entry = &SwapEntry {
+        bytes: content.len() as u64,
+        stored_bytes: blob.len() as u64,
+        ..entry.clone()
+    };
     let tx = w.raw_tx();
     let (s, id) = (entry.session_id.as_str(), entry.id.as_str());
     if tx.open_table(SWAP_ENTRIES)?.get((s, id))?.is_some() {
@@ -68,7 +75,7 @@ pub(crate) fn import_output(
         let mut b = tx.open_table(SWAP_BLOBS)?;
         let exists = b.get(id)?.is_some();
         if !exists {
-            b.insert(id, db::encode_blob(content.as_bytes()).as_slice())?;
+            b.insert(id, blob.as_slice())?;
         }
         !exists
     };

@@ -56,6 +56,11 @@ pub struct ImportArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Write the file's memory files into this project's memory folder
+    /// (`DIR/.memctl/memory`, or `MEMCTL_MEMORY_DIR`). Without it they are kept in the data
+    /// dir and written into no project.
+    #[arg(long, value_name = "DIR")]
+    pub memory_into: Option<PathBuf>,
 }
 
 /// A progress bar on stderr, hidden when stderr is not a terminal or with `--quiet`.
@@ -207,11 +212,27 @@ fn print_report(r: &ImportReport, out: &mut dyn Write) -> Result<()> {
     if r.redactions > 0 {
         writeln!(out, "  redacted      {} secrets", r.redactions)?;
     }
-    for p in &r.memory_beside {
+    for m in &r.memory_placed {
+        let what = match m.outcome {
+            "new" if r.memory_kept_in.is_some() => "kept",
+            "new" => "new",
+            "same" => "already there",
+            _ => "a different file has its name: written beside it",
+        };
         writeln!(
             out,
-            "  note: a different memory file was here; the imported one is {}",
-            p.display()
+            "  memory file   {} of {} -> {} ({what})",
+            m.name,
+            m.project,
+            m.path.display()
+        )?;
+    }
+    if let Some(dir) = &r.memory_kept_in {
+        writeln!(
+            out,
+            "  note: memory files are kept in {} and written into no project; to put them in \
+             a project's memory folder, import again with --memory-into <project dir>",
+            dir.display()
         )?;
     }
     if r.vectors_queued > 0 && !r.dry_run {
@@ -233,6 +254,7 @@ pub(super) fn import(
     let opts = ImportOptions {
         dry_run: a.dry_run,
         memory: memory.clone(),
+        memory_into: a.memory_into,
     };
     let b = bar(a.quiet);
     let report = engine
