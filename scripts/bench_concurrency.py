@@ -3,7 +3,7 @@
 `memctl ingest` processes archive big transcripts into it (issue 10's setting: 8 + 4).
 
     python3 scripts/bench_concurrency.py [--bin target/release] [--sessions 8] [--ingests 4]
-                                         [--prompts 30] [--seed 10]
+                                         [--prompts 30] [--seed 10] [--admin]
 
 Each session grows its own generated transcript piece by piece and runs, as Claude Code would,
 UserPromptSubmit after every piece, PostToolUse with a ~20 KB Bash output every third prompt,
@@ -11,6 +11,11 @@ PreCompact + SessionStart(compact) half-way and SessionEnd at the end. Every hoo
 process, timed whole (spawn to exit). Prints p50 / p95 / max per event against the hook's own
 deadline, the exit codes, and what the log says was spooled. Background embedding is left on
 (as users run it). Needs `scripts/setup.sh` (for the background embedder) and a release build.
+
+--admin: meanwhile one more thread runs the store's maintenance commands one after another
+until the sessions end (`memctl export --all-projects`, `memctl backup`, `memctl forget
+--session <an ingested session> --yes`), and their times are printed too: the hooks must keep
+their deadlines beside a store being rewritten, copied and read whole.
 """
 
 import argparse
@@ -22,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -77,6 +83,39 @@ def session(i, a, hook, env, work):
     return out
 
 
+def session_of(path):
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            sid = json.loads(line).get("sessionId")
+            if sid:
+                return sid
+    return None
+
+
+def admin(memctl, env, work, big, stop):
+    """Maintenance commands back to back until `stop` is set: (command, ms, exit code)."""
+    sids = [s for s in (session_of(p) for p in big) if s]
+    out, n = [], 0
+    while not stop.is_set():
+        kind = ["export", "backup", "forget"][n % 3]
+        if kind == "export":
+            args = ["export", "--all-projects", "--out", os.path.join(work, f"export-{n}.jsonl")]
+        elif kind == "backup":
+            args = ["backup", "--out", os.path.join(work, f"backup-{n}.redb")]
+        elif sids:
+            args = ["forget", "--session", sids[(n // 3) % len(sids)], "--yes"]
+        else:
+            n += 1
+            continue
+        t0 = time.perf_counter()
+        p = subprocess.run([memctl, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        out.append((kind, (time.perf_counter() - t0) * 1e3, p.returncode))
+        if p.returncode != 0:
+            print(f"{kind} failed (rc {p.returncode}): {p.stderr.decode(errors='replace').strip()[-300:]}")
+        n += 1
+    return out
+
+
 def pct(xs, p):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
@@ -90,6 +129,8 @@ def main():
     ap.add_argument("--prompts", type=int, default=30)
     ap.add_argument("--ingest-turns", type=int, default=1500)
     ap.add_argument("--seed", type=int, default=10)
+    ap.add_argument("--admin", action="store_true",
+                    help="run export / backup / forget back to back beside the sessions")
     a = ap.parse_args()
     hook, memctl = os.path.join(a.bin, "memctl-hook"), os.path.join(a.bin, "memctl")
     for b in (hook, memctl):
@@ -109,9 +150,13 @@ def main():
     t0 = time.perf_counter()
     ingests = [subprocess.Popen([memctl, "ingest", "--no-embed", "--quiet", p], env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for p in big]
-    with cf.ThreadPoolExecutor(a.sessions) as ex:
+    stop = threading.Event()
+    with cf.ThreadPoolExecutor(a.sessions + 1) as ex:
+        maint = ex.submit(admin, memctl, env, work, big, stop) if a.admin else None
         results = [r for fut in [ex.submit(session, i, a, hook, env, work) for i in range(a.sessions)]
                    for r in fut.result()]
+        stop.set()
+        maint_results = maint.result() if maint else []
     sessions_s = time.perf_counter() - t0
     ingest_rc = [p.wait() for p in ingests]
     for p, rc in zip(ingests, ingest_rc):
@@ -134,6 +179,12 @@ def main():
         print(f"{ev:<18}{len(xs):>5}{statistics.median(xs):>9.1f}{pct(xs, 95):>9.1f}{max(xs):>9.1f}{d:>10}{over:>6}{bad:>7}")
     allx = [ms for ms, _, in [(r[1], r[2]) for r in results]]
     print(f"{'all':<18}{len(allx):>5}{statistics.median(allx):>9.1f}{pct(allx, 95):>9.1f}{max(allx):>9.1f}")
+    for kind in ["export", "backup", "forget"]:
+        xs = [ms for k, ms, _ in maint_results if k == kind]
+        if xs:
+            bad = sum(1 for k, _, rc in maint_results if k == kind and rc != 0)
+            print(f"{'memctl ' + kind:<18}{len(xs):>5}{statistics.median(xs):>9.1f}{pct(xs, 95):>9.1f}"
+                  f"{max(xs):>9.1f}{'-':>10}{'-':>6}{bad:>7}")
     log = os.path.join(home, "logs", "memctl.log")
     text = open(log, encoding="utf-8", errors="replace").read() if os.path.exists(log) else ""
     print(f"sessions done in {sessions_s:.1f} s; ingests done in {ingest_s:.1f} s (exit codes {ingest_rc})")

@@ -1,20 +1,18 @@
 //! `memctl ingest --background <transcript>`: the deferred archive that UserPromptSubmit starts
 //! when it needs no store itself ([`memctl_engine::hooks::handle_without_store`]).
 //!
-//! One archiver per transcript at a time: each takes an exclusive lock on a per-transcript lock
-//! file, waiting a bounded time, so that prompts in quick succession queue up instead of
-//! archiving the same bytes side by side; a later one finds little or nothing left. Then the
-//! chunks stored without a model vector are embedded (one embedder per data dir, as
-//! `memctl embed-pending`). Every failure is logged; the transcript stays the source of truth and
-//! the next hook that archives picks up whatever was left.
+//! One archiver per transcript at a time ([`memctl_engine::hooks::jobs`]): a second one,
+//! started while the first runs, leaves a request for it and ends at once; the first archives
+//! again for every request it finds, so a burst of prompts costs one process and nothing it
+//! asked for is left out. Then the chunks stored without a model vector are embedded (one
+//! embedder per data dir, as `memctl embed-pending`). Every failure is logged; the transcript
+//! stays the source of truth and the next hook that archives picks up whatever was left.
 
 use anyhow::{Context, Result};
-use memctl_engine::{Engine, IngestOptions};
+use memctl_engine::hooks::jobs::{self, Job};
+use memctl_engine::{Engine, EngineOptions, IngestOptions, Settings};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-/// How long an archiver waits for the previous one of the same transcript.
-const LOCK_WAIT: Duration = Duration::from_secs(30);
 
 /// New transcript bytes per commit (hooks of running sessions get the store between passes).
 const COMMIT_BYTES: u64 = 1 << 20;
@@ -36,20 +34,43 @@ const POLL: Duration = Duration::from_millis(250);
 /// store back to the hooks; 64 chunks are a few seconds of embedding.
 const ROUND: usize = 64;
 
-/// Archive `paths` (transcript files) for a hook, then embed pending chunks unless `no_embed`.
-pub fn archive(engine: &Engine, paths: &[PathBuf], no_embed: bool) -> Result<()> {
+/// `memctl ingest --background <paths>`: archive each transcript whose job this process gets
+/// (one that is running already serves the request left here), then embed pending chunks
+/// unless `no_embed`, then sync to the team store. Ends at once, opening no store, when every
+/// transcript is left to a running archiver: that one embeds if it was asked to, and a hook
+/// starts `embed-pending` for chunks it left pending itself.
+pub fn ingest(opts: EngineOptions, s: &Settings, paths: &[PathBuf], no_embed: bool) -> Result<()> {
+    let mut mine = Vec::new();
+    for t in paths {
+        match Job::start(&opts.data_dir, jobs::INGEST, t)? {
+            Some(job) => mine.push((t.as_path(), job)),
+            None => tracing::debug!(
+                pid = std::process::id(),
+                transcript = %t.display(),
+                "an archiver of this transcript runs; left the request to it"
+            ),
+        }
+    }
+    if mine.is_empty() {
+        return Ok(());
+    }
+    // A failed open drops the jobs unrun: their requests stay for the next archiver.
+    let engine = crate::cli::open(opts)?;
+    archive(&engine, mine, no_embed)?;
+    crate::team::background(&engine, s, false)
+}
+
+/// Archive each transcript of `mine` (its job held), then embed pending chunks unless
+/// `no_embed`.
+fn archive(engine: &Engine, mine: Vec<(&Path, Job)>, no_embed: bool) -> Result<()> {
     memctl_engine::embed::lower_priority();
     let opts = IngestOptions {
         embed_with_model: !no_embed,
         commit_bytes: Some(COMMIT_BYTES),
         ..Default::default()
     };
-    for t in paths {
-        let Some(_lock) = lock_transcript(engine.data_dir(), t)? else {
-            tracing::info!(transcript = %t.display(), "another archiver kept this transcript; left for the next hook");
-            continue;
-        };
-        match engine.ingest_transcript(t, &opts) {
+    for (t, job) in mine {
+        let passes = job.run(|| match engine.ingest_transcript(t, &opts) {
             Ok(r) => tracing::debug!(
                 transcript = %t.display(),
                 turns = r.turns,
@@ -59,30 +80,13 @@ pub fn archive(engine: &Engine, paths: &[PathBuf], no_embed: bool) -> Result<()>
             Err(e) => {
                 tracing::warn!(transcript = %t.display(), error = %e, "deferred archive failed")
             }
-        }
+        });
+        tracing::debug!(transcript = %t.display(), passes, "deferred archiver done");
     }
     if !no_embed {
         embed_pending(engine)?;
     }
     Ok(())
-}
-
-/// The per-transcript lock, waiting at most [`LOCK_WAIT`]; None when it stayed taken.
-fn lock_transcript(data_dir: &Path, t: &Path) -> Result<Option<std::fs::File>> {
-    let dir = data_dir.join("backlog");
-    memctl_engine::paths::ensure_private_dir(&dir)?;
-    let name = memctl_engine::paths::sanitize_component(&t.display().to_string());
-    let path = dir.join(format!("{name}.lock"));
-    let give_up = Instant::now() + LOCK_WAIT;
-    loop {
-        match memctl_engine::paths::try_lock_file(&path)
-            .with_context(|| format!("locking {}", path.display()))?
-        {
-            Some(file) => return Ok(Some(file)),
-            None if Instant::now() < give_up => std::thread::sleep(Duration::from_millis(50)),
-            None => return Ok(None),
-        }
-    }
 }
 
 /// Embed pending chunks unless another embedder holds the data dir's embed lock.

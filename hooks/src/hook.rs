@@ -9,7 +9,9 @@
 //! PostToolUse take `{"hookSpecificOutput":{"hookEventName":..,"additionalContext":..}}`;
 //! PreCompact / PostCompact / SessionEnd take plain text (JSON fails validation there).
 
-use memctl_engine::hooks::{HookConfig, HookEffects, HookEvent, HookOutput, HookPayload, policy};
+use memctl_engine::hooks::{
+    HookConfig, HookEffects, HookEvent, HookOutput, HookPayload, jobs, policy,
+};
 use memctl_engine::{Engine, EngineOptions, Settings};
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -82,6 +84,7 @@ pub fn main() -> ExitCode {
     }
     let opts = EngineOptions::from_settings(&settings);
     let opts_model_disabled = opts.model_disabled;
+    let opts_store_path = opts.store_path();
     let cfg = HookConfig::from_settings(&settings);
     let event_arg = args.event;
     let home = args.data_dir.as_deref();
@@ -163,6 +166,9 @@ pub fn main() -> ExitCode {
                 spawn_background(&["ingest", "--background", "--no-embed"], Some(t), home);
             }
             for t in &fx.deferred_archive {
+                if !job_needed(&data_dir, jobs::INGEST, t) {
+                    continue;
+                }
                 let args: &[&str] = if settings.embed.background && !opts_model_disabled {
                     &["ingest", "--background"]
                 } else {
@@ -192,6 +198,7 @@ pub fn main() -> ExitCode {
                 && fx.deferred_archive.is_empty()
                 && fx.background_ingest.is_empty()
                 && crate::team::config::configured(&settings, &settings.data_dir)
+                && !crate::team::background_running(&settings.data_dir)
             {
                 spawn_background(&["sync", "--background"], None, home);
             }
@@ -203,8 +210,10 @@ pub fn main() -> ExitCode {
         {
             // Never on the prompt path (seconds on a big store): a detached `memctl migrate`
             // does it; the transcript stays on disk and the next hook archives this turn.
-            tracing::warn!(event, error = %format!("{e:#}"), "store needs a migration; started `memctl migrate` in the background");
-            spawn_background(&["migrate", "--background"], None, home);
+            if job_needed(&data_dir, jobs::MIGRATE, &opts_store_path) {
+                tracing::warn!(event, error = %format!("{e:#}"), "store needs a migration; started `memctl migrate` in the background");
+                spawn_background(&["migrate", "--background"], None, home);
+            }
             HookOutput::None
         }
         Ok(Ok(Err(e))) => {
@@ -313,6 +322,24 @@ pub fn run(
     Ok(memctl_engine::hooks::handle(
         &engine, payload, deadline, cfg,
     )?)
+}
+
+/// Whether to start background job `kind` for `file` (a transcript, or the store for a
+/// migration): not when one runs, which serves the request left here (a burst of prompts
+/// starts one process, not one per prompt). A request that cannot be recorded starts one all
+/// the same (it logs what fails).
+fn job_needed(data_dir: &Path, kind: &str, file: &Path) -> bool {
+    match jobs::request(data_dir, kind, file) {
+        Ok(true) => true,
+        Ok(false) => {
+            tracing::debug!(kind, file = %file.display(), "a job for this file runs; left the request to it");
+            false
+        }
+        Err(e) => {
+            tracing::warn!(kind, error = %e, "no job request recorded; starting the job");
+            true
+        }
+    }
 }
 
 /// Start `memctl <args> [path]` (the binary next to `memctl-hook`) detached, see

@@ -1,5 +1,8 @@
 //! Several real `memctl` processes ingest into one store at once (redb MultiWriter): every turn
-//! lands exactly once — 0 lost, 0 duplicated.
+//! lands exactly once — 0 lost, 0 duplicated. A burst of prompts on one transcript runs one
+//! background archiver at a time, and every turn lands.
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -136,4 +139,173 @@ fn eight_processes_lose_and_duplicate_nothing() {
         keys.dedup();
         assert_eq!(keys.len(), before, "{sid}: duplicated turn parts");
     }
+}
+
+/// The hooks' environment for the burst: the default deferred archive (a detached `memctl
+/// ingest --background` per prompt), no embedder, every job-lock line in the log.
+const BURST_ENV: &[(&str, &str)] = &[
+    ("MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE", "0"),
+    ("MEMCTL_LOG", "debug"),
+    ("MEMCTL_HOOK_PAUSE_EMBEDDER", "0"),
+];
+
+fn prompt(home: &Path, transcript: &Path, k: usize) {
+    let payload = serde_json::json!({
+        "session_id": common::SID, "transcript_path": transcript, "cwd": common::PROJECT,
+        "hook_event_name": "UserPromptSubmit", "prompt": format!("step {k}"),
+    });
+    common::hook(
+        home,
+        "UserPromptSubmit",
+        payload.to_string().as_bytes(),
+        BURST_ENV,
+    );
+}
+
+/// Live `memctl ingest --background` processes of transcript `t` (their command lines in
+/// /proc; a process that has ended has none). Looked at from outside: taking the job lock here
+/// would turn an archiver starting at that moment away.
+fn archivers_running(t: &Path) -> usize {
+    let t = t.to_string_lossy().into_owned();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    procs
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline")).is_ok_and(|c| {
+                let c = String::from_utf8_lossy(&c);
+                c.contains("ingest\0--background") && c.contains(t.as_str())
+            })
+        })
+        .count()
+}
+
+/// A burst of prompts on one transcript with a backlog: while an archiver runs, a hook starts
+/// none (it leaves a request), no two archivers ever hold the transcript at once (the log's
+/// job-lock lines, written while the lock is held), and every turn appended during the burst
+/// is archived in the end.
+#[test]
+fn a_prompt_burst_runs_one_archiver_at_a_time_and_loses_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let t = dir.path().join(format!("{}.jsonl", common::SID));
+    let text = std::fs::read_to_string(fixture()).expect("fixture");
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    // Half the session as the backlog, the rest appended one piece per prompt.
+    let half = lines.len() / 2;
+    std::fs::write(&t, lines[..half].concat()).expect("write transcript");
+    let pieces: Vec<String> = lines[half..]
+        .chunks(lines[half..].len().div_ceil(20))
+        .map(<[&str]>::concat)
+        .collect();
+    let append = |piece: &str| {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&t)
+            .expect("open transcript");
+        f.write_all(piece.as_bytes()).expect("append");
+    };
+
+    // While an archiver holds the transcript (this test), the hooks start none.
+    let held =
+        memctl_engine::hooks::jobs::Job::start(&home, memctl_engine::hooks::jobs::INGEST, &t)
+            .expect("job lock")
+            .expect("free at first");
+    let first = pieces.len() / 2;
+    for (k, piece) in pieces[..first].iter().enumerate() {
+        append(piece);
+        prompt(&home, &t, k);
+    }
+    let log = std::fs::read_to_string(home.join("logs/memctl.log")).expect("log");
+    assert_eq!(
+        log.matches("left the request to it").count(),
+        first,
+        "every hook left its request to the running archiver: {log}"
+    );
+    assert_eq!(archivers_running(&t), 0, "a hook started an archiver");
+    assert!(
+        !log.contains("job lock taken"),
+        "an archiver ran beside the held one: {log}"
+    );
+    // Let go without serving: the requests stay for the next archiver.
+    drop(held);
+
+    // Now a burst with nothing held: the archivers the hooks start serve everything.
+    for (k, piece) in pieces[first..].iter().enumerate() {
+        append(piece);
+        prompt(&home, &t, first + k);
+    }
+    // Every archiver a hook started exists by now (the hooks have exited): wait for them.
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    let mut most = 0;
+    loop {
+        let n = archivers_running(&t);
+        most = most.max(n);
+        if n == 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < give_up,
+            "the archivers never finished"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let left: Vec<_> = std::fs::read_dir(home.join("backlog"))
+        .expect("backlog dir")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "request"))
+        .collect();
+    assert!(left.is_empty(), "a request nobody served: {left:?}");
+
+    let log = std::fs::read_to_string(home.join("logs/memctl.log")).expect("log");
+    let mut holder: Option<&str> = None;
+    let mut holders = std::collections::BTreeSet::new();
+    for line in log.lines() {
+        let pid = || {
+            line.split("pid=")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next())
+                .expect("pid field")
+        };
+        if line.contains("job lock taken") {
+            assert_eq!(holder, None, "two archivers at once: {line}\n{log}");
+            holder = Some(pid());
+            holders.insert(pid());
+        } else if line.contains("job lock let go") {
+            assert_eq!(holder, Some(pid()), "{line}\n{log}");
+            holder = None;
+        }
+    }
+    assert!(!holders.is_empty(), "no archiver ran: {log}");
+    eprintln!(
+        "{} prompts: {} archiver process(es) ran, at most {most} alive at once, {} request(s) left to a running one",
+        pieces.len(),
+        holders.len(),
+        log.matches("left the request to it").count()
+    );
+
+    // Nothing lost: the same turns as the whole session ingested at once.
+    let reference = dir.path().join("ref");
+    let st = memctl(&reference)
+        .args(["ingest", "--no-embed"])
+        .arg(&t)
+        .status()
+        .expect("reference ingest");
+    assert!(st.success());
+    let want = session_turns(&reference, common::SID);
+    let got = session_turns(&home, common::SID);
+    assert_eq!(got["session"]["turns"], want["session"]["turns"]);
+    assert_eq!(
+        got["chunks"].as_array().map(Vec::len),
+        want["chunks"].as_array().map(Vec::len),
+        "archived chunks"
+    );
 }

@@ -477,3 +477,80 @@ fn the_agent_reaches_its_memory_over_mcp() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Every string argument is bounded: one over its bound is a tool error naming the bound,
+/// answered without tokenizing or scoring it (a 1 MB query took 1.7 s, an 8 MB one 22 s), and
+/// the server goes on. A message over the transport's bound is dropped unanswered while it is
+/// read (never buffered whole) and the server still answers the next call.
+#[test]
+fn oversized_arguments_are_refused_naming_the_bound() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("data");
+    let project = tmp.path().join("proj");
+    for d in [&home, &project] {
+        std::fs::create_dir_all(d).expect("mkdir");
+    }
+    let mut s = Server::start(&home, &project);
+    s.request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "mcp_process", "version": "0"}}),
+    );
+    s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let list: ToolList =
+        serde_json::from_value(s.request("tools/list", json!({})).result.expect("tools"))
+            .expect("a tool list");
+    let search = &list
+        .tools
+        .iter()
+        .find(|t| t.name == "search")
+        .expect("search");
+    assert_eq!(
+        search.input_schema["properties"]["query"]["maxLength"],
+        4096
+    );
+
+    for mb in [1, 8] {
+        let query = "needle ".repeat((mb << 20) / 7 + 1);
+        let t0 = Instant::now();
+        let e = s.err("search", json!({ "query": query }));
+        eprintln!("{mb} MB query refused in {:?}", t0.elapsed());
+        assert!(
+            e.contains("`query`") && e.contains("limit is 4096 bytes"),
+            "{e}"
+        );
+    }
+    let long = |n: usize| "x".repeat(n);
+    for (tool, args, bound) in [
+        ("search", json!({"query": "q", "session": long(257)}), 256),
+        ("search", json!({"query": "q", "tool": long(257)}), 256),
+        ("search", json!({"query": "q", "since": long(257)}), 256),
+        ("search", json!({"query": "q", "file": long(4097)}), 4096),
+        ("session_summary", json!({"session": long(257)}), 256),
+        ("tool_output", json!({"id": long(257)}), 256),
+        ("remember", json!({"text": long(65537)}), 65536),
+    ] {
+        let e = s.err(tool, args);
+        assert!(
+            e.contains(&format!("limit is {bound} bytes")),
+            "{tool}: {e}"
+        );
+    }
+    assert!(
+        s.err("get", json!({"ids": (0..11).collect::<Vec<u64>>()}))
+            .contains("at most 10")
+    );
+    assert!(
+        s.err("forget", json!({"ids": (0..21).collect::<Vec<u64>>()}))
+            .contains("at most 20")
+    );
+
+    // Over the message bound (16 MiB): no answer to that id, the next call is answered.
+    let huge = "y".repeat(memctl_hooks::mcp::MAX_MESSAGE_BYTES + 1);
+    s.send(
+        &json!({"jsonrpc": "2.0", "id": 9_999, "method": "tools/call",
+                   "params": {"name": "search", "arguments": {"query": huge}}}),
+    );
+    let listed: SessionsOutput = s.ok("sessions", json!({}));
+    assert!(listed.sessions.is_empty(), "{listed:?}");
+}

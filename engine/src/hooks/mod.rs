@@ -1,7 +1,9 @@
 //! Claude Code hook handling, in-process: typed payloads, one handler per event, and the
-//! adapter's policy (event names, deadlines, swapped tools, backlog hand-off) in [`policy`].
+//! adapter's policy (event names, deadlines, swapped tools, backlog hand-off) in [`policy`],
+//! one background job per transcript in [`jobs`].
 
 mod handle;
+pub mod jobs;
 mod payload;
 pub mod policy;
 pub(crate) mod spool;

@@ -1,8 +1,8 @@
 //! The Claude Code adapter's policy, in one place: which events memctl handles (names written
 //! once, used by payload decoding, the handlers and `memctl install`), the timeout `memctl
 //! install` writes and the shorter deadline the hook keeps for each, which tools' outputs are
-//! swapped, and when UserPromptSubmit hands a backlog to a background process (and the marker
-//! that stops two hooks from doing it twice).
+//! swapped, and when UserPromptSubmit hands a backlog to a background process (one at a time per
+//! transcript: [`super::jobs`]).
 
 use crate::engine::Engine;
 use crate::error::EngineError;
@@ -111,12 +111,6 @@ pub fn deadline(event: Option<HookEventName>, override_ms: Option<u64>) -> Durat
 /// the work to a background process (4 MiB ≈ 250 turns). PreCompact always archives inline.
 pub const INLINE_BYTES: u64 = 4 << 20;
 
-/// Folder of the data dir holding one marker per transcript handed to a background ingest.
-const BACKLOG_DIR: &str = "backlog";
-
-/// A marker younger than this means a background ingest of that transcript is still running.
-const BACKLOG_MARKER_FRESH: Duration = Duration::from_secs(300);
-
 /// Bytes of `path` not yet archived (whole file when it has no cursor).
 pub(super) fn backlog(engine: &Engine, path: &Path) -> Result<u64, EngineError> {
     let len = std::fs::metadata(path).map_or(0, |m| m.len());
@@ -128,24 +122,13 @@ pub(super) fn backlog(engine: &Engine, path: &Path) -> Result<u64, EngineError> 
     Ok(len.saturating_sub(done))
 }
 
-/// Claim the background ingest of `path`: false when a recent marker says one is already
-/// running (or no marker can be written).
+/// Claim the background ingest of `path`: false when one is already running (it serves this
+/// request, see [`super::jobs`]) or no request can be recorded (logged).
 pub(super) fn claim_background(engine: &Engine, path: &Path) -> bool {
-    let name = crate::paths::sanitize_component(&path.display().to_string());
-    let dir = engine.data_dir().join(BACKLOG_DIR);
-    if crate::paths::ensure_private_dir(&dir).is_err() {
-        return false;
-    }
-    let marker = dir.join(name);
-    let fresh = std::fs::metadata(&marker)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_some_and(|age| age < BACKLOG_MARKER_FRESH);
-    if fresh {
-        return false;
-    }
-    std::fs::write(&marker, std::process::id().to_string()).is_ok()
+    super::jobs::request(engine.data_dir(), super::jobs::INGEST, path).unwrap_or_else(|e| {
+        tracing::warn!(transcript = %path.display(), error = %e, "background ingest not requested");
+        false
+    })
 }
 
 #[cfg(test)]

@@ -59,17 +59,7 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
-pub(super) fn ingest(
-    engine: Engine,
-    s: &memctl_engine::Settings,
-    a: IngestArgs,
-    out: &mut dyn Write,
-) -> Result<()> {
-    if a.background {
-        crate::background::archive(&engine, &a.paths, a.no_embed)?;
-        // Then the team store, when one is configured (failures are logged, retried later).
-        return crate::team::background(&engine, s, false);
-    }
+pub(super) fn ingest(engine: Engine, a: IngestArgs, out: &mut dyn Write) -> Result<()> {
     let files = collect_transcripts(&a.paths)?;
     if files.is_empty() {
         bail!("no .jsonl transcripts found in the given paths");

@@ -31,6 +31,9 @@ pub struct BackupArgs {
 }
 
 pub(super) fn migrate(opts: &EngineOptions, a: &MigrateArgs, out: &mut dyn Write) -> Result<()> {
+    if a.background {
+        return migrate_in_background(opts);
+    }
     let rep = Engine::migrate(opts)
         .with_context(|| format!("migrating the store at {}", opts.store_path().display()))?;
     if a.json {
@@ -49,6 +52,23 @@ pub(super) fn migrate(opts: &EngineOptions, a: &MigrateArgs, out: &mut dyn Write
             writeln!(out, "  step: {s}")?;
         }
     }
+    Ok(())
+}
+
+/// `memctl migrate --background` (started by hooks that found an earlier memctl's store): one
+/// per store at a time ([`memctl_engine::hooks::jobs`]); one started while another runs ends
+/// at once, leaving its request to that one. Failures are logged (the next hook asks again).
+fn migrate_in_background(opts: &EngineOptions) -> Result<()> {
+    use memctl_engine::hooks::jobs::{Job, MIGRATE};
+    let Some(job) = Job::start(&opts.data_dir, MIGRATE, &opts.store_path())? else {
+        tracing::debug!("a migration of this store runs; left the request to it");
+        return Ok(());
+    };
+    job.run(|| match Engine::migrate(opts) {
+        Ok(rep) if rep.from == rep.to => tracing::debug!(schema = rep.to, "store is current"),
+        Ok(rep) => tracing::info!("{}", describe(&rep)),
+        Err(e) => tracing::warn!(error = %e, "background migration failed"),
+    });
     Ok(())
 }
 

@@ -40,6 +40,14 @@ pub fn project_dir(settings: &Settings) -> Result<String> {
     }
 }
 
+/// Largest JSON-RPC message (one line on stdin) the server reads. A longer one is dropped
+/// by the transport while it is read, never buffered whole, and left unanswered (rmcp logs
+/// it; it cannot know the request's id): the connection goes on. Below it, an argument over
+/// its own, far smaller bound is answered with a tool error naming that bound
+/// ([`tools::MAX_QUERY_BYTES`] and its siblings); this bound is kept well above those (an
+/// 8 MB query still gets that error) and is rmcp's own default, written out so that it stays.
+pub const MAX_MESSAGE_BYTES: usize = 16 << 20;
+
 /// Serve MCP on stdin/stdout until the client closes stdin.
 pub fn serve(opts: EngineOptions, settings: &Settings) -> Result<()> {
     let ctx = tools::Ctx {
@@ -57,10 +65,10 @@ pub fn serve(opts: EngineOptions, settings: &Settings) -> Result<()> {
         .build()
         .context("starting the async runtime")?;
     rt.block_on(async move {
-        let running = server
-            .serve(rmcp::transport::stdio())
-            .await
-            .context("MCP handshake")?;
+        let (stdin, stdout) = rmcp::transport::stdio();
+        let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout)
+            .with_max_line_length(MAX_MESSAGE_BYTES);
+        let running = server.serve(transport).await.context("MCP handshake")?;
         let reason = running.waiting().await.context("MCP service")?;
         tracing::info!(?reason, "mcp server stopped");
         anyhow::Ok(())

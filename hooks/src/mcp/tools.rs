@@ -28,6 +28,41 @@ const COMPACT_SUMMARY_CHARS: usize = 2_000;
 /// Most chunk ids of one `forget`.
 const MAX_FORGET: usize = 20;
 
+// Every string argument is bounded, in bytes, and one over its bound fails the call at once
+// naming the bound: the model never needs more, and an unbounded query cost seconds of
+// tokenizing and scoring per megabyte (8 MB: 22 s) with the server busy all along. The
+// schema carries the same bounds (`maxLength` in types.rs). Numbers are clamped instead
+// (`k`, `before`, `after`, `limit`, `turns`), as their descriptions say; id lists are
+// bounded by MAX_GET and MAX_FORGET. The size of a whole message is bounded by the transport
+// ([`super::MAX_MESSAGE_BYTES`]).
+
+/// Longest `search` query: a question or a handful of rare words fit many times over.
+pub const MAX_QUERY_BYTES: usize = 4 << 10;
+/// Longest `file` filter (a path: Linux's PATH_MAX).
+pub const MAX_PATH_BYTES: usize = 4 << 10;
+/// Longest short argument: a session id or prefix, a tool name, a time, a tool output's id.
+pub const MAX_NAME_BYTES: usize = 256;
+/// Longest `remember` text as given. The note kept is at most 500 characters once whitespace
+/// is folded and secrets are replaced by markers (a pasted key block shrinks), which the
+/// memory module checks; this bound only spares it the redaction of megabytes.
+pub const MAX_NOTE_INPUT_BYTES: usize = 64 << 10;
+
+/// Fail when `value` of argument `field` is longer than `max` bytes.
+fn bounded(field: &str, value: &str, max: usize) -> Result<()> {
+    if value.len() > max {
+        bail!(
+            "argument `{field}` is too long: {} bytes, the limit is {max} bytes",
+            value.len()
+        );
+    }
+    Ok(())
+}
+
+/// [`bounded`] for an optional argument.
+fn bounded_opt(field: &str, value: Option<&str>, max: usize) -> Result<()> {
+    value.map_or(Ok(()), |v| bounded(field, v, max))
+}
+
 /// What every tool call knows besides its input.
 #[derive(Debug, Clone)]
 pub struct Ctx {
@@ -135,6 +170,11 @@ fn project_sessions(
 
 /// `search`.
 pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOutput> {
+    bounded("query", &input.query, MAX_QUERY_BYTES)?;
+    bounded_opt("session", input.session.as_deref(), MAX_NAME_BYTES)?;
+    bounded_opt("tool", input.tool.as_deref(), MAX_NAME_BYTES)?;
+    bounded_opt("file", input.file.as_deref(), MAX_PATH_BYTES)?;
+    bounded_opt("since", input.since.as_deref(), MAX_NAME_BYTES)?;
     if input.query.trim().is_empty() {
         bail!("empty query: give words or a question");
     }
@@ -270,6 +310,7 @@ pub fn timeline(engine: &Engine, input: TimelineInput) -> Result<TimelineOutput>
 
 /// `tool_output`.
 pub fn tool_output(engine: &Engine, input: ToolOutputInput) -> Result<ToolOutputOutput> {
+    bounded("id", &input.id, MAX_NAME_BYTES)?;
     let id = input.id.trim();
     if id.len() < 4 {
         bail!("give at least 4 characters of the output's id");
@@ -364,6 +405,7 @@ pub fn session_summary(
     engine: &Engine,
     input: SessionSummaryInput,
 ) -> Result<SessionSummaryOutput> {
+    bounded("session", &input.session, MAX_NAME_BYTES)?;
     let (id, s) = resolve_session(engine, &input.session, None)?;
     let n = input.turns.unwrap_or(30).clamp(1, 200);
     let mut recent_turns: Vec<TurnLine> = Vec::new();
@@ -391,6 +433,7 @@ pub fn session_summary(
 
 /// `remember`.
 pub fn remember(ctx: &Ctx, input: RememberInput) -> Result<RememberOutput> {
+    bounded("text", &input.text, MAX_NOTE_INPUT_BYTES)?;
     let kind = match input.kind {
         NoteKind::Decision => EngineNoteKind::Decision,
         NoteKind::Gotcha => EngineNoteKind::Gotcha,

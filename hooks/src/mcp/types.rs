@@ -27,23 +27,29 @@ pub enum Scope {
 /// `search`: find archived turns.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct SearchInput {
-    /// What to look for: rare words (names, error text, ids) or a question in plain words.
+    /// What to look for: rare words (names, error text, ids) or a question in plain words (at
+    /// most 4096 bytes).
+    #[schemars(length(max = 4096))]
     pub query: String,
     /// session, project (default), all, or team (the team store, when configured).
     #[serde(default)]
     pub scope: Scope,
     /// With scope=session: the session id or its 8-char prefix (default: the latest session).
     #[serde(default)]
+    #[schemars(length(max = 256))]
     pub session: Option<String>,
     /// Only turns that used this tool (Bash, Edit, Read, ...).
     #[serde(default)]
+    #[schemars(length(max = 256))]
     pub tool: Option<String>,
-    /// Only turns that touched a file whose path contains this text.
+    /// Only turns that touched a file whose path contains this text (at most 4096 bytes).
     #[serde(default)]
+    #[schemars(length(max = 4096))]
     pub file: Option<String>,
     /// Only turns at or after this time: RFC 3339, YYYY-MM-DD, an age (30m, 12h, 7d, 2w), today
     /// or yesterday.
     #[serde(default)]
+    #[schemars(length(max = 256))]
     pub since: Option<String>,
     /// Number of hits (default 5, at most 20).
     #[serde(default)]
@@ -91,6 +97,7 @@ pub struct SearchOutput {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct GetInput {
     /// Chunk ids from `search` or `timeline` (at most 10).
+    #[schemars(length(max = 10))]
     pub ids: Vec<u64>,
 }
 
@@ -172,6 +179,7 @@ pub struct TimelineOutput {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct ToolOutputInput {
     /// The output's id from a restore inventory or `memctl swap list` (a unique prefix works).
+    #[schemars(length(max = 256))]
     pub id: String,
     /// First line to return (1-based).
     #[serde(default)]
@@ -259,6 +267,7 @@ fn is_zero(n: &usize) -> bool {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct SessionSummaryInput {
     /// Session id or a unique prefix (8 chars is enough).
+    #[schemars(length(max = 256))]
     pub session: String,
     /// Newest turns listed (default 30, at most 200).
     #[serde(default)]
@@ -316,6 +325,7 @@ pub enum NoteKind {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct RememberInput {
     /// The note: one line, at most 500 characters (secrets are redacted).
+    #[schemars(length(max = 65536))]
     pub text: String,
     /// decision (default), gotcha, feedback or state.
     #[serde(default)]
@@ -339,6 +349,7 @@ pub struct RememberOutput {
 pub struct ForgetInput {
     /// Chunk ids of the turns the user asked to forget (from `search`, `get` or `timeline`;
     /// at most 20). Each id takes the rest of its turn.
+    #[schemars(length(max = 20))]
     pub ids: Vec<u64>,
 }
 

@@ -130,6 +130,17 @@ pub fn sync_cmd(engine: &Engine, s: &Settings, a: &SyncArgs, out: &mut dyn Write
     Ok(())
 }
 
+/// True when a background sync holds the data dir's sync lock: a hook then starts none (the
+/// running one exits at once otherwise, after starting up; the next archive syncs again).
+pub fn background_running(data_dir: &std::path::Path) -> bool {
+    let dir = data_dir.join("team");
+    dir.is_dir()
+        && matches!(
+            memctl_engine::paths::try_lock_file(&dir.join("background.lock")),
+            Ok(None)
+        )
+}
+
 /// A background sync: one per data dir at a time, nothing when no team store is configured;
 /// every failure (server down included) is logged and left for the next hook to retry.
 pub fn background(engine: &Engine, s: &Settings, embed: bool) -> Result<()> {
