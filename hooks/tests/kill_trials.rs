@@ -364,7 +364,7 @@ fn kill9_at_random_points_of_forget_leaves_no_forgotten_byte() {
     let dead = gone.id();
     gone.wait().expect("wait");
     let partial = Path::new("backups").join(format!(".memctl-backup-x.redb.partial-{dead}-1"));
-    let init = Path::new(&format!(".memctl.redb.init-{dead}-1")).to_path_buf();
+    let init = std::path::PathBuf::from(format!(".memctl.redb.init-{dead}-1"));
     for p in [&partial, &init] {
         std::fs::copy(base.join("memctl.redb"), base.join(p)).expect("a leftover");
     }
