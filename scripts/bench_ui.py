@@ -83,19 +83,27 @@ def main():
         ui = subprocess.Popen([memctl, "ui"], env=env, stdout=subprocess.PIPE, text=True)
         try:
             line = ui.stdout.readline()
-            m = re.search(r"http://127\.0\.0\.1:(\d+)/\?t=([0-9a-f]+)", line)
+            m = re.search(r"http://127\.0\.0\.1:(\d+)(/[0-9a-f]+)/\?t=([0-9a-f]+)", line)
             if not m:
                 sys.exit(f"memctl ui printed {line!r}")
-            port, token = int(m.group(1)), m.group(2)
-            cookie = f"memctl_ui_{port}={token}"
+            port, base, token = int(m.group(1)), m.group(2), m.group(3)
+            # The session cookie the printed URL sets (its value is not the token).
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            c.request("GET", f"{base}/?t={token}", headers={"Host": f"127.0.0.1:{port}"})
+            r = c.getresponse()
+            r.read()
+            cookie = (r.getheader("set-cookie") or "").split(";")[0]
+            c.close()
+            if r.status != 200 or not cookie:
+                sys.exit(f"opening the printed URL: {r.status}, cookie {cookie!r}")
             q = urllib.parse.quote
             pages = {
-                "timeline /": "/",
-                "session, first turns": f"/session?id={q(sid)}",
-                "session, middle turns": f"/session?id={q(sid)}&from={turns // 2}",
-                "session, last turns": f"/session?id={q(sid)}&from={max(turns - 1, 0)}",
-                "tool outputs /swap": "/swap",
-                "search (lexical)": "/search?q=" + q("token refresh race") + "&mode=lexical",
+                "timeline /": f"{base}/",
+                "session, first turns": f"{base}/session?id={q(sid)}",
+                "session, middle turns": f"{base}/session?id={q(sid)}&from={turns // 2}",
+                "session, last turns": f"{base}/session?id={q(sid)}&from={max(turns - 1, 0)}",
+                "tool outputs /swap": f"{base}/swap",
+                "search (lexical)": f"{base}/search?q=" + q("token refresh race") + "&mode=lexical",
             }
             for p in pages.values():  # warm: first touch of the file's pages
                 timed_get(port, p, cookie)

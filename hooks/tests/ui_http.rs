@@ -40,7 +40,8 @@ fn the_token_and_the_host_are_required_on_every_page() {
     let f = fixture();
     let s = &f.server;
     let host = s.host();
-    let no_token = request(s.port, "GET", "/", &host, &[], "");
+    let home = format!("{}/", s.base);
+    let no_token = request(s.port, "GET", &home, &host, &[], "");
     assert_eq!(no_token.status, 403, "{no_token:?}");
     assert!(
         no_token.body.contains("token"),
@@ -50,24 +51,32 @@ fn the_token_and_the_host_are_required_on_every_page() {
     let wrong = request(
         s.port,
         "GET",
-        &format!("/?t={}", "0".repeat(32)),
+        &format!("{home}?t={}", "0".repeat(32)),
         &host,
         &[],
         "",
     );
     assert_eq!(wrong.status, 403);
-    let wrong_cookie = format!("Cookie: memctl_ui_{}=nope", s.port);
-    assert_eq!(
-        request(s.port, "GET", "/health", &host, &[&wrong_cookie], "").status,
-        403
-    );
-    for path in ["/static/app.js", "/session?id=x", "/swap/download?id=abcd"] {
+    let health = format!("{}/health", s.base);
+    // Neither a wrong value nor the printed token is the session cookie.
+    for value in ["nope", &s.token] {
+        let wrong_cookie = format!("Cookie: memctl_ui_{}={value}", s.port);
         assert_eq!(
-            request(s.port, "GET", path, &host, &[], "").status,
+            request(s.port, "GET", &health, &host, &[&wrong_cookie], "").status,
+            403
+        );
+    }
+    for path in ["/static/app.js", "/session?id=x", "/swap/download?id=abcd"] {
+        let path = format!("{}{path}", s.base);
+        assert_eq!(
+            request(s.port, "GET", &path, &host, &[], "").status,
             403,
             "{path}"
         );
     }
+    // Outside the prefix nothing is served, even with the token.
+    let outside = request(s.port, "GET", &format!("/?t={}", s.token), &host, &[], "");
+    assert_eq!(outside.status, 404, "{outside:?}");
 
     let ok = s.get("/");
     assert_eq!(ok.status, 200, "{ok:?}");
@@ -80,20 +89,41 @@ fn the_token_and_the_host_are_required_on_every_page() {
         head.contains("httponly") && head.contains("samesite=strict"),
         "{head}"
     );
+    // The cookie: scoped to the viewer's random prefix (so other local servers, which share
+    // the site, are never sent it), its value not the printed token.
+    let attrs: Vec<&str> = s.set_cookie.split(';').map(str::trim).collect();
+    assert_eq!(
+        attrs[1..],
+        [
+            format!("Path={}", s.base).as_str(),
+            "HttpOnly",
+            "SameSite=Strict"
+        ],
+        "{}",
+        s.set_cookie
+    );
+    assert!(s.base.len() == 33 && s.base[1..].bytes().all(|b| b.is_ascii_hexdigit()));
+    let value = s.cookie.split_once('=').expect("name=value").1;
+    assert!(value.len() == 32 && value != s.token, "{}", s.cookie);
+    assert!(
+        !s.url.contains(value),
+        "the cookie is not in the printed URL"
+    );
     assert!(
         head.contains("content-security-policy: default-src 'none'"),
         "{head}"
     );
-    assert!(head.contains("referrer-policy: no-referrer"), "{head}");
+    assert!(head.contains("referrer-policy: same-origin"), "{head}");
     // The cookie alone is enough afterwards.
-    let cookie = format!("Cookie: memctl_ui_{}={}", s.port, s.token);
+    let cookie = format!("Cookie: {}", s.cookie);
+    let search = format!("{}/search", s.base);
     assert_eq!(
-        request(s.port, "GET", "/search", &host, &[&cookie], "").status,
+        request(s.port, "GET", &search, &host, &[&cookie], "").status,
         200
     );
 
     // DNS rebinding: the right token under another host name is refused.
-    let path = format!("/?t={}", s.token);
+    let path = format!("{home}?t={}", s.token);
     for bad in [
         format!("evil.example:{}", s.port),
         "127.0.0.1:1".into(),
@@ -122,10 +152,10 @@ fn the_token_and_the_host_are_required_on_every_page() {
     let post = request(
         s.port,
         "POST",
-        "/forget",
+        &format!("{}/forget", s.base),
         &host,
         &[],
-        &format!("session={EVIL_SID}"),
+        &format!("session={EVIL_SID}&csrf={}", s.csrf),
     );
     assert_eq!(post.status, 403);
     assert!(cli(&f.home, &["sessions", "--json"]).contains(EVIL_SID));
@@ -269,20 +299,21 @@ fn pin_and_memory_files_go_through_the_engine_and_show_in_the_cli() {
     let shown: serde_json::Value =
         serde_json::from_str(&cli(&f.home, &["show", EVIL_SID, "--json"])).expect("json");
     let id = shown["chunks"][0]["id"].as_u64().expect("a chunk id");
-    let pin = s.post(
-        "/pin",
-        &format!("chunk={id}&pinned=1&back=%2Fsession%3Fid%3Dx"),
-    );
+    let back = format!("{}/session?id=x", s.base);
+    let pin = s.post("/pin", &format!("chunk={id}&pinned=1&back={}", enc(&back)));
     assert_eq!(pin.status, 303, "{pin:?}");
-    assert!(pin.head.contains("location: /session?id=x"), "{}", pin.head);
+    assert!(
+        pin.head.contains(&format!("location: {back}")),
+        "{}",
+        pin.head
+    );
     let rec: serde_json::Value =
         serde_json::from_str(&cli(&f.home, &["show", &id.to_string(), "--json"])).expect("json");
     assert_eq!(rec["pinned"], true);
-    assert_eq!(
-        s.post("/pin", &format!("chunk={id}&pinned=0&back=//evil"))
-            .status,
-        303
-    );
+    let unpin = s.post("/pin", &format!("chunk={id}&pinned=0&back=//evil"));
+    assert_eq!(unpin.status, 303);
+    let home = format!("location: {}/", s.base);
+    assert!(unpin.head.lines().any(|l| l == home), "{}", unpin.head);
     let rec: serde_json::Value =
         serde_json::from_str(&cli(&f.home, &["show", &id.to_string(), "--json"])).expect("json");
     assert_eq!(rec["pinned"], false);
@@ -365,4 +396,186 @@ fn a_session_shows_what_each_hook_injected() {
         !health.body.contains("No data yet."),
         "both charts have data"
     );
+}
+
+/// A page on another local port shares the site (the cookie goes with its requests): a
+/// change must carry this viewer's `Origin`, same-origin fetch metadata and the form token.
+#[test]
+fn changes_need_this_pages_origin_and_its_form_token() {
+    let f = fixture();
+    let s = &f.server;
+    let p = enc(&f.proj);
+    assert_eq!(s.post("/memory/init", &format!("project={p}")).status, 303);
+    let decisions = std::path::Path::new(&f.proj).join(".memctl/memory/decisions.md");
+    let before = std::fs::read_to_string(&decisions).expect("template");
+    let csrf = format!("csrf={}", s.csrf);
+    let changes = [
+        ("/forget", format!("session={EVIL_SID}&{csrf}")),
+        ("/pin", format!("chunk=1&pinned=1&{csrf}")),
+        (
+            "/memory/edit",
+            format!("project={p}&file=decisions.md&text=pwned&{csrf}"),
+        ),
+        ("/memory/init", format!("project={p}&{csrf}")),
+    ];
+    let foreign: [&[&str]; 6] = [
+        &["Origin: http://evil.example"],
+        &["Origin: http://127.0.0.1:1", "Sec-Fetch-Site: same-site"],
+        &["Origin: http://localhost:1"],
+        &["Origin: null"],
+        &["Sec-Fetch-Site: cross-site"],
+        &["Sec-Fetch-Site: same-site"],
+    ];
+    for (path, form) in &changes {
+        for headers in foreign {
+            let a = s.post_raw(path, form, headers);
+            assert_eq!(a.status, 403, "{path} {headers:?}: {a:?}");
+            assert!(a.body.contains("another page"), "{path}: {}", a.body);
+        }
+    }
+    // The right origin without the form token, or with a wrong one.
+    let origin = s.origin();
+    let same = [origin.as_str(), "Sec-Fetch-Site: same-origin"];
+    for form in [
+        format!("session={EVIL_SID}"),
+        format!("session={EVIL_SID}&csrf="),
+        format!("session={EVIL_SID}&csrf={}", "0".repeat(32)),
+        format!("session={EVIL_SID}&csrf={}", s.token),
+    ] {
+        let a = s.post_raw("/forget", &form, &same);
+        assert_eq!(a.status, 403, "{form}: {a:?}");
+        assert!(a.body.contains("form token"), "{}", a.body);
+    }
+    // The form token in the query does not count: only the posted form.
+    let in_query = s.post_raw(
+        &format!("/forget?{csrf}"),
+        &format!("session={EVIL_SID}"),
+        &same,
+    );
+    assert_eq!(in_query.status, 403);
+    // Nothing changed.
+    assert!(cli(&f.home, &["sessions", "--json"]).contains(EVIL_SID));
+    assert_eq!(std::fs::read_to_string(&decisions).expect("kept"), before);
+
+    // A client that is not a browser (no Origin, no fetch metadata) with the session and the
+    // form token may post; so may the page itself.
+    let cli_client = s.post_raw(
+        "/memory/edit",
+        &format!("project={p}&file=decisions.md&text=from+a+script&{csrf}"),
+        &[],
+    );
+    assert_eq!(cli_client.status, 303, "{cli_client:?}");
+    assert_eq!(
+        std::fs::read_to_string(&decisions).expect("saved"),
+        "from a script"
+    );
+    let forgotten = s.post("/forget", &format!("session={EVIL_SID}"));
+    assert_eq!(forgotten.status, 200, "{forgotten:?}");
+    assert!(forgotten.body.contains("id=\"forgotten\""));
+    assert!(!cli(&f.home, &["sessions", "--json"]).contains(EVIL_SID));
+}
+
+/// Another local page may link to the viewer (a navigation) but not load it as a
+/// subresource (`<img>`, `<script>`, `fetch`).
+#[test]
+fn other_pages_cannot_load_the_viewer_as_a_subresource() {
+    let f = fixture();
+    let s = &f.server;
+    let cookie = format!("Cookie: {}", s.cookie);
+    let js = format!("{}/static/app.js", s.base);
+    let host = s.host();
+    let load = |site: &str, mode: &str| {
+        let (site, mode) = (
+            format!("Sec-Fetch-Site: {site}"),
+            format!("Sec-Fetch-Mode: {mode}"),
+        );
+        request(s.port, "GET", &js, &host, &[&cookie, &site, &mode], "").status
+    };
+    assert_eq!(load("same-site", "no-cors"), 403);
+    assert_eq!(load("cross-site", "cors"), 403);
+    assert_eq!(load("same-origin", "no-cors"), 200);
+    assert_eq!(load("same-site", "navigate"), 200);
+    assert_eq!(load("none", "navigate"), 200);
+}
+
+/// Read until the server closes the connection; `Err` when it is still open after `wait`.
+fn closed_within(c: &mut std::net::TcpStream, wait: std::time::Duration) -> Result<(), String> {
+    use std::io::Read;
+    c.set_read_timeout(Some(wait)).expect("timeout");
+    let mut buf = [0u8; 4096];
+    loop {
+        match c.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return Ok(()),
+            Err(e) => return Err(format!("still open after {wait:?}: {e}")),
+        }
+    }
+}
+
+/// Half-sent requests and idle kept-alive connections are closed after the read timeout;
+/// past the connection cap further connections wait for a slot (a normal request is
+/// answered once the idle ones are closed), and a body that never arrives gets a 408.
+#[test]
+fn idle_connections_are_closed_and_capped() {
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = build_store(dir.path());
+    let timeout = Duration::from_millis(1500);
+    let s = Server::start_with(
+        &home,
+        &["--read-timeout-ms", "1500", "--max-connections", "4"],
+    );
+    let connect = || std::net::TcpStream::connect(("127.0.0.1", s.port)).expect("connect");
+    let t0 = Instant::now();
+    // Twelve half-sent heads: three times the cap.
+    let mut idle: Vec<_> = (0..12)
+        .map(|_| {
+            let mut c = connect();
+            let head = format!("GET {}/ HTTP/1.1\r\nHost: {}\r\n", s.base, s.host());
+            c.write_all(head.as_bytes()).expect("half a head");
+            c
+        })
+        .collect();
+    // A normal request behind them waits for a slot, then is answered.
+    let ok = s.get("/health");
+    let waited = t0.elapsed();
+    assert_eq!(ok.status, 200, "{ok:?}");
+    assert!(
+        waited >= timeout,
+        "answered after {waited:?}: the cap of 4 did not hold it back"
+    );
+    for (i, c) in idle.iter_mut().enumerate() {
+        closed_within(c, Duration::from_secs(30)).unwrap_or_else(|e| panic!("half-sent #{i}: {e}"));
+    }
+
+    // A kept-alive connection that asked once and then idles is closed too.
+    let mut kept = connect();
+    let head = format!(
+        "HEAD {}/?t={} HTTP/1.1\r\nHost: {}\r\n\r\n",
+        s.base,
+        s.token,
+        s.host()
+    );
+    kept.write_all(head.as_bytes()).expect("a request");
+    closed_within(&mut kept, Duration::from_secs(30)).expect("idle keep-alive");
+
+    // A body that never arrives: 408, and the server answers on.
+    let mut slow = connect();
+    let head = format!(
+        "POST {}/forget HTTP/1.1\r\nHost: {}\r\nCookie: {}\r\n{}\r\n\
+         Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nsession=",
+        s.base,
+        s.host(),
+        s.cookie,
+        s.origin()
+    );
+    slow.write_all(head.as_bytes()).expect("half a post");
+    slow.set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let mut answer = String::new();
+    let _ = std::io::Read::read_to_string(&mut slow, &mut answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert_eq!(s.get("/").status, 200);
 }

@@ -3,7 +3,7 @@
 //! first as the engine's dry run (the confirmation page, what `memctl forget` without `--yes`
 //! prints); only its button posts the real one.
 
-use super::page::{self, short};
+use super::page::{self, link, short};
 use super::{F, Q, Shared, UiError, blocking};
 use axum::extract::State;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -92,13 +92,14 @@ pub(super) async fn forget_preview(
             html! {
                 h1 { "Forget?" }
                 (report(&rep))
-                @if rep.is_empty() { p { a href="/" { "Back to the timeline" } } }
+                @if rep.is_empty() { p { a href=(link("/", &[])) { "Back to the timeline" } } }
                 @else {
                     p.warn { "This cannot be undone: the turns leave the archive, the index, the stored tool outputs and the store file's free pages (the file is rewritten)." }
-                    form #confirm-forget method="post" action="/forget" {
+                    form #confirm-forget method="post" action=(link("/forget", &[])) {
+                        (page::csrf_field())
                         @for (k, v) in t.fields() { input type="hidden" name=(k) value=(v); }
                         button.danger #forget-yes type="submit" { "Forget for good" }
-                        " " a href="/" { "Cancel" }
+                        " " a href=(link("/", &[])) { "Cancel" }
                     }
                 }
             },
@@ -118,7 +119,7 @@ pub(super) async fn forget(State(ctx): State<Shared>, F(t): F<Target>) -> Result
             html! {
                 h1 #forgotten { "Forgotten" }
                 (report(&rep))
-                p { a href="/" { "Back to the timeline" } }
+                p { a href=(link("/", &[])) { "Back to the timeline" } }
             },
         ))
     })
@@ -172,12 +173,13 @@ pub(super) struct PinForm {
     back: String,
 }
 
-/// Only paths of this page: `/...` but not `//host` (an open redirect).
-fn local_path(back: &str) -> &str {
-    if back.starts_with('/') && !back.starts_with("//") && !back.contains('\\') {
-        back
+/// Only paths of this viewer (under its prefix `base`), never `//host` (an open redirect).
+fn local_path(back: &str, base: &str) -> String {
+    let home = format!("{base}/");
+    if back.starts_with(&home) && !back.starts_with("//") && !back.contains('\\') {
+        back.to_string()
     } else {
-        "/"
+        home
     }
 }
 
@@ -193,7 +195,7 @@ pub(super) async fn pin(State(ctx): State<Shared>, F(f): F<PinForm>) -> Result<R
         "0" => false,
         _ => return Err(UiError::bad("pinned is 1 (pin) or 0 (unpin)")),
     };
-    let back = local_path(&f.back).to_string();
+    let back = local_path(&f.back, &ctx.base);
     blocking(&ctx, move |c| {
         if !c.engine.set_pinned(id, pinned)? {
             return Err(UiError::not_found(format!("no chunk with id {id}")));
@@ -209,10 +211,19 @@ mod tests {
 
     #[test]
     fn only_local_paths_are_followed() {
-        assert_eq!(local_path("/session?id=a#t3"), "/session?id=a#t3");
-        for bad in ["//evil.example/x", "https://evil.example", "/\\evil", ""] {
-            assert_eq!(local_path(bad), "/", "{bad}");
+        assert_eq!(local_path("/p/session?id=a#t3", "/p"), "/p/session?id=a#t3");
+        assert_eq!(local_path("/session?id=a#t3", ""), "/session?id=a#t3");
+        for bad in [
+            "//evil.example/x",
+            "https://evil.example",
+            "/p/\\evil",
+            "",
+            "/session",
+            "/pp/session",
+        ] {
+            assert_eq!(local_path(bad, "/p"), "/p/", "{bad}");
         }
+        assert_eq!(local_path("//evil.example/x", ""), "/");
     }
 
     #[test]

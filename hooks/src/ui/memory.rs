@@ -143,7 +143,8 @@ pub(super) async fn memory_edit(
             html! {
                 h1 { "Edit " code { (name) } }
                 p.muted { (path.display()) }
-                form #memory-edit method="post" action="/memory/edit" data-confirm=(format!("Save {name}? The next restore injects it.")) {
+                form #memory-edit method="post" action=(link("/memory/edit", &[])) data-confirm=(format!("Save {name}? The next restore injects it.")) {
+                    (page::csrf_field())
                     input type="hidden" name="project" value=(project);
                     input type="hidden" name="file" value=(name);
                     textarea name="text" { (text) }

@@ -7,17 +7,27 @@
 //! store reaches the page unescaped. One small script (`/static/app.js`) asks for confirmations;
 //! the Content-Security-Policy forbids every other script and inline code.
 //!
-//! Who can reach it: the server binds 127.0.0.1 only, and every request must carry the random
-//! per-run token (`?t=` on the printed URL, then a `SameSite=Strict`, `HttpOnly` cookie), so
-//! other machines and other local users cannot read the archive. The `Host` header must name
-//! the loopback address and this port (a DNS-rebinding page in the user's browser is refused).
+//! Who can reach it: the server binds 127.0.0.1 only and serves every page under a random
+//! per-run path prefix; every request must carry the random per-run token (`?t=` on the
+//! printed URL, then a session cookie scoped to that prefix), and every change must come from
+//! the viewer's own page with its form token: [`gate`] says how and why. Other machines, other
+//! local users and pages of other local servers the user opens can neither read the archive
+//! nor change it.
+//!
+//! Connections: hyper's HTTP/1 server in our own accept loop, so a client that sends half a
+//! request, or keeps a connection idle, is closed after `--read-timeout-ms` (hyper's header
+//! read timeout also runs while a kept-alive connection waits for its next request; [`gate`]
+//! bounds the body), and at most `--max-connections` are served at once: further ones wait
+//! in the listen queue until one closes, so a flood of idle sockets is cleared by the timeout
+//! and cannot exhaust the process's file descriptors.
 //!
 //! Reads are read transactions on the shared engine (the store is opened in redb's
 //! multi-process mode, so hooks keep writing while the page is open); only the explicit fixes
-//! (forget, pin, memory files) write, through the same engine calls as the CLI.
+//! (forget, pin, memory files, all POST) write, through the same engine calls as the CLI.
 
 mod assets;
 mod fix;
+mod gate;
 mod health;
 mod memory;
 mod page;
@@ -27,15 +37,15 @@ mod timeline;
 
 use anyhow::{Context, Result};
 use axum::Router;
-use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::middleware::Next;
+use axum::extract::Request;
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use memctl_engine::{Engine, EngineError, Settings};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// `memctl ui`.
 #[derive(Debug, clap::Args)]
@@ -46,6 +56,15 @@ pub struct UiArgs {
     /// Open the page in the default browser (`xdg-open` / `open`).
     #[arg(long)]
     pub open: bool,
+    /// Milliseconds a client may take to send a request's head or body, and may keep a
+    /// connection idle between requests, before it is closed.
+    #[arg(long, hide = true, default_value_t = 5_000,
+          value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub read_timeout_ms: u64,
+    /// Connections served at once; further ones wait until one closes.
+    #[arg(long, hide = true, default_value_t = 64,
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub max_connections: u32,
 }
 
 /// What every handler shares.
@@ -55,13 +74,33 @@ pub(crate) struct Ctx {
     pub settings: Settings,
     /// `--data-dir` as given (the doctor's install environment needs it).
     pub data_dir_flag: Option<PathBuf>,
+    /// The printed URL's key (`?t=`).
     pub token: String,
+    /// The session cookie's value: another random value, so the cookie is not the token.
+    pub session: String,
+    /// The form token every change carries ([`gate`]).
+    pub csrf: String,
+    /// The path prefix every URL and the cookie live under (`/` and 32 hex characters).
+    pub base: String,
     pub port: u16,
+    /// How long a client may take to send a request body.
+    pub read_timeout: std::time::Duration,
 }
 
 impl Ctx {
     fn cookie_name(&self) -> String {
         format!("memctl_ui_{}", self.port)
+    }
+
+    /// The session cookie: sent back only to this viewer's paths, never readable by script,
+    /// never sent on a request another site starts, gone when the browser closes.
+    fn set_cookie(&self) -> String {
+        format!(
+            "{}={}; Path={}; HttpOnly; SameSite=Strict",
+            self.cookie_name(),
+            self.session,
+            self.base
+        )
     }
 }
 
@@ -142,7 +181,7 @@ impl IntoResponse for UiError {
             maud::html! {
                 h1 { (self.status.as_u16()) " " (title) }
                 p.error { (self.message) }
-                p { a href="/" { "Back to the timeline" } }
+                p { a href=(page::link("/", &[])) { "Back to the timeline" } }
             },
         );
         (self.status, body).into_response()
@@ -208,124 +247,37 @@ pub(crate) async fn blocking<T: Send + 'static>(
         })?
 }
 
-/// A fresh random token: 32 hex characters (128 bits from the OS).
-fn new_token() -> Result<String> {
-    let mut b = [0u8; 16];
-    getrandom::fill(&mut b).map_err(|e| anyhow::anyhow!("no OS randomness: {e}"))?;
-    Ok(hex::encode(b))
-}
-
-/// Equal without an early exit on the first differing byte.
-fn same_secret(a: &str, b: &str) -> bool {
-    a.len() == b.len()
-        && a.bytes()
-            .zip(b.bytes())
-            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-            == 0
-}
-
-fn query_token(uri: &axum::http::Uri) -> Option<String> {
-    let q = uri.query()?;
-    let pairs: Vec<(String, String)> = serde_urlencoded::from_str(q).ok()?;
-    pairs.into_iter().find(|(k, _)| k == "t").map(|(_, v)| v)
-}
-
-fn cookie_token(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|kv| kv.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.to_string())
-}
-
-fn forbidden(why: &str) -> Response {
-    UiError {
-        status: StatusCode::FORBIDDEN,
-        message: why.to_string(),
-    }
-    .into_response()
-}
-
-/// The gate in front of every route: loopback `Host`, then the token (query or cookie).
-async fn guard(State(ctx): State<Shared>, req: Request, next: Next) -> Response {
-    let host_ok = req
-        .headers()
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .is_some_and(|h| {
-            h == format!("127.0.0.1:{}", ctx.port) || h == format!("localhost:{}", ctx.port)
-        });
-    if !host_ok {
-        return forbidden("this page answers only to 127.0.0.1 and localhost on its own port");
-    }
-    let from_query = query_token(req.uri()).filter(|t| same_secret(t, &ctx.token));
-    let from_cookie =
-        cookie_token(req.headers(), &ctx.cookie_name()).filter(|t| same_secret(t, &ctx.token));
-    if from_query.is_none() && from_cookie.is_none() {
-        return forbidden(
-            "missing or wrong access token: open the URL `memctl ui` printed (it holds the token)",
-        );
-    }
-    let mut resp = next.run(req).await;
-    let h = resp.headers_mut();
-    if from_cookie.is_none() {
-        let c = format!(
-            "{}={}; Path=/; HttpOnly; SameSite=Strict",
-            ctx.cookie_name(),
-            ctx.token
-        );
-        if let Ok(v) = HeaderValue::from_str(&c) {
-            h.append(header::SET_COOKIE, v);
-        }
-    }
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; \
-             form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-        ),
-    );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    // The token is in the first URL: never send it on to another site.
-    h.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    resp
-}
-
 async fn not_found() -> UiError {
     UiError::not_found("no such page")
 }
 
+/// Every route lives under the per-run prefix (`ctx.base`); anything else reaches the gate
+/// and then the fallback.
 fn router(ctx: Shared) -> Router {
+    let at = |path: &str| format!("{}{path}", ctx.base);
     Router::new()
-        .route("/", get(timeline::index))
-        .route("/session", get(timeline::session))
-        .route("/search", get(search::page))
-        .route("/swap", get(swap::list))
-        .route("/swap/view", get(swap::view))
-        .route("/swap/download", get(swap::download))
-        .route("/forget", get(fix::forget_preview).post(fix::forget))
-        .route("/pin", post(fix::pin))
-        .route("/memory", get(memory::memory))
+        .route(&at("/"), get(timeline::index))
+        .route(&at("/session"), get(timeline::session))
+        .route(&at("/search"), get(search::page))
+        .route(&at("/swap"), get(swap::list))
+        .route(&at("/swap/view"), get(swap::view))
+        .route(&at("/swap/download"), get(swap::download))
+        .route(&at("/forget"), get(fix::forget_preview).post(fix::forget))
+        .route(&at("/pin"), post(fix::pin))
+        .route(&at("/memory"), get(memory::memory))
         .route(
-            "/memory/edit",
+            &at("/memory/edit"),
             get(memory::memory_edit).post(memory::memory_save),
         )
-        .route("/memory/init", post(memory::memory_init))
-        .route("/health", get(health::page))
-        .route("/static/app.css", get(assets::css))
-        .route("/static/app.js", get(assets::js))
+        .route(&at("/memory/init"), post(memory::memory_init))
+        .route(&at("/health"), get(health::page))
+        .route(&at("/static/app.css"), get(assets::css))
+        .route(&at("/static/app.js"), get(assets::js))
         .fallback(not_found)
-        .layer(axum::middleware::from_fn_with_state(ctx.clone(), guard))
+        .layer(axum::middleware::from_fn_with_state(
+            ctx.clone(),
+            gate::guard,
+        ))
         .with_state(ctx)
 }
 
@@ -350,10 +302,19 @@ pub fn run(
             engine: Arc::new(engine),
             settings: settings.clone(),
             data_dir_flag,
-            token: new_token()?,
+            token: gate::new_secret()?,
+            session: gate::new_secret()?,
+            csrf: gate::new_secret()?,
+            base: format!("/{}", gate::new_secret()?),
             port,
+            read_timeout: Duration::from_millis(a.read_timeout_ms),
         });
-        let url = format!("http://127.0.0.1:{port}/?t={}", ctx.token);
+        page::set_site(page::Site {
+            base: ctx.base.clone(),
+            csrf: ctx.csrf.clone(),
+        })
+        .map_err(|_| anyhow::anyhow!("one viewer per process: `memctl ui` already ran here"))?;
+        let url = format!("http://127.0.0.1:{port}{}/?t={}", ctx.base, ctx.token);
         writeln!(out, "memctl ui: {url}")?;
         writeln!(
             out,
@@ -363,10 +324,58 @@ pub fn run(
         if a.open {
             open_browser(&url);
         }
-        axum::serve(listener, router(ctx))
-            .await
-            .context("serving the viewer")
+        let limits = Limits {
+            read_timeout: ctx.read_timeout,
+            max_connections: a.max_connections as usize,
+        };
+        serve(listener, router(ctx), limits).await
     })
+}
+
+/// What bounds the connections ([`serve`]).
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    read_timeout: Duration,
+    max_connections: usize,
+}
+
+/// Accept and serve connections forever: a connection is accepted only with a free slot (the
+/// others wait in the kernel's listen queue), and hyper closes one whose request head does not
+/// arrive within the read timeout, which also bounds how long a kept-alive connection idles.
+async fn serve(listener: tokio::net::TcpListener, app: Router, limits: Limits) -> Result<()> {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(limits.read_timeout)
+        .keep_alive(true);
+    loop {
+        let slot = slots
+            .clone()
+            .acquire_owned()
+            .await
+            .context("the connection slots closed")?;
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // Out of descriptors or an aborted handshake: passing; retry shortly rather
+                // than spin or stop serving.
+                tracing::warn!(error = %e, "ui: accepting a connection failed");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let conn = http.serve_connection(
+            TokioIo::new(stream),
+            hyper_util::service::TowerToHyperService::new(app.clone()),
+        );
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "ui: connection closed");
+            }
+            drop(slot);
+        });
+    }
 }
 
 /// Hand the URL to the desktop's opener; a failure is a hint, not an error (the URL is printed).
@@ -385,36 +394,5 @@ fn open_browser(url: &str) {
     {
         Ok(_) => {}
         Err(e) => eprintln!("memctl: could not run {opener} ({e}): open the URL above by hand"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tokens_are_32_hex_and_differ() {
-        let (a, b) = (new_token().unwrap(), new_token().unwrap());
-        assert_eq!(a.len(), 32);
-        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()));
-        assert_ne!(a, b);
-    }
-
-    #[test]
-    fn secrets_compare_whole() {
-        assert!(same_secret("abcd", "abcd"));
-        assert!(!same_secret("abcd", "abce"));
-        assert!(!same_secret("abcd", "abc"));
-    }
-
-    #[test]
-    fn cookie_token_is_found_among_others() {
-        let mut h = HeaderMap::new();
-        h.insert(
-            header::COOKIE,
-            HeaderValue::from_static("a=1; memctl_ui_9=tok; b=2"),
-        );
-        assert_eq!(cookie_token(&h, "memctl_ui_9").as_deref(), Some("tok"));
-        assert_eq!(cookie_token(&h, "memctl_ui_8"), None);
     }
 }

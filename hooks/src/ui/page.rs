@@ -2,6 +2,36 @@
 //! for links and numbers. Everything is rendered through `maud`, which escapes each value.
 
 use maud::{DOCTYPE, Markup, html};
+use std::sync::OnceLock;
+
+/// What every page of this process's viewer embeds: the path prefix its URLs live under and
+/// the form token each of its posts carries ([`super::gate`]). A process runs one viewer, so
+/// `ui::run` sets it once before serving; unset (unit tests), both are empty.
+#[derive(Debug)]
+pub struct Site {
+    pub base: String,
+    pub csrf: String,
+}
+
+static SITE: OnceLock<Site> = OnceLock::new();
+static UNSET: Site = Site {
+    base: String::new(),
+    csrf: String::new(),
+};
+
+/// Set [`Site`] once; `Err` when it was set already.
+pub fn set_site(site: Site) -> Result<(), Site> {
+    SITE.set(site)
+}
+
+fn site() -> &'static Site {
+    SITE.get().unwrap_or(&UNSET)
+}
+
+/// The hidden field with the form token: every `method="post"` form holds it.
+pub fn csrf_field() -> Markup {
+    html! { input type="hidden" name=(super::gate::CSRF_FIELD) value=(site().csrf); }
+}
 
 /// Longest free-text input accepted (a search query, a filter, an id): a 1 MB query is a
 /// mistake or an attack, not a search.
@@ -26,18 +56,18 @@ pub fn layout(title: &str, active: &str, body: Markup) -> Markup {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) " · memctl" }
-                link rel="stylesheet" href="/static/app.css";
-                script src="/static/app.js" defer {}
+                link rel="stylesheet" href=(link("/static/app.css", &[]));
+                script src=(link("/static/app.js", &[])) defer {}
             }
             body {
                 header {
                     span.brand { "memctl" }
                     nav {
                         @for (key, href, label) in nav {
-                            a href=(href) class=[(key == active).then_some("active")] { (label) }
+                            a href=(link(href, &[])) class=[(key == active).then_some("active")] { (label) }
                         }
                     }
-                    form.quick action="/search" method="get" {
+                    form.quick action=(link("/search", &[])) method="get" {
                         input type="search" name="q" placeholder="Search memory" maxlength=(MAX_INPUT);
                     }
                 }
@@ -47,8 +77,9 @@ pub fn layout(title: &str, active: &str, body: Markup) -> Markup {
     }
 }
 
-/// `path?k=v&...`, values URL-encoded; empty values left out.
+/// `path?k=v&...` under the viewer's prefix, values URL-encoded; empty values left out.
 pub fn link(path: &str, pairs: &[(&str, &str)]) -> String {
+    let path = format!("{}{path}", site().base);
     let kept: Vec<(&str, &str)> = pairs
         .iter()
         .copied()
@@ -56,7 +87,7 @@ pub fn link(path: &str, pairs: &[(&str, &str)]) -> String {
         .collect();
     match serde_urlencoded::to_string(&kept) {
         Ok(q) if !q.is_empty() => format!("{path}?{q}"),
-        _ => path.to_string(),
+        _ => path,
     }
 }
 
@@ -120,10 +151,12 @@ pub fn bounded<'a>(field: &str, v: &'a str) -> Result<&'a str, super::UiError> {
     Ok(v)
 }
 
-/// A form that asks before it posts (the script turns `data-confirm` into a dialog).
+/// A form that asks before it posts (the script turns `data-confirm` into a dialog) to the
+/// viewer's `action`.
 pub fn confirm_form(action: &str, question: &str, fields: &[(&str, &str)], label: &str) -> Markup {
     html! {
-        form.inline method="post" action=(action) data-confirm=(question) {
+        form.inline method="post" action=(link(action, &[])) data-confirm=(question) {
+            (csrf_field())
             @for (k, v) in fields { input type="hidden" name=(k) value=(v); }
             button type="submit" { (label) }
         }

@@ -112,7 +112,7 @@ fn run(c: &super::Ctx, q: &SearchQuery) -> Result<SearchOutcome, UiError> {
 fn form(q: &SearchQuery, projects: &[String]) -> Markup {
     let mode = if q.mode.is_empty() { "hybrid" } else { &q.mode };
     html! {
-        form.filters #search action="/search" method="get" {
+        form.filters #search action=(link("/search", &[])) method="get" {
             label { "Query" input #q type="search" name="q" value=(q.q) size="40" maxlength=(page::MAX_INPUT) autofocus; }
             label { "Project" select name="project" {
                 option value="" { "all projects" }

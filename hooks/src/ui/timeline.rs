@@ -67,7 +67,7 @@ pub(super) async fn index(
                     aside.side {
                         h2 { "Projects" }
                         ul {
-                            li { a href="/" { "All projects" } " " span.muted { "(" (projects.values().map(|p| p.0).sum::<usize>()) ")" } }
+                            li { a href=(link("/", &[])) { "All projects" } " " span.muted { "(" (projects.values().map(|p| p.0).sum::<usize>()) ")" } }
                             @for (p, (n, turns)) in &projects {
                                 li {
                                     a href=(link("/", &[("project", p)])) { (p) }

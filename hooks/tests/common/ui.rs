@@ -134,18 +134,39 @@ pub fn build_store(dir: &Path) -> PathBuf {
     home
 }
 
-/// A running `memctl ui` (killed on drop).
+/// A running `memctl ui` (killed on drop), with the session a browser would hold after
+/// opening its URL: the cookie it set and the form token its pages carry.
 pub struct Server {
     child: Child,
     pub url: String,
     pub port: u16,
     pub token: String,
+    /// The per-run path prefix every page lives under (`/` and 32 hex characters).
+    pub base: String,
+    /// `Set-Cookie` of the first page, as the server sent it.
+    pub set_cookie: String,
+    /// `name=value` of the session cookie.
+    pub cookie: String,
+    /// The form token of the pages' forms.
+    pub csrf: String,
+}
+
+/// The value of `<input type="hidden" name="csrf" value="...">` in a page.
+pub fn csrf_in(page: &str) -> Option<String> {
+    let at = page.find("name=\"csrf\" value=\"")? + "name=\"csrf\" value=\"".len();
+    Some(page[at..].split('"').next()?.to_string())
 }
 
 impl Server {
     pub fn start(home: &Path) -> Self {
+        Self::start_with(home, &[])
+    }
+
+    /// `memctl ui` with extra arguments (the hidden connection limits).
+    pub fn start_with(home: &Path, args: &[&str]) -> Self {
         let mut child = memctl(home)
             .arg("ui")
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -162,14 +183,36 @@ impl Server {
         // Keep reading (and dropping) stdout so the server never blocks on a full pipe.
         std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
         let rest = url.strip_prefix("http://127.0.0.1:").expect("loopback URL");
-        let (port, q) = rest.split_once('/').expect("port/path");
-        let token = q.strip_prefix("?t=").expect("token in the URL").to_string();
-        Self {
+        let (port, path) = rest.split_once('/').expect("port/path");
+        let (base, token) = path.split_once("/?t=").expect("prefix/?t=token");
+        let mut s = Self {
             child,
             port: port.parse().expect("port"),
+            token: token.to_string(),
+            base: format!("/{base}"),
             url,
-            token,
-        }
+            set_cookie: String::new(),
+            cookie: String::new(),
+            csrf: String::new(),
+        };
+        // What a browser does: open the URL (the cookie), then a page with forms (the token).
+        let first = s.get("/");
+        assert_eq!(first.status, 200, "{first:?}");
+        s.set_cookie = first
+            .head
+            .lines()
+            .find_map(|l| l.strip_prefix("set-cookie: "))
+            .unwrap_or_else(|| panic!("no cookie set: {}", first.head))
+            .to_string();
+        s.cookie = s
+            .set_cookie
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let page = s.get("/session?id=db5b5fab-8f4d-4e27-9da1-494c73cf256d");
+        s.csrf = csrf_in(&page.body).unwrap_or_else(|| panic!("no form token: {}", page.body));
+        s
     }
 }
 
@@ -246,17 +289,36 @@ pub fn request(
 }
 
 impl Server {
-    /// GET with the token in the query (`path` may hold a query already).
+    /// GET `path` (under the prefix) with the token in the query (`path` may hold a query).
     pub fn get(&self, path: &str) -> Answer {
         let sep = if path.contains('?') { '&' } else { '?' };
-        let p = format!("{path}{sep}t={}", self.token);
+        let p = format!("{}{path}{sep}t={}", self.base, self.token);
         request(self.port, "GET", &p, &self.host(), &[], "")
     }
 
-    /// POST a form with the token cookie.
+    /// POST a form to `path` (under the prefix) as the viewer's own page does: the session
+    /// cookie, its `Origin` and fetch metadata, the form token.
     pub fn post(&self, path: &str, form: &str) -> Answer {
-        let cookie = format!("Cookie: memctl_ui_{}={}", self.port, self.token);
-        request(self.port, "POST", path, &self.host(), &[&cookie], form)
+        let form = format!("{form}&csrf={}", self.csrf);
+        self.post_raw(
+            path,
+            &form,
+            &[&self.origin(), "Sec-Fetch-Site: same-origin"],
+        )
+    }
+
+    /// POST `form` as is, with the session cookie and `extra` headers only.
+    pub fn post_raw(&self, path: &str, form: &str, extra: &[&str]) -> Answer {
+        let cookie = format!("Cookie: {}", self.cookie);
+        let mut headers = vec![cookie.as_str()];
+        headers.extend_from_slice(extra);
+        let p = format!("{}{path}", self.base);
+        request(self.port, "POST", &p, &self.host(), &headers, form)
+    }
+
+    /// `Origin: http://127.0.0.1:<port>`, the header the viewer's own pages send.
+    pub fn origin(&self) -> String {
+        format!("Origin: http://127.0.0.1:{}", self.port)
     }
 
     pub fn host(&self) -> String {
