@@ -217,7 +217,10 @@ impl Importer<'_> {
                 let before = Chunk::hash_text(&c.text);
                 scrub(&mut c.text, n);
                 scrub(&mut c.summary, n);
+                scrub(&mut c.turn_uuid, n);
                 c.files.iter_mut().for_each(|f| scrub(f, n));
+                c.tools.iter_mut().for_each(|t| scrub(t, n));
+                c.line_uuids.iter_mut().for_each(|u| scrub(u, n));
                 let sha256 = Chunk::hash_text(&c.text);
                 if sha256 != before {
                     self.rehashed.insert(before, sha256.clone());
@@ -262,6 +265,7 @@ impl Importer<'_> {
                 Ready::Link(l)
             }
             Record::Session(mut s) => {
+                scrub_opt(&mut s.transcript_path, n);
                 scrub_opt(&mut s.summary, n);
                 scrub_opt(&mut s.compact_summary, n);
                 if let Some(st) = &s.structured_summary {
@@ -280,6 +284,8 @@ impl Importer<'_> {
             Record::SwapOutput(mut s) => {
                 scrub(&mut s.content, n);
                 let e = &mut s.entry;
+                scrub(&mut e.tool, n);
+                scrub_opt(&mut e.tool_use_id, n);
                 scrub(&mut e.input_summary, n);
                 // Everything derived from the content is computed again, never taken from the
                 // file: a claimed size drives eviction for every later stored output.

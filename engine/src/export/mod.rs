@@ -22,6 +22,7 @@ pub mod format;
 mod import;
 mod memory;
 mod read;
+mod scrub;
 #[cfg(test)]
 mod tests;
 mod write;

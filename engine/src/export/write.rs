@@ -7,21 +7,48 @@ use super::format::{
     TombstoneKind, TombstoneRec, Trailer, TurnLinkRec, VERSION, VectorRec,
 };
 use super::{ExportError, ExportOptions, ExportReport, Phase, Progress};
+use crate::chunk::Chunk;
 use crate::core::Core;
 use crate::embed::{Embedder as _, EmbedderId};
+use crate::redact::RedactionCounts;
 use crate::store::{ChunkRecord, StoreReader};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 
-/// Serializes records, one per line, counting them.
+/// Serializes records, one per line, counting them; every record goes through the redaction
+/// pass first (a store written under older rules, or memory files, may hold secrets).
 struct Lines<'w> {
     out: &'w mut dyn Write,
     counts: Counts,
     bytes: u64,
+    redactions: RedactionCounts,
+    /// sha256 of a chunk text as stored → as written, for the texts redaction changed (a turn
+    /// link names the chunk by the hash of its text as written in the file).
+    rehashed: HashMap<String, String>,
 }
 
 impl Lines<'_> {
-    fn put(&mut self, r: &Record) -> Result<(), ExportError> {
+    fn put(&mut self, mut r: Record) -> Result<(), ExportError> {
+        let before = match &r {
+            Record::Chunk(c) => Some(Chunk::hash_text(&c.text)),
+            _ => None,
+        };
+        super::scrub::record(&mut r, &mut self.redactions)?;
+        match &mut r {
+            Record::Chunk(c) => {
+                let after = Chunk::hash_text(&c.text);
+                if let Some(before) = before.filter(|b| *b != after) {
+                    self.rehashed.insert(before, after);
+                }
+            }
+            Record::TurnLink(l) => {
+                if let Some(h) = self.rehashed.get(&l.text_sha256) {
+                    l.text_sha256.clone_from(h);
+                }
+            }
+            _ => {}
+        }
+        let r = &r;
         let mut line = serde_json::to_vec(r).map_err(|e| ExportError::Encode(e.to_string()))?;
         line.push(b'\n');
         self.out.write_all(&line).map_err(ExportError::Write)?;
@@ -121,6 +148,8 @@ pub(super) fn export(
         out,
         counts: Counts::default(),
         bytes: 0,
+        redactions: RedactionCounts::default(),
+        rehashed: HashMap::new(),
     };
     let mut scope = Vec::new();
     if !opts.projects.is_empty() {
@@ -132,7 +161,7 @@ pub(super) fn export(
     if let Some(s) = &opts.since {
         scope.push(format!("since: {s}"));
     }
-    w.put(&Record::Header(Header {
+    w.put(Record::Header(Header {
         format: FORMAT.to_string(),
         version: VERSION,
         memctl: env!("CARGO_PKG_VERSION").to_string(),
@@ -142,13 +171,13 @@ pub(super) fn export(
     }))?;
     for (path, _) in r.projects()? {
         if projects.is_empty() || projects.contains(&path) {
-            w.put(&Record::Project(ProjectRec { path }))?;
+            w.put(Record::Project(ProjectRec { path }))?;
         }
     }
     // Tombstones carry no project (a uuid or a hash, never text): all of them go, so that an
     // import anywhere does not bring back what was forgotten here.
     r.for_each_tombstone(|turn, key, at| {
-        w.put(&Record::Tombstone(TombstoneRec {
+        w.put(Record::Tombstone(TombstoneRec {
             what: if turn {
                 TombstoneKind::Turn
             } else {
@@ -171,7 +200,7 @@ pub(super) fn export(
                 continue;
             }
             let v = vectors_of(&r, id, &rec, emb.as_ref())?;
-            w.put(&Record::Chunk(chunk_rec(rec, v, Some((only, turn, part)))))?;
+            w.put(Record::Chunk(chunk_rec(rec, v, Some((only, turn, part)))))?;
             sessions.insert(only.clone());
             done += 1;
             progress(Progress {
@@ -195,7 +224,7 @@ pub(super) fn export(
             }
             sessions.insert(rec.chunk.session_id.clone());
             let v = vectors_of(&r, id, &rec, emb.as_ref())?;
-            w.put(&Record::Chunk(chunk_rec(rec, v, None)))
+            w.put(Record::Chunk(chunk_rec(rec, v, None)))
         })?;
         progress(Progress {
             phase: Phase::Export,
@@ -217,7 +246,7 @@ pub(super) fn export(
                 continue;
             }
             sessions.insert(session.clone());
-            w.put(&Record::TurnLink(TurnLinkRec {
+            w.put(Record::TurnLink(TurnLinkRec {
                 session,
                 project: rec.chunk.project,
                 turn,
@@ -238,7 +267,7 @@ pub(super) fn export(
             continue;
         }
         let structured = crate::summary::stored(&r, &id)?;
-        w.put(&Record::Session(SessionRec {
+        w.put(Record::Session(SessionRec {
             id,
             project: s.project,
             transcript_path: s.transcript_path,
@@ -266,7 +295,7 @@ pub(super) fn export(
             && opts.session.as_ref().is_none_or(|s| *s == entry.session_id)
             && since_unix.is_none_or(|t| entry.created_at >= t);
         if take {
-            w.put(&Record::SwapOutput(SwapOutputRec { entry, content }))?;
+            w.put(Record::SwapOutput(SwapOutputRec { entry, content }))?;
         }
         Ok::<(), ExportError>(())
     })?;
@@ -287,7 +316,7 @@ pub(super) fn export(
                 continue;
             }
             for (name, text) in super::memory::read_files(&project, &opts.memory)? {
-                w.put(&Record::MemoryFile(MemoryFileRec {
+                w.put(Record::MemoryFile(MemoryFileRec {
                     project: project.clone(),
                     name,
                     text,
@@ -296,8 +325,14 @@ pub(super) fn export(
         }
     }
 
+    if !w.redactions.is_empty() {
+        tracing::info!(
+            secrets = w.redactions.total(),
+            "export: redacted secrets the store held from before the current rules"
+        );
+    }
     let counts = w.counts;
-    w.put(&Record::Trailer(Trailer { counts }))?;
+    w.put(Record::Trailer(Trailer { counts }))?;
     w.out.flush().map_err(ExportError::Write)?;
     Ok(ExportReport {
         counts,

@@ -27,11 +27,13 @@
 //! a marker `[REDACTED:<kind>]` is never matched again, because every rule skips a secret span
 //! that already starts with the marker prefix and no pattern can match inside a marker.
 
+#[cfg(any(test, feature = "testing"))]
+pub mod corpus;
 mod rules;
 #[cfg(test)]
 mod tests;
 
-use regex::RegexSet;
+use regex::{RegexSet, RegexSetBuilder};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -80,14 +82,31 @@ pub enum RedactionKind {
     EnvSecret,
     /// The quoted value of a `"password": "..."`-style pair (JSON, YAML, code literals).
     SecretField,
-    /// A span the user marked `<private>…</private>` (tags included; an unclosed tag runs to
-    /// the end of the text): the user's own "do not keep this", honoured like a secret.
+    /// A span the user marked `<private>…</private>` (tags included, see [`redact_in_turn`]
+    /// for the whole rule): the user's own "do not keep this", honoured like a secret.
     Private,
+    /// Tokens of other services with a fixed shape (GitLab `glpat-`, Hugging Face `hf_`,
+    /// npm `npm_`, SendGrid `SG.`, Google OAuth `GOCSPX-`, DigitalOcean `dop_v1_`, Slack app
+    /// `xapp-`, Shopify `shpat_`).
+    ServiceToken,
+    /// The secret path of a Slack or Discord incoming-webhook URL (the host is kept).
+    Webhook,
+    /// The credential of an `Authorization: Token …` / `X-API-Key: …`-style header.
+    AuthHeader,
+    /// A password given on a command line: `curl -u user:pass`, `mysql -ppass`,
+    /// `--password=…`, `sshpass -p …`.
+    CliPassword,
+    /// The key of an Azure connection string (`AccountKey=`, `SharedAccessKey=`).
+    ConnectionKey,
+    /// An unquoted `name=value` whose name says secret, any case: form bodies and query strings
+    /// (`&password=…`, `?api_key=…`), `client_secret=…`, INI lines (`aws_session_token = …`),
+    /// `.npmrc` (`_authToken=`), `.netrc` (`password …`).
+    SecretParam,
 }
 
 impl RedactionKind {
     /// Every kind, in rule order.
-    pub const ALL: [RedactionKind; 16] = [
+    pub const ALL: [RedactionKind; 22] = [
         Self::PrivateKey,
         Self::AwsAccessKeyId,
         Self::AwsSecretAccessKey,
@@ -104,6 +123,12 @@ impl RedactionKind {
         Self::EnvSecret,
         Self::SecretField,
         Self::Private,
+        Self::ServiceToken,
+        Self::Webhook,
+        Self::AuthHeader,
+        Self::CliPassword,
+        Self::ConnectionKey,
+        Self::SecretParam,
     ];
 
     /// The label used in the marker, e.g. `github_token` in `[REDACTED:github_token]`.
@@ -125,6 +150,12 @@ impl RedactionKind {
             Self::EnvSecret => "env_secret",
             Self::SecretField => "secret_field",
             Self::Private => "private",
+            Self::ServiceToken => "service_token",
+            Self::Webhook => "webhook",
+            Self::AuthHeader => "auth_header",
+            Self::CliPassword => "cli_password",
+            Self::ConnectionKey => "connection_key",
+            Self::SecretParam => "secret_param",
         }
     }
 
@@ -181,10 +212,20 @@ impl RedactionCounts {
     }
 }
 
+/// Cache of the prefilter set's lazy DFA. The default (2 MiB) is too small for the set's
+/// states since the rules for escaped JSON and command lines joined it: the cache was cleared
+/// over and over and the scan fell back to a slow engine (redaction 5x slower on a transcript
+/// of code); 8 MiB keeps it within about 1.3x of the smaller rule set. Memory is taken only as
+/// states are built, and only by a process that redacts much text.
+const PREFILTER_DFA_BYTES: usize = 8 << 20;
+
 /// One scan for "which rules match here?": the cheap path for the common, secret-free text.
 static PREFILTER: LazyLock<RegexSet> = LazyLock::new(|| {
     // The patterns are constants covered by tests; a failure here is a programming error.
-    RegexSet::new(RULES.iter().map(|r| r.pattern)).expect("redaction patterns compile")
+    RegexSetBuilder::new(RULES.iter().map(|r| r.pattern))
+        .dfa_size_limit(PREFILTER_DFA_BYTES)
+        .build()
+        .expect("redaction patterns compile")
 });
 
 /// Redact secrets in `text`; borrowed when nothing was found.
@@ -227,11 +268,32 @@ fn redact_value(v: &mut serde_json::Value) {
 
 /// Redact secrets in `text` and report how many of each kind were replaced.
 pub fn redact_counted(text: &str) -> (Cow<'_, str>, RedactionCounts) {
+    redact_in_turn(text, &mut 0)
+}
+
+/// Redact one message of a turn: `private_open` is how many `<private>` spans the turn's
+/// earlier messages left open (0 for the first message), updated for the next one.
+///
+/// The `<private>` rule, one message (a prompt, an answer, a tool call, a tool output) at a
+/// time and across the messages of one turn:
+/// - a tag is `<private>` or `<private` + attributes + `>` (`<private reason="x">`), closed by
+///   `</private>`, any case; a span goes whole, tags included, and becomes one marker;
+/// - spans nest: `<private>a <private>b</private> c</private>` hides `a`, `b` and `c`;
+/// - a span not closed in its message runs to the end of it and on through the turn's next
+///   messages up to its closing tag (or to the end of the turn);
+/// - a closing tag with no opening tag before it in the message (its span was opened in an
+///   earlier message that this caller does not see) hides the message up to it.
+pub fn redact_in_turn<'t>(
+    text: &'t str,
+    private_open: &mut u32,
+) -> (Cow<'t, str>, RedactionCounts) {
     let mut counts = RedactionCounts::default();
-    let mut current: Cow<'_, str> = match strip_private(text) {
-        Some((stripped, n)) => {
-            counts.add(RedactionKind::Private, n);
-            Cow::Owned(stripped)
+    let stripped = strip_private(text, *private_open);
+    *private_open = stripped.open;
+    let mut current: Cow<'_, str> = match stripped.text {
+        Some(s) => {
+            counts.add(RedactionKind::Private, stripped.spans);
+            Cow::Owned(s)
         }
         None => Cow::Borrowed(text),
     };
@@ -247,53 +309,123 @@ pub fn redact_counted(text: &str) -> (Cow<'_, str>, RedactionCounts) {
     (current, counts)
 }
 
-/// The tags of a private span (matched ASCII case-insensitively).
-const PRIVATE_OPEN: &str = "<private>";
-const PRIVATE_CLOSE: &str = "</private>";
+/// What [`strip_private`] did to one message.
+#[derive(Debug, PartialEq, Eq)]
+struct Stripped {
+    /// The text with its spans replaced; `None` when it had none.
+    text: Option<String>,
+    /// Spans replaced (one marker each).
+    spans: u32,
+    /// Spans still open at the end of the text.
+    open: u32,
+}
 
-/// Replace every `<private>…</private>` span (tags included) with the private marker; an
-/// opening tag without its closing tag hides everything after it (a cut-off text must not leak
-/// the rest of what the user marked). `None` when the text has no opening tag.
+/// A `<private …>` or `</private>` tag at a `<`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tag {
+    Open,
+    Close,
+}
+
+/// The tag starting at `bytes[at]` (a `<`) and the index just past it. An opening tag whose
+/// `>` never comes (a cut-off text) runs to the end: what follows may be what the user hid.
+fn tag_at(bytes: &[u8], at: usize) -> Option<(Tag, usize)> {
+    const NAME: &[u8] = b"private";
+    let rest = bytes.get(at + 1..)?;
+    let (tag, name_at) = match rest.first() {
+        Some(b'/') => (Tag::Close, 1),
+        _ => (Tag::Open, 0),
+    };
+    let after = name_at + NAME.len();
+    if !rest.get(name_at..after)?.eq_ignore_ascii_case(NAME) {
+        return None;
+    }
+    let unterminated = match tag {
+        Tag::Open => Some((Tag::Open, bytes.len())),
+        Tag::Close => None,
+    };
+    match rest.get(after) {
+        Some(b'>') => Some((tag, at + 1 + after + 1)),
+        None => unterminated,
+        Some(c) if c.is_ascii_whitespace() || *c == b'/' => {
+            match rest[after..].iter().position(|c| *c == b'>') {
+                Some(p) => Some((tag, at + 1 + after + p + 1)),
+                None => unterminated,
+            }
+        }
+        Some(_) => None,
+    }
+}
+
+/// Replace every private span of `text` with the private marker (the rule is on
+/// [`redact_in_turn`]); `carried` spans are open when the text starts.
 ///
 /// Why before the rules: a private span may hold anything, secrets included, and must go whole.
-fn strip_private(text: &str) -> Option<(String, u32)> {
-    // Both tags start with `<`, which has no case: jump from `<` to `<` and compare the tag
-    // there, instead of a case-insensitive compare at every byte (every archived text goes
-    // through here, and that compare was a visible share of a first archive, issue 17).
-    let lower_find = |hay: &str, needle: &str, from: usize| -> Option<usize> {
-        let bytes = hay.as_bytes();
-        let n = needle.len();
-        let last = bytes.len().checked_sub(n)?;
-        let mut i = from;
-        while i <= last {
-            let at = i + bytes[i..=last].iter().position(|b| *b == b'<')?;
-            if bytes[at..at + n].eq_ignore_ascii_case(needle.as_bytes()) {
-                return Some(at);
+/// Every tag starts with `<`, which has no case: the scan jumps from `<` to `<` instead of a
+/// case-insensitive compare at every byte (every archived text goes through here).
+fn strip_private(text: &str, carried: u32) -> Stripped {
+    if text.is_empty() {
+        return Stripped {
+            text: None,
+            spans: 0,
+            open: carried,
+        };
+    }
+    let bytes = text.as_bytes();
+    let mut depth = carried;
+    let mut out = String::new();
+    // `text[kept..]` is not decided yet; while `depth > 0` it is the open span.
+    let mut kept = 0;
+    let mut spans = 0u32;
+    let mut i = 0;
+    let marker = RedactionKind::Private.marker();
+    while let Some(off) = bytes
+        .get(i..)
+        .and_then(|b| b.iter().position(|c| *c == b'<'))
+    {
+        let at = i + off;
+        match tag_at(bytes, at) {
+            Some((Tag::Open, end)) => {
+                if depth == 0 {
+                    out.push_str(&text[kept..at]);
+                    kept = at;
+                }
+                depth = depth.saturating_add(1);
+                i = end;
             }
-            i = at + 1;
-        }
-        None
-    };
-    let mut start = lower_find(text, PRIVATE_OPEN, 0)?;
-    let mut out = String::with_capacity(text.len());
-    let mut last = 0;
-    let mut n = 0u32;
-    loop {
-        out.push_str(&text[last..start]);
-        out.push_str(&RedactionKind::Private.marker());
-        n += 1;
-        let body = start + PRIVATE_OPEN.len();
-        match lower_find(text, PRIVATE_CLOSE, body) {
-            Some(end) => last = end + PRIVATE_CLOSE.len(),
-            None => return Some((out, n)),
-        }
-        match lower_find(text, PRIVATE_OPEN, last) {
-            Some(next) => start = next,
-            None => break,
+            Some((Tag::Close, end)) if depth > 1 => {
+                depth -= 1;
+                i = end;
+            }
+            // The close of the outermost span, or a stray close: `text[kept..end]` goes.
+            Some((Tag::Close, end)) => {
+                out.push_str(&marker);
+                spans += 1;
+                kept = end;
+                depth = 0;
+                i = end;
+            }
+            None => i = at + 1,
         }
     }
-    out.push_str(&text[last..]);
-    Some((out, n))
+    if depth > 0 {
+        out.push_str(&marker);
+        spans += 1;
+        kept = text.len();
+    }
+    if spans == 0 {
+        return Stripped {
+            text: None,
+            spans: 0,
+            open: 0,
+        };
+    }
+    out.push_str(&text[kept..]);
+    Stripped {
+        text: Some(out),
+        spans,
+        open: depth,
+    }
 }
 
 /// Upper bound of redaction rounds (one is enough for almost every text; two covers markers
@@ -362,9 +494,12 @@ mod json_tests {
     fn redact_json_sees_unescaped_text() {
         let doc = serde_json::json!({"a": "x\nDB_PASSWORD=\"pw-123456789\"\n", "b": ["password = \"hunter2hunter2\""]})
             .to_string();
+        // The rules also accept the escaped shapes (`\"`, a `\n` before a name) now, so the
+        // escaped text itself is caught too.
+        let flat = redact(&doc);
         assert!(
-            redact(&doc).contains("pw-123456789"),
-            "the hazard: escaped text hides it"
+            !flat.contains("pw-123456789") && !flat.contains("hunter2hunter2"),
+            "{flat}"
         );
         let out = redact_json(&doc).unwrap_or_default();
         assert!(

@@ -33,6 +33,210 @@ fn case(text: String, secret: String, kind: RedactionKind, keep: &[&'static str]
 }
 
 fn positive_cases() -> Vec<Case> {
+    let mut all = base_cases();
+    all.extend(more_cases());
+    all
+}
+
+/// Shapes added after the adversarial review: each with the kind that must catch it.
+fn more_cases() -> Vec<Case> {
+    use RedactionKind as K;
+    let pgp = format!(
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{}\n=ab12\n-----END PGP PRIVATE KEY BLOCK-----",
+        fake("lQdGBF", 60)
+    );
+    let kube = fake("LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQo", 40);
+    let session = fake("FwoGZXIvYXdzE", 120);
+    let glpat = fake("glpat-", 20);
+    let hf = fake("hf_", 34);
+    let npm = fake("npm_", 36);
+    let sg = format!("SG.{}.{}", fake("", 22), fake("", 43));
+    let gocspx = fake("GOCSPX-", 28);
+    let dop = format!("dop_v1_{}", "a1b2c3d4".repeat(8));
+    let xapp = format!("xapp-1-{}", fake("A0", 40));
+    let slack_hook = format!("T0{}/B0{}/{}", fake("", 8), fake("", 8), fake("", 24));
+    let drf = fake("9", 40);
+    let xkey = fake("k3", 30);
+    let azure = format!("{}==", fake("", 86));
+    let b64 = fake("dXNlcjpw", 16);
+    let c =
+        |text: String, secret: String, kind, keep: &[&'static str]| case(text, secret, kind, keep);
+    vec![
+        c(
+            format!("key:\n{pgp}\nend"),
+            fake("lQdGBF", 60),
+            K::PrivateKey,
+            &["key:", "end"],
+        ),
+        c(
+            format!("users:\n- user:\n    client-key-data: {kube}\n"),
+            kube.clone(),
+            K::PrivateKey,
+            &["client-key-data: "],
+        ),
+        c(
+            format!("[default]\naws_session_token = {session}\n"),
+            session.clone(),
+            K::AwsSecretAccessKey,
+            &["aws_session_token = "],
+        ),
+        c(
+            format!("push with {glpat} now"),
+            glpat.clone(),
+            K::ServiceToken,
+            &["push with ", " now"],
+        ),
+        c(
+            format!("HF token {hf}"),
+            hf.clone(),
+            K::ServiceToken,
+            &["HF token "],
+        ),
+        c(
+            format!("//npm.example.com/:_authToken={npm}"),
+            npm.clone(),
+            K::ServiceToken,
+            &["_authToken="],
+        ),
+        c(
+            format!("sendgrid {sg}"),
+            sg.clone(),
+            K::ServiceToken,
+            &["sendgrid "],
+        ),
+        c(
+            format!("oauth {gocspx}"),
+            gocspx.clone(),
+            K::ServiceToken,
+            &["oauth "],
+        ),
+        c(format!("do {dop}"), dop.clone(), K::ServiceToken, &["do "]),
+        c(
+            format!("slack app {xapp}"),
+            xapp.clone(),
+            K::ServiceToken,
+            &["slack app "],
+        ),
+        c(
+            format!("curl -X POST https://hooks.slack.com/services/{slack_hook} -d x"),
+            slack_hook.clone(),
+            K::Webhook,
+            &["https://hooks.slack.com/services/", " -d x"],
+        ),
+        c(
+            format!("Authorization: Token {drf}"),
+            drf.clone(),
+            K::AuthHeader,
+            &["Authorization: Token "],
+        ),
+        c(
+            format!("curl -H 'X-API-Key: {xkey}' https://api.example.com"),
+            xkey.clone(),
+            K::AuthHeader,
+            &["X-API-Key: ", "https://api.example.com"],
+        ),
+        c(
+            "redis-cli -u redis://:Rp4ssw0rd@cache:6379/0".into(),
+            "Rp4ssw0rd".into(),
+            K::UrlPassword,
+            &["redis://:", "@cache:6379/0"],
+        ),
+        c(
+            "curl -s -u admin:Cu9rlPass https://ci.example.com/api".into(),
+            "Cu9rlPass".into(),
+            K::CliPassword,
+            &["-u admin:", "https://ci.example.com/api"],
+        ),
+        c(
+            "mysql -h db -u root -pMy5qlPass app".into(),
+            "My5qlPass".into(),
+            K::CliPassword,
+            &["-u root -p", " app"],
+        ),
+        c(
+            "sshpass -p 'Ss4hPass' ssh root@box".into(),
+            "Ss4hPass".into(),
+            K::CliPassword,
+            &["ssh root@box"],
+        ),
+        c(
+            "tool login --password=Fl4gPass --user bob".into(),
+            "Fl4gPass".into(),
+            K::CliPassword,
+            &["--password=", "--user bob"],
+        ),
+        c(
+            format!(
+                "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={azure};EndpointSuffix=core.windows.net"
+            ),
+            azure.clone(),
+            K::ConnectionKey,
+            &["AccountName=acme;AccountKey=", ";EndpointSuffix"],
+        ),
+        c(
+            "PGPASSWORD=Pg5ecret psql -h db".into(),
+            "Pg5ecret".into(),
+            K::EnvSecret,
+            &["PGPASSWORD=", " psql -h db"],
+        ),
+        c(
+            "{\\\"cmd\\\":\\\"x\\nMYSQL_PWD=My5qlPwd\\\"}".into(),
+            "My5qlPwd".into(),
+            K::EnvSecret,
+            &["MYSQL_PWD="],
+        ),
+        c(
+            "log {\\\"user\\\":\\\"bob\\\",\\\"password\\\":\\\"Esc4pedPw\\\"} done".into(),
+            "Esc4pedPw".into(),
+            K::SecretField,
+            &["\\\"user\\\":\\\"bob\\\"", " done"],
+        ),
+        c(
+            format!("{{\"auths\": {{\"ghcr.io\": {{\"auth\": \"{b64}\"}}}}}}"),
+            b64.clone(),
+            K::SecretField,
+            &["ghcr.io"],
+        ),
+        c(
+            "POST /login body: user=bob&password=F0rmPass&remember=1".into(),
+            "F0rmPass".into(),
+            K::SecretParam,
+            &["user=bob&password=", "&remember=1"],
+        ),
+        c(
+            "GET https://api.example.com/v1/items?api_key=Qu3ryKey99&page=2".into(),
+            "Qu3ryKey99".into(),
+            K::SecretParam,
+            &["?api_key=", "&page=2"],
+        ),
+        c(
+            "grant_type=client_credentials&client_id=app&client_secret=Cl13ntSecret".into(),
+            "Cl13ntSecret".into(),
+            K::SecretParam,
+            &["client_id=app&client_secret="],
+        ),
+        c(
+            "[db]\npassword = In1Pass\nhost = x\n".into(),
+            "In1Pass".into(),
+            K::SecretParam,
+            &["password = ", "host = x"],
+        ),
+        c(
+            "machine api.example.com login bob password N3trcPass".into(),
+            "N3trcPass".into(),
+            K::SecretParam,
+            &["login bob password "],
+        ),
+        c(
+            "a <private reason=\"hr\">Attr1Secret</private> b".into(),
+            "Attr1Secret".into(),
+            K::Private,
+            &["a ", " b"],
+        ),
+    ]
+}
+
+fn base_cases() -> Vec<Case> {
     use RedactionKind as K;
     let aws_id = fake("AKIA", 16).to_uppercase();
     let asia_id = fake("ASIA", 16).to_uppercase();
@@ -381,7 +585,7 @@ fn private_spans_go_whole_and_unclosed_ones_run_to_the_end() {
     );
     assert_eq!(counts.get(RedactionKind::Private), 3);
     assert!(matches!(
-        redact("no tags, just </private> alone"),
+        redact("no tags, just <privateer> and </privately> alone"),
         Cow::Borrowed(_)
     ));
     let twice = redact(&out).into_owned();
@@ -402,45 +606,111 @@ proptest::proptest! {
     }
 }
 
-/// `strip_private` as it was before it jumped from `<` to `<` (a case-insensitive compare at
-/// every byte): the new search must find the same spans.
-fn reference_strip_private(text: &str) -> Option<(String, u32)> {
-    let lower_find = |hay: &str, needle: &str, from: usize| -> Option<usize> {
-        let bytes = hay.as_bytes();
-        let n = needle.len();
-        (from..=bytes.len().checked_sub(n)?)
-            .find(|&i| bytes[i..i + n].eq_ignore_ascii_case(needle.as_bytes()))
-    };
-    let mut start = lower_find(text, PRIVATE_OPEN, 0)?;
-    let mut out = String::new();
-    let mut last = 0;
-    let mut n = 0u32;
-    loop {
-        out.push_str(&text[last..start]);
-        out.push_str(&RedactionKind::Private.marker());
-        n += 1;
-        let body = start + PRIVATE_OPEN.len();
-        match lower_find(text, PRIVATE_CLOSE, body) {
-            Some(end) => last = end + PRIVATE_CLOSE.len(),
-            None => return Some((out, n)),
-        }
-        match lower_find(text, PRIVATE_OPEN, last) {
-            Some(next) => start = next,
-            None => break,
-        }
+#[test]
+fn private_tags_with_attributes_any_case_and_nested() {
+    let cases = [
+        (
+            "a <private reason=\"x\">S1attr</private> b",
+            "a [REDACTED:private] b",
+        ),
+        ("a <PRIVATE>S2up</PRIVATE> b", "a [REDACTED:private] b"),
+        (
+            "a <Private\tnote='y'>S3tab</private > b",
+            "a [REDACTED:private] b",
+        ),
+        (
+            "a <private>S4 <private>S5</private> S6</private> b",
+            "a [REDACTED:private] b",
+        ),
+        (
+            "a <private>S7 <private>S8</private> S9 unclosed",
+            "a [REDACTED:private]",
+        ),
+        ("a <private reason=\"cut", "a [REDACTED:private]"),
+        ("a <private", "a [REDACTED:private]"),
+        ("S10 the prompt's part</private> b", "[REDACTED:private] b"),
+    ];
+    for (text, want) in cases {
+        let (out, counts) = redact_counted(text);
+        assert_eq!(out, want, "{text:?}");
+        assert!(counts.get(RedactionKind::Private) >= 1, "{text:?}");
+        assert_eq!(redact(&out), out.as_ref(), "idempotent on {out:?}");
     }
-    out.push_str(&text[last..]);
-    Some((out, n))
+    for kept in ["<privateer>", "a <privacy> b", "x </privately> y", "<priv>"] {
+        assert!(matches!(redact(kept), Cow::Borrowed(_)), "{kept:?}");
+    }
+}
+
+#[test]
+fn private_span_carries_across_the_messages_of_a_turn() {
+    let mut open = 0;
+    let (prompt, _) = redact_in_turn("deploy <private>the root pw is Kq7pass", &mut open);
+    assert_eq!(prompt, "deploy [REDACTED:private]");
+    assert_eq!(open, 1);
+    let (tool, _) = redact_in_turn("tool output Zt4tool", &mut open);
+    assert_eq!(tool, "[REDACTED:private]");
+    let (answer, _) = redact_in_turn("used Wp2ans</private> and done", &mut open);
+    assert_eq!(answer, "[REDACTED:private] and done");
+    assert_eq!(open, 0);
+    let (next, _) = redact_in_turn("plain text", &mut open);
+    assert!(matches!(next, Cow::Borrowed(_)));
+    // Nested spans carry their depth: one close is not enough.
+    let mut open = 0;
+    let _ = redact_in_turn("<private>a <private>b", &mut open);
+    assert_eq!(open, 2);
+    let (mid, _) = redact_in_turn("c</private> d", &mut open);
+    assert_eq!((mid.as_ref(), open), ("[REDACTED:private]", 1));
+    let (end, _) = redact_in_turn("e</private> f", &mut open);
+    assert_eq!((end.as_ref(), open), ("[REDACTED:private] f", 0));
+    // An empty message neither opens nor closes anything.
+    let mut open = 1;
+    assert_eq!(redact_in_turn("", &mut open).0, "");
+    assert_eq!(open, 1);
 }
 
 proptest::proptest! {
+    /// Whatever the tags around it, a secret inside a span never survives, and the scan never
+    /// panics on a cut tag or multi-byte text.
     #[test]
-    fn private_tag_search_matches_reference(
+    fn nothing_inside_any_private_span_survives(
         pieces in proptest::collection::vec(
-            "(<|<private>|</private>|<PRIVATE>|</Private|<priv|é|x y|>)", 0..12
-        )
+            "(<|<private>|</private>|<PRIVATE a=\"1\">|</Private|<priv|é|x y|>)", 0..12
+        ),
+        secret in "[A-Z]{3}[0-9]{6}",
     ) {
-        let text = pieces.concat();
-        proptest::prop_assert_eq!(strip_private(&text), reference_strip_private(&text));
+        let mut text = pieces.concat();
+        text.push_str("<private note=\"n\">");
+        text.push_str(&secret);
+        text.push_str("</private>");
+        let out = redact(&text);
+        proptest::prop_assert!(!out.contains(&secret), "{out}");
     }
+}
+
+/// The shared corpus (also used by the binaries' process tests): every sample is caught as
+/// plain text, inside escaped JSON, and as a string of a JSON document.
+#[test]
+fn the_corpus_is_redacted_plain_and_inside_escaped_json() {
+    let samples = super::corpus::samples(1);
+    assert!(samples.len() >= 40, "{} kinds", samples.len());
+    let mut missed = Vec::new();
+    for s in &samples {
+        let doc = serde_json::json!({ "stdout": s.text }).to_string();
+        let forms = [
+            ("plain", redact(&s.text).into_owned()),
+            ("escaped", redact(&s.escaped()).into_owned()),
+            ("json", redact_json(&doc).unwrap_or_default()),
+        ];
+        for (form, out) in forms {
+            if out.contains(&s.secret) || !out.contains(MARKER_PREFIX) {
+                missed.push(format!("{} ({form}): {out}", s.name));
+            }
+        }
+    }
+    assert!(
+        missed.is_empty(),
+        "{} missed:\n{}",
+        missed.len(),
+        missed.join("\n")
+    );
 }

@@ -23,7 +23,7 @@ use std::collections::{HashMap, HashSet};
 use super::line::{Block, Content, MessageLine, ParsedLine, SystemLine};
 use super::text::{between, is_memctl_mcp_tool, strip_restored_context};
 use super::tool_input::{redact_json_strings, tool_input_json, tool_paths};
-use crate::redact::{RedactionCounts, redact_counted};
+use crate::redact::{RedactionCounts, redact_in_turn};
 
 /// How a turn began.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -258,6 +258,9 @@ pub struct TurnAssembler {
     /// Blocks already taken from a split assistant message: `(message id, block key)`.
     seen_blocks: HashSet<(String, String)>,
     redactions: RedactionCounts,
+    /// `<private>` spans the open turn's messages left open so far: a span opened in the
+    /// prompt and closed in the answer hides what lies between (tool calls and outputs too).
+    private_open: u32,
 }
 
 impl TurnAssembler {
@@ -272,6 +275,7 @@ impl TurnAssembler {
             tool_names: HashMap::new(),
             seen_blocks: HashSet::new(),
             redactions: RedactionCounts::default(),
+            private_open: 0,
         }
     }
 
@@ -333,6 +337,8 @@ impl TurnAssembler {
         if trimmed.starts_with("<local-command-caveat>") {
             return UserLineClass::Ignore;
         }
+        // A new prompt opens a new turn: no span of the last turn runs into it.
+        self.private_open = 0;
         if let Some(command) = command_prompt(trimmed) {
             return UserLineClass::Opens(TurnKind::Command, self.redact(&command));
         }
@@ -438,7 +444,10 @@ impl TurnAssembler {
     }
 
     fn push_compact_summary(&mut self, l: &MessageLine, at: LineRef<'_>) {
+        // A turn of its own: no span of the open turn runs into it, nor out of it.
+        let open = std::mem::take(&mut self.private_open);
         let text = self.clean(&user_text(l.content()));
+        self.private_open = open;
         let mut turn = Turn::new(
             self.take_index(),
             at.id(),
@@ -515,6 +524,10 @@ impl TurnAssembler {
             return;
         }
         let mut input = input.clone();
+        if self.private_open > 0 {
+            // Inside a private span opened earlier in the turn: the call goes whole.
+            input = serde_json::Value::String(crate::redact::RedactionKind::Private.marker());
+        }
         let paths = tool_paths(&input);
         redact_json_strings(&mut input, &mut self.redactions);
         let input_json = tool_input_json(&input);
@@ -567,7 +580,7 @@ impl TurnAssembler {
 
     /// Redact, counting what was replaced.
     fn redact(&mut self, text: &str) -> String {
-        let (red, counts) = redact_counted(text);
+        let (red, counts) = redact_in_turn(text, &mut self.private_open);
         self.redactions.merge(&counts);
         red.into_owned()
     }
