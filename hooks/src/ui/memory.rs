@@ -172,6 +172,13 @@ pub(super) async fn memory_save(
     {
         return Err(UiError::bad(format!("{name} must stay valid JSON: {e}")));
     }
+    // The editor is a way in like the hooks: what it saves is redacted (the JSON state file
+    // string by string, so it stays valid JSON).
+    let text = if name == SESSION_STATE_FILE {
+        memctl_engine::redact::redact_json(&q.text).unwrap_or_else(|| q.text.clone())
+    } else {
+        memctl_engine::redact::redact(&q.text).into_owned()
+    };
     blocking(&ctx, move |c| {
         let project = project(c, &q.project)?;
         let Some(d) = dir(c, &project) else {
@@ -183,7 +190,7 @@ pub(super) async fn memory_save(
         // Written whole then renamed: a hook reading it meanwhile sees the old or the new file.
         let mut tmp = tempfile::NamedTempFile::new_in(&d)
             .map_err(|e| UiError::bad(format!("{}: {e}", d.display())))?;
-        std::io::Write::write_all(&mut tmp, q.text.as_bytes())
+        std::io::Write::write_all(&mut tmp, text.as_bytes())
             .and_then(|()| tmp.persist(&path).map(|_| ()).map_err(|e| e.error))
             .map_err(|e| UiError::bad(format!("writing {}: {e}", path.display())))?;
         tracing::info!(file = %path.display(), "memory file saved from the viewer");
