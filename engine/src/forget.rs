@@ -151,7 +151,8 @@ pub struct ForgetReport {
     pub summaries_rebuilt: u64,
     /// Context-state files removed or cleaned.
     pub context_files: u64,
-    /// Tombstones written (turn uuids and text hashes ingest will skip).
+    /// Tombstones written (turn uuids and text hashes ingest will skip, removed tool outputs
+    /// import will skip).
     pub tombstones: u64,
     /// Every chunk id removed.
     pub removed_ids: Vec<ChunkId>,
@@ -412,7 +413,8 @@ pub(crate) fn forget(
     // Synced copies: none exist yet (see the module doc); team sync removes them here.
     let spooled = crate::hooks::spool::forget_tools(core.data_dir(), &swap_sel, true)?;
     let mut rep = report_of(criteria, &plan, outputs.len() as u64, spooled, false);
-    rep.tombstones = applied.tombstones;
+    // Each removed tool output leaves a tombstone of its own (swap::forget::tombstone_key).
+    rep.tombstones = applied.tombstones + outputs.len() as u64;
     rep.context_files = forget_context_files(core, &applied, &rep.removed_ids)?;
     for s in &applied.sessions_fixed {
         match crate::summary::summarize_session(core, s, &crate::summary::SummaryConfig::default())

@@ -100,11 +100,13 @@ pub fn append_note(
     cfg: &MemoryConfig,
     now: i64,
 ) -> Result<Noted, NoteError> {
-    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.is_empty() {
+    // Redact the text as written, then fold it onto one line: rules anchored at a line start
+    // (`password = …` in an INI or YAML block) no longer see one once the lines are joined.
+    let (multi, counts) = crate::redact::redact_counted(text);
+    let redacted = multi.split_whitespace().collect::<Vec<_>>().join(" ");
+    if redacted.is_empty() {
         return Err(NoteError::Empty);
     }
-    let (redacted, counts) = crate::redact::redact_counted(&one_line);
     let chars = redacted.chars().count();
     if chars > MAX_NOTE_CHARS {
         return Err(NoteError::TooLong {
