@@ -58,7 +58,13 @@ pub fn run(
     if a.finish {
         // `cli::open` finished whatever was left (and said so on stderr).
         let left = engine.forget_pending()?;
-        let _ = std::fs::remove_file(engine.data_dir().join(crate::hook::FINISH_MARKER));
+        // The hooks' once-a-minute marker: gone means the next hook may start another finish.
+        let marker = engine.data_dir().join(crate::hook::FINISH_MARKER);
+        match std::fs::remove_file(&marker) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => tracing::warn!(path = %marker.display(), error = %e, "marker not removed"),
+        }
         if a.json {
             writeln!(out, "{}", serde_json::json!({ "pending": left }))?;
         } else if left {

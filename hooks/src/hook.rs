@@ -304,7 +304,11 @@ pub fn run(
     // A forget killed before its store file was rewritten left forgotten bytes on disk: a
     // detached `memctl forget --finish` finishes it (seconds on a big store: never here).
     // At most one start a minute (one waits for the write lock while another rewrites).
-    if engine.forget_pending().unwrap_or(false) {
+    let pending = engine.forget_pending().unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "could not read whether a forget is unfinished");
+        false
+    });
+    if pending {
         let marker = data_dir.join(FINISH_MARKER);
         let recent = std::fs::metadata(&marker)
             .and_then(|m| m.modified())
@@ -312,7 +316,11 @@ pub fn run(
             .and_then(|t| t.elapsed().ok())
             .is_some_and(|age| age < Duration::from_secs(60));
         if !recent {
-            let _ = std::fs::write(&marker, b"");
+            if let Err(e) = std::fs::write(&marker, b"") {
+                // Without the marker the next hook starts another finish: harmless (one
+                // waits for the other's write lock), so said and not fatal.
+                tracing::warn!(path = %marker.display(), error = %e, "finish marker not written");
+            }
             tracing::warn!(
                 "an interrupted forget is not finished; started `memctl forget --finish`"
             );

@@ -1001,7 +1001,7 @@ fn hostile_files_are_refused_whole_or_pass_check() {
             found.push(format!("{name}: a memory file was written into a project"));
         }
         drop(b);
-        std::fs::remove_dir_all(&data).ok();
+        std::fs::remove_dir_all(&data).expect("remove the trial store");
     }
     println!(
         "hostile import files: {} tried, {refused} refused, {accepted} accepted, {} found",

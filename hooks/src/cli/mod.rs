@@ -342,7 +342,9 @@ pub(crate) fn open(opts: EngineOptions) -> Result<Engine> {
     match engine.finish_interrupted() {
         Ok(done) => {
             let mut err = std::io::stderr().lock();
-            let _ = crate::forget::print_interrupted(&done, &mut err);
+            if let Err(e) = crate::forget::print_interrupted(&done, &mut err) {
+                tracing::warn!(error = %e, "could not report the finished forget on stderr");
+            }
         }
         Err(e) => eprintln!(
             "memctl: warning: an earlier forget did not finish and could not be finished now \
