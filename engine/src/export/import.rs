@@ -19,7 +19,7 @@ use crate::clock::unix_now;
 use crate::core::Core;
 use crate::embed::{Embedder, EmbedderId};
 use crate::error::StoreError;
-use crate::redact::{RedactionCounts, redact_counted};
+use crate::redact::RedactionCounts;
 use crate::store::{PutOutcome, SessionRecord, StoreWriter};
 use redb::ReadableTable as _;
 use serde::Serialize;
@@ -103,20 +103,8 @@ pub struct PlacedMemoryFile {
     pub outcome: &'static str,
 }
 
-/// Redact `s` in place, counting.
-fn scrub(s: &mut String, n: &mut RedactionCounts) {
-    let (r, c) = redact_counted(s);
-    if let std::borrow::Cow::Owned(r) = r {
-        *s = r;
-    }
-    n.merge(&c);
-}
-
-fn scrub_opt(s: &mut Option<String>, n: &mut RedactionCounts) {
-    if let Some(s) = s {
-        scrub(s, n);
-    }
-}
+// The one field redaction of export and import (`scrub.rs`).
+use super::scrub::{opt as scrub_opt, text as scrub};
 
 /// A record ready to write (redacted, hashed, embedded with the hash embedder).
 enum Ready {

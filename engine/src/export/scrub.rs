@@ -19,7 +19,8 @@ pub(super) fn text(s: &mut String, n: &mut RedactionCounts) {
     n.merge(&c);
 }
 
-fn opt(s: &mut Option<String>, n: &mut RedactionCounts) {
+/// [`text`] of a field that may be absent.
+pub(super) fn opt(s: &mut Option<String>, n: &mut RedactionCounts) {
     if let Some(s) = s {
         text(s, n);
     }
