@@ -289,3 +289,30 @@ fn a_bad_file_fails_the_cli_and_the_hook_uses_the_rest() {
     );
     assert!(restore(&w) > 800, "nothing of an unparsable file applies");
 }
+
+/// `config get KEY` gives the key's value or an error about that key, never a value followed
+/// by a failure: a bad value of another key is a warning only.
+#[test]
+fn config_get_fails_only_on_its_own_key() {
+    let w = World::new();
+    let out = w.memctl(
+        &["config", "get", "restore_chars"],
+        &[("MEMCTL_RESTORE_CHARS", "abc")],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(out.stdout.is_empty(), "no value beside the error");
+    assert!(stderr.contains("MEMCTL_RESTORE_CHARS"), "{stderr}");
+
+    let out = w.memctl(
+        &["config", "get", "restore_chars"],
+        &[("MEMCTL_RECALL", "maybe")],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "4000");
+    assert!(
+        stderr.contains("warning") && stderr.contains("MEMCTL_RECALL"),
+        "{stderr}"
+    );
+}

@@ -441,3 +441,75 @@ fn logs_to_a_pipe_are_plain_text() {
         "colour escapes in piped logs: {err:?}"
     );
 }
+
+/// A mistyped flag gets a tip only when a flag is a typo away, and the usage line shown is the
+/// subcommand's own, not one built around a far-fetched guess.
+#[test]
+fn usage_errors_suggest_only_near_flags() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = memctl(tmp.path(), &["search", "--foo", "x"], b"");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("unexpected argument '--foo'"), "{err}");
+    assert!(!err.contains("--tool"), "far-fetched suggestion: {err}");
+    assert!(err.contains("Usage: memctl search [OPTIONS]"), "{err}");
+
+    let out = memctl(tmp.path(), &["search", "--all-project", "x"], b"");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("similar argument exists: '--all-projects'"),
+        "{err}"
+    );
+}
+
+/// `--data-dir`'s help says what the default is, and where it resolves here.
+#[test]
+fn data_dir_help_names_the_default() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("home");
+    let out = memctl(&home, &["--help"], b"");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(text.contains("~/.local/share/memctl"), "{text}");
+    assert!(
+        text.contains(&format!("here: {}", home.display())),
+        "{text}"
+    );
+}
+
+/// What the demo runs: on a machine where `memctl` is on PATH and the checkout's model is set
+/// up, but no hooks are installed, doctor reports no error (the hooks are a warning) and
+/// exits 0.
+#[test]
+fn doctor_without_hooks_but_with_memctl_on_path_passes() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("home");
+    let user = tmp.path().join("user");
+    std::fs::create_dir_all(&user).expect("mkdir");
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_memctl"))
+        .parent()
+        .expect("bin dir");
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = common::memctl(
+        &home,
+        &["doctor"],
+        b"",
+        &[
+            ("PATH", &path),
+            ("HOME", user.to_str().expect("utf-8")),
+            ("CLAUDE_PROJECT_DIR", user.to_str().expect("utf-8")),
+        ],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{err}");
+    assert!(
+        !text.contains("ERROR") && !err.contains("ERROR"),
+        "{text}\n{err}"
+    );
+}

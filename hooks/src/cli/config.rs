@@ -7,7 +7,7 @@
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use memctl_engine::Loaded;
-use memctl_engine::settings::{ConfigEntry, FileScope, ProjectRule, Source};
+use memctl_engine::settings::{ConfigEntry, FileScope, ProjectRule, SettingsError, Source};
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
@@ -21,6 +21,13 @@ pub struct ConfigArgs {
     /// JSON output.
     #[arg(long, global = true)]
     pub json: bool,
+}
+
+impl ConfigArgs {
+    /// Whether this is `config get KEY`.
+    pub fn is_get(&self) -> bool {
+        matches!(self.action, Some(ConfigAction::Get { .. }))
+    }
 }
 
 /// `memctl config ...`.
@@ -89,6 +96,20 @@ pub(super) fn config(
             else {
                 bail!("unknown key {key:?} (`memctl config` lists the keys)");
             };
+            // A script asking for one key gets its value or an error about it, never both: a
+            // bad value of this key fails (the default it fell back to is not what was asked
+            // for); a bad value elsewhere is only a warning.
+            let (own, other): (Vec<_>, Vec<_>) = loaded
+                .errors
+                .iter()
+                .partition(|err| concerns(err, e.key.var));
+            for err in &other {
+                eprintln!("memctl: warning: {err}");
+            }
+            if !own.is_empty() {
+                let all: Vec<String> = own.iter().map(ToString::to_string).collect();
+                bail!("{}", all.join("; "));
+            }
             if a.json {
                 serde_json::to_writer(&mut *out, &json(e))?;
                 writeln!(out)?;
@@ -101,6 +122,15 @@ pub(super) fn config(
             }
             Ok(())
         }
+    }
+}
+
+/// Whether a settings error may be about the variable `var`: one that names it, or a file that
+/// could not be used at all (it might have set it).
+fn concerns(err: &SettingsError, var: &str) -> bool {
+    match err.var() {
+        Some(v) => v == var,
+        None => !matches!(err, SettingsError::UnknownKey { .. }),
     }
 }
 

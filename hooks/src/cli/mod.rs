@@ -15,6 +15,7 @@ mod sessions;
 mod status;
 mod store_cmd;
 mod swap;
+mod usage;
 
 pub use check::CheckArgs;
 pub use config::{ConfigAction, ConfigArgs};
@@ -38,7 +39,8 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(name = "memctl", version, about = "memctl: memory for coding agents that survives context compaction", long_about = None)]
 pub struct Cli {
-    /// Data directory (default: $MEMCTL_HOME, else $XDG_DATA_HOME/memctl).
+    /// Data directory (default: $MEMCTL_HOME, else $XDG_DATA_HOME/memctl, else
+    /// ~/.local/share/memctl; the help names the one it resolves to).
     #[arg(long, global = true)]
     pub data_dir: Option<PathBuf>,
     #[command(subcommand)]
@@ -141,7 +143,7 @@ pub fn main() -> ExitCode {
     } else {
         crate::logging::init_cli(loaded.settings.log.as_deref());
     }
-    let cli = match Cli::try_parse() {
+    let cli = match parse(&loaded.settings.data_dir) {
         Ok(c) => c,
         Err(e) => {
             // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
@@ -178,7 +180,9 @@ pub fn main() -> ExitCode {
         return ExitCode::from(1);
     }
     // `memctl config` shows what it can, then the errors, and fails with them.
-    let config_errors = matches!(cli.command, Command::Config(_)) && !loaded.errors.is_empty();
+    // `config get` judges the errors itself (only its own key's fail it).
+    let config_errors =
+        matches!(&cli.command, Command::Config(c) if !c.is_get()) && !loaded.errors.is_empty();
     let result = if matches!(cli.command, Command::Mcp) {
         // The MCP server writes the protocol to stdout from the runtime's threads: a lock held
         // here for the whole run would deadlock its first answer.
@@ -204,16 +208,35 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Whether the arguments run `memctl mcp` (its first positional argument, after global flags).
-fn is_mcp_invocation(mut args: impl Iterator<Item = String>) -> bool {
+/// Parse the command line; `default_data_dir`: what no `--data-dir` means here (for its help).
+fn parse(default_data_dir: &std::path::Path) -> Result<Cli, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    let mut cmd = Cli::command().mut_arg("data_dir", |a| {
+        a.help(usage::data_dir_help(default_data_dir))
+    });
+    cmd.try_get_matches_from_mut(std::env::args_os())
+        .and_then(|m| Cli::from_arg_matches(&m))
+        .map_err(|e| {
+            let sub = subcommand_name(std::env::args().skip(1));
+            usage::without_far_suggestion(e, &mut cmd, sub.as_deref())
+        })
+}
+
+/// The subcommand the arguments name (their first positional one, after global flags).
+fn subcommand_name(mut args: impl Iterator<Item = String>) -> Option<String> {
     while let Some(a) = args.next() {
         if a == "--data-dir" {
             args.next();
         } else if !a.starts_with('-') {
-            return a == "mcp";
+            return Some(a);
         }
     }
-    false
+    None
+}
+
+/// Whether the arguments run `memctl mcp` (its first positional argument, after global flags).
+fn is_mcp_invocation(args: impl Iterator<Item = String>) -> bool {
+    subcommand_name(args).as_deref() == Some("mcp")
 }
 
 /// An error and its causes on one line, each cause once: many engine errors already print
