@@ -55,7 +55,7 @@ pub fn ingest(opts: EngineOptions, s: &Settings, paths: &[PathBuf], no_embed: bo
         return Ok(());
     }
     // A failed open drops the jobs unrun: their requests stay for the next archiver.
-    let engine = crate::cli::open(opts)?;
+    let engine = crate::open::open(opts)?;
     archive(&engine, mine, no_embed)?;
     crate::team::background(&engine, s, false)
 }

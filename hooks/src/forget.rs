@@ -12,6 +12,10 @@ use memctl_engine::forget::{BackupsReport, ForgetReport, ForgetRequest, Interrup
 use memctl_engine::swap::human_bytes;
 use std::io::Write;
 
+/// Touched when a hook starts `memctl forget --finish` (`crate::hook`); that command removes
+/// it.
+pub const FINISH_MARKER: &str = ".forget-finish-started";
+
 /// Turn lines printed (the JSON report has up to 50).
 const SHOWN: usize = 5;
 
@@ -59,7 +63,7 @@ pub fn run(
         // `cli::open` finished whatever was left (and said so on stderr).
         let left = engine.forget_pending()?;
         // The hooks' once-a-minute marker: gone means the next hook may start another finish.
-        let marker = engine.data_dir().join(crate::hook::FINISH_MARKER);
+        let marker = engine.data_dir().join(FINISH_MARKER);
         match std::fs::remove_file(&marker) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

@@ -206,7 +206,7 @@ pub fn main() -> ExitCode {
         }
         Ok(Ok(Err(e)))
             if e.downcast_ref::<memctl_engine::EngineError>()
-                .is_some_and(crate::cli::needs_migration) =>
+                .is_some_and(crate::open::needs_migration) =>
         {
             // Never on the prompt path (seconds on a big store): a detached `memctl migrate`
             // does it; the transcript stays on disk and the next hook archives this turn.
@@ -282,9 +282,6 @@ pub fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Touched when a hook starts `memctl forget --finish` (see [`run`]); that command removes it.
-pub const FINISH_MARKER: &str = ".forget-finish-started";
-
 /// Open the engine with every store wait bounded by `deadline`, and handle the event. A
 /// paused embedder is resumed before the store is opened: stopped, it may hold the write lock.
 pub fn run(
@@ -309,7 +306,7 @@ pub fn run(
         false
     });
     if pending {
-        let marker = data_dir.join(FINISH_MARKER);
+        let marker = data_dir.join(crate::forget::FINISH_MARKER);
         let recent = std::fs::metadata(&marker)
             .and_then(|m| m.modified())
             .ok()

@@ -10,6 +10,7 @@
 //! [`sources`] finds every place memctl's hooks are installed (for the double-install warning
 //! and `memctl doctor`).
 
+mod claude_md;
 pub mod command;
 pub mod sources;
 #[cfg(test)]
@@ -18,6 +19,7 @@ mod tests;
 pub use command::{InstallArgs, InstallEnv};
 
 use anyhow::{Context, Result};
+pub use claude_md::claude_md;
 use memctl_engine::hooks::HookEventName;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

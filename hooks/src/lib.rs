@@ -13,6 +13,7 @@ pub mod install;
 pub mod lifecycle;
 pub mod logging;
 pub mod mcp;
+pub mod open;
 pub mod pause;
 pub mod plugin;
 pub mod progress;

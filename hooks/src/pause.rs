@@ -231,39 +231,7 @@ pub fn resume_recorded(data_dir: &Path) {
     let _ = data_dir;
 }
 
-/// This process's start time in clock ticks since boot (`/proc/self/stat` field 22): with
-/// the pid, an identity that survives pid reuse. None off Linux or when `/proc` is missing.
-pub fn own_start_ticks() -> Option<u64> {
-    #[cfg(target_os = "linux")]
-    {
-        start_ticks(std::process::id())
-    }
-    #[cfg(not(target_os = "linux"))]
-    None
-}
-
-/// The start time (clock ticks since boot) of process `pid`, from `/proc/<pid>/stat`.
-/// One `read` into a buffer: the line is a few hundred bytes (the name is at most 16), and
-/// `read_to_string` took six reads and a `statx` on this size-0 file (strace of a hook).
-#[cfg(target_os = "linux")]
-pub fn start_ticks(pid: u32) -> Option<u64> {
-    use std::io::Read;
-    let mut buf = [0u8; 1024];
-    let n = std::fs::File::open(format!("/proc/{pid}/stat"))
-        .ok()?
-        .read(&mut buf)
-        .ok()?;
-    parse_start_ticks(std::str::from_utf8(&buf[..n]).ok()?)
-}
-
-/// Field 22 of a `/proc/<pid>/stat` line. The command name (field 2) is in parentheses and
-/// may hold spaces and parentheses itself, so fields are counted after its *last* `)`.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-fn parse_start_ticks(stat: &str) -> Option<u64> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    // After the name: field 3 (state) is the first, so field 22 is the 20th.
-    rest.split_ascii_whitespace().nth(19)?.parse().ok()
-}
+pub use crate::progress::{own_start_ticks, start_ticks};
 
 #[cfg(target_os = "linux")]
 mod linux {
@@ -297,7 +265,7 @@ mod linux {
             let pid = Pid::from_raw(i32::try_from(record.pid).ok()?)?;
             // The pidfd first, then the check: see the module doc.
             let fd = pidfd_open(pid, PidfdFlags::empty()).ok()?;
-            if super::start_ticks(record.pid) != Some(want) {
+            if crate::progress::start_ticks(record.pid) != Some(want) {
                 tracing::debug!(
                     pid = record.pid,
                     "progress record names a process that is not the embedder; left alone"
@@ -524,22 +492,6 @@ mod linux {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_start_time_is_field_22_even_with_parentheses_and_spaces_in_the_name() {
-        let fields_after_name: Vec<String> = (3..=52).map(|f| format!("{}", f * 10)).collect();
-        let line = format!("4242 (memctl (x) y) {}\n", fields_after_name.join(" "));
-        assert_eq!(parse_start_ticks(&line), Some(220));
-        assert_eq!(parse_start_ticks("4242 (memctl) S 1 2"), None);
-        assert_eq!(parse_start_ticks("garbage"), None);
-    }
-
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn this_process_has_a_start_time() {
-        let a = own_start_ticks().expect("start ticks");
-        assert_eq!(own_start_ticks(), Some(a));
-    }
 
     #[test]
     fn no_record_means_no_pause_and_resume_is_harmless() {

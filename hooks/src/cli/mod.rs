@@ -17,6 +17,7 @@ mod store_cmd;
 mod swap;
 mod usage;
 
+pub(crate) use crate::open::{existing_data_dir, open, open_existing};
 pub use check::CheckArgs;
 pub use config::{ConfigAction, ConfigArgs};
 pub use embed::{EmbedPendingArgs, EmbedderArgs};
@@ -24,13 +25,12 @@ pub use ingest::IngestArgs;
 pub use search::SearchArgs;
 pub use sessions::{SessionsArgs, ShowArgs};
 pub use status::{StatusArgs, StatusReport};
-pub(crate) use store_cmd::needs_migration;
 pub use store_cmd::{BackupArgs, MigrateArgs};
 pub use swap::SwapCommand;
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use clap::{Parser, Subcommand};
-use memctl_engine::{Engine, EngineOptions, Loaded, Settings};
+use memctl_engine::{EngineOptions, Loaded, Settings};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -323,58 +323,6 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
         Command::Backup(a) => store_cmd::backup(open_existing(opts)?, &a, out),
         Command::Ui(a) => crate::ui::run(open_existing(opts)?, &a, s, cli.data_dir.clone(), out),
     }
-}
-
-/// How long a CLI command waits for the store's write lock: a person (or a background ingest)
-/// can wait for hooks and other ingests to commit; a hook's 2 s would fail `memctl ingest`
-/// whenever sessions are busy (seen: 3 of 4 concurrent ingests failed).
-const CLI_WRITE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
-
-/// The data dir a reading command needs: a mistyped `--data-dir` is an error naming the path,
-/// never a new empty data dir created there (writing commands and hooks create theirs).
-fn existing_data_dir(opts: &EngineOptions) -> Result<()> {
-    if opts.data_dir.is_dir() {
-        return Ok(());
-    }
-    bail!(
-        "the data dir {} does not exist (check --data-dir / MEMCTL_HOME; `memctl ingest` or \
-         the first hook creates it)",
-        opts.data_dir.display()
-    )
-}
-
-/// [`open`] for commands that only read (or remove): the data dir must exist already.
-pub(crate) fn open_existing(opts: EngineOptions) -> Result<Engine> {
-    existing_data_dir(&opts)?;
-    open(opts)
-}
-
-/// Open the engine for a command. A store written by an earlier memctl is migrated first
-/// (the old file is kept; one line on stderr says where): a person who upgraded memctl and
-/// runs `memctl search` wants an answer, not homework.
-pub(crate) fn open(opts: EngineOptions) -> Result<Engine> {
-    let path = opts.store_path();
-    let (mut engine, migrated) = Engine::open_migrating(opts)
-        .with_context(|| format!("opening the store at {}", path.display()))?;
-    if let Some(rep) = migrated {
-        eprintln!("memctl: {}", store_cmd::describe(&rep));
-    }
-    engine.set_write_timeout(CLI_WRITE_TIMEOUT);
-    // A forget killed before its rewrite left forgotten bytes on disk: finished here, said on
-    // stderr. A failure does not stop the command; it is said, and the next one retries.
-    match engine.finish_interrupted() {
-        Ok(done) => {
-            let mut err = std::io::stderr().lock();
-            if let Err(e) = crate::forget::print_interrupted(&done, &mut err) {
-                tracing::warn!(error = %e, "could not report the finished forget on stderr");
-            }
-        }
-        Err(e) => eprintln!(
-            "memctl: warning: an earlier forget did not finish and could not be finished now \
-             (its text may still be on disk; the next command retries): {e:#}"
-        ),
-    }
-    Ok(engine)
 }
 
 /// The first 8 characters of a session id, as search and swap lists print it.

@@ -1,9 +1,10 @@
 //! `memctl migrate` and `memctl backup`: carrying a store written by an earlier memctl
 //! forward, and consistent copies while hooks keep writing (`memctl_engine::store::migrate`).
 
+use crate::open::describe;
 use anyhow::{Context, Result};
 use clap::Args;
-use memctl_engine::{Engine, EngineError, EngineOptions, MigrateReport, StoreError};
+use memctl_engine::{Engine, EngineOptions};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -72,22 +73,6 @@ fn migrate_in_background(opts: &EngineOptions) -> Result<()> {
     Ok(())
 }
 
-/// One line about a migration that ran.
-pub(super) fn describe(rep: &MigrateReport) -> String {
-    format!(
-        "migrated the store from schema {} to {} in {} ms ({} rows, {} rewritten); the old file is \
-         kept at {} (delete it once you no longer need to go back to an earlier memctl)",
-        rep.from,
-        rep.to,
-        rep.millis,
-        rep.rows,
-        rep.rows_changed,
-        rep.backup
-            .as_deref()
-            .map_or_else(|| "-".into(), |p| p.display().to_string())
-    )
-}
-
 pub(super) fn backup(engine: Engine, a: &BackupArgs, out: &mut dyn Write) -> Result<()> {
     let rep = engine.backup(a.out.as_deref())?;
     if a.json {
@@ -105,9 +90,4 @@ pub(super) fn backup(engine: Engine, a: &BackupArgs, out: &mut dyn Write) -> Res
         )?;
     }
     Ok(())
-}
-
-/// True when `e` says the store must be migrated first.
-pub(crate) fn needs_migration(e: &EngineError) -> bool {
-    matches!(e, EngineError::Store(StoreError::NeedsMigration { .. }))
 }

@@ -185,7 +185,7 @@ impl Edits {
 /// Run `memctl install` (`add`) or `uninstall`.
 pub fn run(a: &InstallArgs, add: bool, env: &InstallEnv, out: &mut dyn Write) -> Result<()> {
     if a.claude_md {
-        crate::lifecycle::claude_md(add, a.dry_run, out)?;
+        super::claude_md(add, a.dry_run, out)?;
     }
     let mut edits = Edits::default();
     let mut hook_files = Vec::new();
