@@ -253,3 +253,45 @@ fn put_chunks_writes_what_one_at_a_time_writes() {
         );
     }
 }
+
+/// A session that says the same thing in two turns names one chunk from both: replacing the
+/// first turn must leave the chunk the second still names, and the store consistent.
+#[test]
+fn replacing_a_repeated_turn_keeps_the_chunk_the_other_turn_names() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("memctl.redb");
+    let store = Store::open(&path).expect("open");
+    let same = "run the migration again: cargo run --bin migrate";
+    let (first, second) = (
+        chunk("s", "/p", 0, 0, 1, same),
+        chunk("s", "/p", 1, 0, 1, same),
+    );
+    let changed = chunk("s", "/p", 0, 0, 1, "turn 0 rewritten: nothing to migrate");
+    let hash = HashEmbedder::new();
+    let vectors = |c: &Chunk| vec![(hash.id().clone(), hash.embed_one(&c.text))];
+    let shared = store
+        .write(|w| {
+            let id = w.put_chunk(&first, &vectors(&first), 1)?.id();
+            w.mark_pending(id)?;
+            let dup = w.put_chunk(&second, &vectors(&second), 2)?;
+            assert!(
+                matches!(dup, PutOutcome::Duplicate(d) if d == id),
+                "{dup:?}"
+            );
+            match w.put_chunk(&changed, &vectors(&changed), 3)? {
+                PutOutcome::Replaced(new) => w.mark_pending(new)?,
+                other => panic!("{other:?}"),
+            }
+            Ok(id)
+        })
+        .expect("write");
+    let rec = store
+        .read()
+        .and_then(|r| r.chunk(shared))
+        .expect("read")
+        .expect("the repeated turn's chunk stays");
+    assert_eq!(rec.chunk.text, same);
+    drop(store);
+    let report = super::check::check_store(&path).expect("check");
+    assert!(report.is_consistent(), "{:?}", report.violations);
+}

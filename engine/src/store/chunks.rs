@@ -167,6 +167,9 @@ impl StoreWriter {
                     return Ok(PutOutcome::Unchanged(old_id));
                 }
                 Some(rec) if rec.chunk.session_id == chunk.session_id => {
+                    // Unnamed first (both paths below name the turn again), so that the
+                    // release sees only the *other* turns that name the old chunk.
+                    self.tx.open_table(TURNS)?.remove(turn_key)?;
                     self.release_chunk(old_id, &rec, &chunk.session_id)?;
                     replaced = true;
                 }
@@ -230,13 +233,19 @@ impl StoreWriter {
         })
     }
 
-    /// `session` no longer uses chunk `id`: delete it when nobody else does, else just unlink.
+    /// One turn of `session` no longer uses chunk `id` (its `TURNS` entry is already gone):
+    /// delete the chunk when nobody else uses it, else just unlink. A session that repeats a
+    /// turn word for word names one chunk from several turns: while another turn of it still
+    /// does, the chunk and its session link stay (deleting it would leave that turn dangling).
     pub(super) fn release_chunk(
         &mut self,
         id: ChunkId,
         rec: &ChunkRecord,
         session: &str,
     ) -> Result<(), StoreError> {
+        if self.turn_names(session, id)? {
+            return Ok(());
+        }
         self.tx
             .open_multimap_table(SESSION_CHUNKS)?
             .remove(session, id)?;
@@ -248,6 +257,18 @@ impl StoreWriter {
             self.update_record(id, &r)?;
         }
         Ok(())
+    }
+
+    /// Whether some turn of `session` names chunk `id`. A scan of the session's turns: only
+    /// a replaced or re-chunked turn asks, never the append path.
+    fn turn_names(&self, session: &str, id: ChunkId) -> Result<bool, StoreError> {
+        let t = self.tx.open_table(TURNS)?;
+        for row in t.range((session, 0, 0)..=(session, u32::MAX, u16::MAX))? {
+            if row?.1.value() == id {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Remove a chunk: record, postings, re-scoring vectors. Its int8 block entries stay until the
