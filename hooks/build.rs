@@ -4,7 +4,7 @@
 //! applies them at every start and copy-on-write faults ~550 KB of RELRO pages in. Every
 //! Claude Code prompt starts `memctl-hook`, so this is paid per prompt: linked without PIE
 //! a UserPromptSubmit process takes ~140 fewer page faults (426 → 286) and had lower p50 and
-//! p95 beside a busy embedder (issue 17, README "Hook process start"). The trade: the
+//! p95 beside a busy embedder (docs/perf/embedder-contention.md). The trade: the
 //! executable's own base address is no longer randomized; shared libraries (ONNX Runtime
 //! included), heap and stack still are.
 fn main() {

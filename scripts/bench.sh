@@ -90,7 +90,7 @@ for n in ${BENCH_BYTES_SIZES:-$SIZES}; do
   python3 scripts/bench_store_bytes.py "$OUT/t$n.jsonl" "$OUT/sb-$n" "now=$HOOK" >> "$SB"
 done
 
-# Search while every chunk of the biggest history still waits for the embedder (issue 17 measured
+# Search while every chunk of the biggest history still waits for the embedder (it once measured
 # 91 s before searches stopped embedding in the foreground).
 SP="$OUT/search_pending.jsonl"
 : > "$SP"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What a background job's CPU policy costs a hook process started beside it (issue 17).
+"""What a background job's CPU policy costs a hook process started beside it.
 
 usage: bench_bg_policy.py <memctl-hook> [--calls N] [--job burn|spin] [--block N]
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Hook latency under contention: N concurrent sessions firing hooks on one store while M
-`memctl ingest` processes archive big transcripts into it (issue 10's setting: 8 + 4).
+`memctl ingest` processes archive big transcripts into it (by default 8 + 4).
 
     python3 scripts/bench_concurrency.py [--bin target/release] [--sessions 8] [--ingests 4]
                                          [--prompts 30] [--seed 10] [--admin]

@@ -35,7 +35,7 @@ nice 19, a 100 ms slice). `--stop-embedder` adds `embedder-stopped`: the embedde
 but is frozen (SIGSTOP) around each hook call and resumed (SIGCONT) after it, i.e. what the
 hook would get if the embedder paused for it from before its start (the hook's own pause is
 off in that mode, or it would resume the embedder at its end). `embedder` runs the hooks as
-users get them: since issue 17 UserPromptSubmit pauses the embedder itself
+users get them: UserPromptSubmit pauses the embedder itself
 (`MEMCTL_HOOK_PAUSE_EMBEDDER`, default on) from its settings load until 5 ms after it has
 ended; `--no-pause` adds `embedder-nopause`, the same with that setting off; `--hook
 <label>=<dir>` adds `embedder-hook-<label>`, another build's hooks beside the same embedder.
@@ -317,8 +317,8 @@ def summary(ws):
     return round(statistics.median(s), 1), round(p95_of(s), 1), round(s[-1], 1)
 
 
-# How sure a p95 ratio is: a few hundred calls move p95 by more than the effect here (README
-# "How sure the ratio is"), so each ratio comes with a 90 % bootstrap interval (both modes'
+# How sure a p95 ratio is: a few hundred calls move p95 by more than the effect here
+# (docs/perf/embedder-contention.md), so each ratio comes with a 90 % bootstrap interval (both modes'
 # calls resampled with replacement, BOOT_ROUNDS times, seed printed).
 BOOT_SEED, BOOT_ROUNDS = 17, 2000
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What UserPromptSubmit's pause of the background embedder costs the hook itself (issue 17).
+"""What UserPromptSubmit's pause of the background embedder costs the hook itself.
 
 usage: bench_pause_cost.py <label>=<bin dir> ... [--rounds N] [--block N]
 

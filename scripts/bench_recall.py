@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Whole-process UserPromptSubmit latency, with and without prompt-time recall (issue 12).
+"""Whole-process UserPromptSubmit latency, with and without prompt-time recall.
 
     python3 scripts/bench_recall.py [--bin target/release] [--turns 500 5000] [--runs 30] [--seed 1]
 

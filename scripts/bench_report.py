@@ -89,8 +89,8 @@ if os.path.exists(crit):
     lines.append("\nCompute bound: all-MiniLM-L6-v2 costs ≈ 22.4 MFLOP per token at 128 tokens; "
                  "see the embed group above for the measured sentences/s on one intra-op thread.")
 
-# Issue 17 (write path and storage economy): the figures the issue was filed with, next to
-# this run's. Quoted from the issue text (measured on main before the work, one run each); this
+# Write path and storage economy: the figures measured on main before that work (one run
+# each), next to this run's; this
 # run's numbers come from the JSON lines bench.sh wrote into OUTDIR.
 ISSUE17 = {
     "first archive 5,000 turns": "6.3 s vs peer 1.85 s (0.29×)",

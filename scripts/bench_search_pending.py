@@ -11,7 +11,7 @@ perf_counter around fork/exec+wait4. Labels alternate query by query so that a d
 bills both alike. The background embedder stays off during the searches too (a search would
 otherwise start one, and its model load would be billed to the next search).
 
-Issue 17 measured 91 s for the first search after a 5,000-turn backlog (the search embedded
+The build before measured 91 s for the first search after a 5,000-turn backlog (the search embedded
 pending chunks in the foreground). Prints one JSON line per label: p50/p95/max wall ms, the
 pending count the search reported, how many searches answered with results, exit codes.
 Stdlib only.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tokens a session keeps out of its context with swap in place (issue 15).
+"""Tokens a session keeps out of its context with swap in place.
 
     python3 scripts/bench_swap_in_place.py [--bin target/debug] [--turns 500] [--seed 7] [--in-place-chars N]
     python3 scripts/bench_swap_in_place.py --bin target/release --latency 40

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Page load times of `memctl ui` on a large store (issue 18).
+"""Page load times of `memctl ui` on a large store.
 
     python3 scripts/bench_ui.py [--bin target/release] [--turns 5000] [--seed 5000] [--requests 50]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fault_trials.sh — the fault trials of issue 14 at full size (CI runs them reduced):
+# fault_trials.sh — the fault trials at full size (CI runs them reduced):
 #   kill -9 at random points of `memctl ingest` and of each hook (hooks/tests/kill_trials.rs),
 #   I/O faults injected under redb (engine/src/store/fault_inject.rs).
 # Prints each trial's seed and the outcome tables.

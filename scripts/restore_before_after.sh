@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # restore_before_after.sh — the restore block of one generated session, by the restore code of
-# commit 2ce14cc (before issue 12 parts 2–3) and by this checkout, at 1000 / 4000 / 8000 chars,
+# commit 2ce14cc (before the restore line rules) and by this checkout, at 1000 / 4000 / 8000 chars,
 # with a few counts per block. Writes docs/restore-before-after.md (or --out FILE).
 #
 #   scripts/restore_before_after.sh [--before-bin PATH] [--out FILE] [--seed S] [--turns N]

@@ -2,8 +2,8 @@
 //!
 //! usage: `cargo run --release -p memctl-engine --example store_stats -- <memctl.redb>`
 //!
-//! Why an example and not a `memctl` command: it is a measuring tool for the storage work of
-//! issue 17 (`scripts/bench_store_bytes.py` prints it next to bytes per chunk), not something
+//! Why an example and not a `memctl` command: it is a measuring tool for the storage work
+//! (`scripts/bench_store_bytes.py` prints it next to bytes per chunk), not something
 //! a user needs. It opens the file read-only in the store's multi-process mode, so it can run
 //! beside hooks.
 

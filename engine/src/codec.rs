@@ -9,7 +9,7 @@
 //! encoding (CBOR, MessagePack maps): the body stays compact positional bincode, one byte
 //! larger per record (decode +6 %), while CBOR made the sample's chunk records 8.5 % larger
 //! and 2.2x slower to decode, JSON 15 % and 2.8x (`cargo bench -p memctl-benches --bench
-//! records`, ARCHITECTURE.md "Versioned records"); and a version says
+//! records`, docs/perf/store-bytes.md); and a version says
 //! exactly which layout a row has, where field-name matching would silently read a renamed
 //! field as missing. Adding a field: bump the type's `VERSION`, freeze the old layout as a
 //! private struct, and decode it in `decode_body` (the store keeps old rows as they are and

@@ -516,7 +516,7 @@ impl Engine {
     /// Embed up to `limit` chunks that were stored without a model vector. Returns how many
     /// were embedded. Fails when the model is unavailable (the chunks stay pending).
     pub fn embed_pending(&self, limit: usize) -> Result<usize, EngineError> {
-        // Nothing pending: no model load (210–250 ms of CPU and 164 MB, issue 17).
+        // Nothing pending: no model load (210–250 ms of CPU and 164 MB).
         if limit == 0 || self.core.store().read()?.pending(1)?.is_empty() {
             return Ok(0);
         }
@@ -557,8 +557,8 @@ impl Engine {
                     {
                         w.put_vector(cur.project_id, *id, &emb, v)?;
                         cur.embedders.push(emb.key());
-                        // The hash vector was only there until the model's came (issue 17:
-                        // bytes); its int8 entry goes at the quiet moment (`Store::reclaim`).
+                        // The hash vector was only there until the model's came (bytes);
+                        // its int8 entry goes at the quiet moment (`Store::reclaim`).
                         if cur.embedders.contains(&hash.key()) {
                             w.drop_vector(*id, &hash)?;
                             cur.embedders.retain(|k| *k != hash.key());

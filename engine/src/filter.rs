@@ -68,7 +68,7 @@ pub fn parse_time(flag: &'static str, value: &str, now: Timestamp) -> Result<Str
     };
     // An age reaching before year 0 (`18000000h`) or a date written with an extended year
     // (`-000005-01-01T00:00:00Z`) printed as `-084-07-28T...`: no stored form, and no value
-    // this parser reads back (found by fuzzing, issue 14). Year 0 compares the same against
+    // this parser reads back (found by fuzzing). Year 0 compares the same against
     // every stored time: a `--since` before it takes everything, an `--until` nothing.
     let earliest = jiff::civil::date(0, 1, 1)
         .to_zoned(jiff::tz::TimeZone::UTC)
@@ -134,7 +134,7 @@ pub fn resolve_session<'a>(
 ///
 /// A fixed point (normalizing twice changes nothing): forget compares normalized stored paths
 /// with a normalized argument. One pass was not one: `"฿ /"` became `"฿ "` (the slash gone,
-/// the space exposed), which the next pass trimmed (found by fuzzing, issue 14).
+/// the space exposed), which the next pass trimmed (found by fuzzing).
 pub fn normalize_project(path: &str) -> String {
     let mut cur = path.to_string();
     // Each pass only removes characters, so this ends.

@@ -28,7 +28,7 @@ const HEAD_BYTES: u64 = 4096;
 /// pass holds its bytes, their turns and their chunks in memory, and in a fresh process every
 /// new page costs its zeroing: a 5,000-turn first archive in one 82 MB pass peaked at 252 MB
 /// and spent a fifth of its CPU in the kernel zeroing pages; in 16 MiB passes it peaks at
-/// about 118 MB and was faster, two fsyncs per pass included (issue 17).
+/// about 118 MB and was faster, two fsyncs per pass included.
 const MAX_PASS_BYTES: u64 = 16 << 20;
 
 /// Chunks handed to the store at a time ([`crate::store`]'s `put_chunks`): as many as the
@@ -46,7 +46,7 @@ pub struct IngestOptions {
     /// Commit after at most this many new bytes, then go on from the cursor (`None`: passes
     /// of [`MAX_PASS_BYTES`], the most a pass ever reads). Why: the store has one writer at a time, and a 1,500-turn first archive in one
     /// transaction held the lock for seconds while every hook of every session waited behind
-    /// it (issue 10). The CLI ingests in bounded passes; hooks read little and commit once.
+    /// it. The CLI ingests in bounded passes; hooks read little and commit once.
     pub commit_bytes: Option<u64>,
     /// Told the transcript bytes each committed pass consumed (`memctl ingest`'s progress bar
     /// moves within a large file, not only per file).

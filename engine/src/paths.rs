@@ -54,7 +54,7 @@ pub fn restrict_file(path: &Path) -> Result<(), StoreError> {
 /// Keeps `[A-Za-z0-9_-]` (so a UUID session id is its own file name, as before) and writes every
 /// other byte as `~xx` (lowercase hex), `~` included; the empty id is `~`. Why one to one: the
 /// old rule mapped `..`, `.`, `~`, NUL and a space all to `_`, so those sessions shared one
-/// autopilot state file, and `a/b` and `a\nb` another (issue 10). Ids longer than 96 bytes once
+/// autopilot state file, and `a/b` and `a\nb` another. Ids longer than 96 bytes once
 /// escaped keep 78 bytes and a `~h` + 16 hex of sha256: `~h` is never produced by escaping.
 pub fn sanitize_component(id: &str) -> String {
     use std::fmt::Write as _;
@@ -272,7 +272,7 @@ mod tests {
         );
     }
 
-    /// Issue 10: these ids shared one autopilot state file, and `a/b` and `a\nb` another.
+    /// Regression: these ids shared one autopilot state file, and `a/b` and `a\nb` another.
     #[test]
     fn sanitizer_is_one_to_one_on_the_ids_that_collided() {
         let ids = ["..", ".", "~", "\0", " ", "_", "a/b", "a\nb", "a_b", "~2e"];

@@ -10,7 +10,7 @@
 //!
 //! Why a block scan and not HNSW here: the callers are short-lived processes (hooks, one-shot
 //! CLI). Reloading an HNSW graph costs 8–17 µs per vector, scanning int8 blocks ~25 ns
-//! (DESIGN §3), so there is no crossover up to 200k vectors for a fresh process. HNSW
+//! (docs/perf/search.md), so there is no crossover up to 200k vectors for a fresh process. HNSW
 //! (`index::HnswIndex`, cargo feature `hnsw`) is for a long-lived process that keeps it warm.
 //!
 //! The query vector is the caller's: the facade embeds the query text with the active embedder
@@ -223,7 +223,7 @@ impl SearchRequest {
 
     /// Candidates per retriever: over-fetch so that filters and tombstones still leave `k`.
     /// Saturating: `k` comes from users (`memctl search -k 18446744073709551615` overflowed
-    /// here and panicked; found by fuzzing, issue 14).
+    /// here and panicked; found by fuzzing).
     pub(crate) fn candidates(&self) -> usize {
         let k = self.k.max(1);
         if self.has_filters() {

@@ -1,4 +1,4 @@
-//! Fuzzing on stable Rust (issue 14): proptest drives every parser that reads what memctl does
+//! Fuzzing on stable Rust: proptest drives every parser that reads what memctl does
 //! not control — transcript lines (and the chunker behind them), hook payloads (and the tool
 //! responses inside them), search filters (`--since`/`--until`, `--session`, `--project`), the
 //! settings (environment and config files) — with arbitrary bytes and with structure-aware

@@ -23,7 +23,7 @@ const EMBED_LIMIT: usize = 2_000;
 /// How long the background embedder stays up with nothing to do, watching for new pending
 /// chunks. Why: a burst of prompts each leaves a few chunks pending; an embedder that exits at
 /// once is started again by the next prompt and loads the model again (210–250 ms of CPU
-/// each, issue 17). Staying up a few seconds loads it once per burst.
+/// each). Staying up a few seconds loads it once per burst.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(8);
 
 /// How often an idle background embedder looks for pending chunks (one read transaction).

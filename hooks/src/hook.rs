@@ -5,7 +5,7 @@
 //! *we* fail. On any fault (bad payload, store busy, panic, deadline) we print nothing or a
 //! valid degraded output and append a line to `<data dir>/logs/memctl.log`.
 //!
-//! Output formats (DESIGN §2, observed with the real CLI): SessionStart / UserPromptSubmit /
+//! Output formats (observed with the real CLI): SessionStart / UserPromptSubmit /
 //! PostToolUse take `{"hookSpecificOutput":{"hookEventName":..,"additionalContext":..}}`;
 //! PreCompact / PostCompact / SessionEnd take plain text (JSON fails validation there).
 

@@ -1,4 +1,4 @@
-//! UserPromptSubmit pauses the background embedder while it runs (issue 17).
+//! UserPromptSubmit pauses the background embedder while it runs.
 //!
 //! Why: the embedder (`memctl embed-pending --background`, or a deferred archive embedding
 //! what it stored) runs ONNX for minutes after a big backlog. It runs at nice 19 (and now
@@ -10,7 +10,7 @@
 //! for the whole call, 0.92–0.98×. So the hook stops it for as much of its life as it can:
 //! from its settings load until [`AFTER_EXIT`] after its process has ended (a guardian, below),
 //! which measured 1.17× where the pause from the payload parse to the end of `main` measured
-//! 1.32× (same run; README "The pause covers the whole hook"). A hook is a few milliseconds;
+//! 1.32× (same run; docs/perf/embedder-contention.md). A hook is a few milliseconds;
 //! the embedder loses nothing but that time.
 //!
 //! Safety rules (tested here and in `tests/embedder_pause.rs` with a real embedder):
@@ -290,7 +290,7 @@ mod linux {
         /// Why `clone(CLONE_VM)` and not `fork`: a fork copies this process's page tables and
         /// then makes every page the hook writes afterwards fault and be copied, on the
         /// prompt's path; a pause through `fork` cost a fail-open hook 0.45 ms at p50 with
-        /// nothing running to pause (0.15 ms now; README, "What the pause itself cost"). A child that shares the address space costs neither.
+        /// nothing running to pause (0.15 ms now; docs/perf/embedder-contention.md). A child that shares the address space costs neither.
         /// It runs on a stack mapping of its own that is never unmapped (it still runs there
         /// after the hook has exited; the address space lives on while it does), and, sharing
         /// the hook's thread-local storage, it must not touch it: it makes rustix syscalls

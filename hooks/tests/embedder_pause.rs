@@ -1,5 +1,5 @@
-//! UserPromptSubmit pauses the background embedder while it runs (issue 17,
-//! `memctl_hooks::pause`): the real embedder (`memctl embed-pending --background`, the real
+//! UserPromptSubmit pauses the background embedder while it runs
+//! (`memctl_hooks::pause`): the real embedder (`memctl embed-pending --background`, the real
 //! model), the real hook binary, and the kernel's view of the process (`/proc/<pid>/stat`).
 //! Linux only, like the pause.
 #![cfg(target_os = "linux")]

@@ -1,4 +1,4 @@
-//! Regression tests for faults found by the adversarial run (issue 10), one per fault, named
+//! Regression tests for faults found by an adversarial run, one per fault, named
 //! after it. Real binaries, real redb files, real signals.
 
 mod common;

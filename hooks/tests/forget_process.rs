@@ -1,6 +1,6 @@
 //! `memctl forget` through the real binaries.
 //!
-//! The byte scan (issue 14): a session says a unique marker in a prompt, in an answer and in a
+//! The byte scan: a session says a unique marker in a prompt, in an answer and in a
 //! big tool output (stored whole by `memctl-hook PostToolUse`, LZ4-compressed, so the marker is
 //! checked through the API there), goes through SessionStart(compact) and SessionEnd (context
 //! state file, summary); forgetting it leaves no copy of the marker in any file under the data

@@ -1,4 +1,4 @@
-//! Fuzzing the CLI's filter parsers end to end (issue 14): `memctl search` with arbitrary and
+//! Fuzzing the CLI's filter parsers end to end: `memctl search` with arbitrary and
 //! time-shaped `--since`/`--until`, `--session` prefixes, `--project` paths, `--tool`, `--file`,
 //! `--fusion` and `-k`, over a real store holding the sample session. Property: the process
 //! never panics or dies by a signal; exit 0 prints something (never a silently empty answer);

@@ -1,4 +1,4 @@
-//! kill -9 at random points of `memctl ingest` and of each hook (issue 14): after every kill
+//! kill -9 at random points of `memctl ingest` and of each hook: after every kill
 //! the store opens and `memctl check` finds no violation, and after one more ingest to
 //! completion the session holds exactly the turns a run without a kill stores: nothing lost,
 //! nothing duplicated.

@@ -1,4 +1,4 @@
-//! Background progress (issue 17): `memctl status` shows whether an embedder runs, its pid,
+//! Background progress: `memctl status` shows whether an embedder runs, its pid,
 //! since when, what it embedded and its rate; `memctl ingest` advances within a large file.
 //! Real binaries, the real model (`scripts/setup.sh`), temp data dirs.
 

@@ -38,7 +38,7 @@ fn ok_json(home: &Path, args: &[&str]) -> Value {
 /// The export's records without the header (its time and version) and the trailer (counts
 /// that include the header's own line), as parsed JSON.
 ///
-/// Swap entries gained `in_place` after the schema-1 release (swap entry format 2, issue 15):
+/// Swap entries gained `in_place` after the schema-1 release (swap entry format 2):
 /// a schema-1 row reads as `false`, the one value this comparison accepts for the new field.
 fn export_records(text: &str) -> Vec<Value> {
     text.lines()

@@ -1,4 +1,4 @@
-//! A hook whose store writes fail mid-session (issue 14): it exits 0, logs one line saying the
+//! A hook whose store writes fail mid-session: it exits 0, logs one line saying the
 //! hook failed, leaves a store that `memctl check` finds whole, and the next hook archives
 //! what it could not. The failure is real, for root too: the file size limit (`ulimit -f`,
 //! RLIMIT_FSIZE) is set below the store's size, so every write redb makes past it fails with

@@ -1,4 +1,4 @@
-//! Restore quality over a realistic session (issue 12): 500 generated turns (fixed seed,
+//! Restore quality over a realistic session: 500 generated turns (fixed seed,
 //! printed) plus four hand-written last turns, archived into a real redb store, restored at
 //! 150 / 1000 / 4000 / 8000 chars. The block must carry substance: a pasted failure log keeps
 //! its failure line, answers keep what they concluded (no "Here's a summary of the changes:"),

@@ -1,4 +1,4 @@
-//! The effect of usage-aware reinforcement (issue 15 part 4) on the held-in restore session:
+//! The effect of usage-aware reinforcement on the held-in restore session:
 //! the 500 generated turns of `restore_quality` (same seed), driven through the hook handlers.
 //!
 //! 1. SessionStart(compact) restores block R1; its chunks wait for a usage verdict.

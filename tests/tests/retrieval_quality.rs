@@ -1,4 +1,4 @@
-//! Hybrid retrieval must serve both kinds of query (DESIGN §4): exact identifiers, where BM25
+//! Hybrid retrieval must serve both kinds of query: exact identifiers, where BM25
 //! shines, and paraphrases with few of the original words, where dense shines. Real model,
 //! real store, the coding query set `tests/fixtures/queries/coding.jsonl` (identifier-style
 //! queries: exact names, paths, error strings; paraphrases with few of the original words) over
@@ -61,7 +61,7 @@ fn coding_queries() -> Vec<CodingQuery> {
         .collect()
 }
 
-/// Recall of the coding query set, per kind and mode (DESIGN §4: hybrid must win on both kinds).
+/// Recall of the coding query set, per kind and mode (hybrid must win on both kinds).
 #[test]
 fn hybrid_wins_on_the_coding_query_set() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -36,7 +36,7 @@ impl HashEmbedder {
     /// Embed one text without the `Result` (hashing cannot fail). The vectors are stored
     /// and compared with query vectors, so the words, hashes and weights must never change;
     /// the lowercased word and the padded trigram input live in buffers reused from word to
-    /// word (one allocation per word each was a visible share of a first archive, issue 17).
+    /// word (one allocation per word each was a visible share of a first archive).
     pub fn embed_one(&self, text: &str) -> Vec<f32> {
         let mut v = vec![0.0f32; HASH_DIMS];
         let mut prev: Option<u64> = None;
@@ -72,7 +72,7 @@ impl Embedder for HashEmbedder {
     }
 
     /// Spread over the cores (rayon): a first archive hashes thousands of chunks, and this
-    /// was a core's work while the other idled (issue 17).
+    /// was a core's work while the other idled.
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         use rayon::prelude::*;
         Ok(texts.par_iter().map(|t| self.embed_one(t)).collect())

@@ -54,7 +54,7 @@ pub struct OnnxConfig {
     pub token_budget: usize,
     /// ONNX Runtime's graph optimizations at session creation. Why not always all: a process
     /// that embeds one short query (a hook) pays the session creation every time, and the
-    /// optimizer is most of it (int8 file: ≈ 32 ms off vs 140–200 ms on, DESIGN §7).
+    /// optimizer is most of it (int8 file: ≈ 32 ms off vs 140–200 ms on, docs/perf/hooks.md).
     pub graph_opt: GraphOpt,
 }
 
@@ -108,7 +108,7 @@ impl OnnxConfig {
     /// The config for embedding one query in a short-lived process: the int8 model file beside
     /// this one (`<model dir>-int8`, fetched by `scripts/setup.sh`) when it exists, with a fast
     /// start, labelled with **this** config's variant. Why the label: int8 and fp32 vectors of
-    /// one text agree to cosine ≥ 0.998 (setup's export check; DESIGN §7), so an int8 query
+    /// one text agree to cosine ≥ 0.998 (setup's export check), so an int8 query
     /// searches the fp32 chunk vectors as well as an fp32 one, for a fraction of the load time.
     pub fn query_config(&self) -> Self {
         let mut q = self.clone();

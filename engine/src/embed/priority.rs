@@ -3,7 +3,7 @@
 //!
 //! Why: the background embedder loads a 90 MB model and runs ONNX on every core it is given;
 //! at normal priority it competed with the next hook and with the user's own build, and
-//! UserPromptSubmit p95 doubled while it ran (issue 17). At nice 19 the scheduler gives it
+//! UserPromptSubmit p95 doubled while it ran. At nice 19 the scheduler gives it
 //! what the foreground leaves; in the idle I/O class its reads and writes wait for the disk to
 //! be otherwise idle. Threads created afterwards (ONNX Runtime's intra-op pool) inherit all of
 //! it, so this is called before the model loads. Background processes also ignore SIGHUP
@@ -23,7 +23,7 @@
 //! Measured with `scripts/bench_bg_policy.py` (a fail-open `memctl-hook` spawned 400 times
 //! per mode, each in a session of its own, beside a memory-bound busy job in another session):
 //! p95 1.27–1.49× of no job under `SCHED_IDLE`, 1.04–1.27× under `SCHED_BATCH` with a 100 ms
-//! slice, in three runs each (README, "The embedder's slice").
+//! slice, in three runs each (docs/perf/embedder-contention.md).
 //! Within one task group (no autogroups, or a desktop's cgroups) the long slice keeps the same
 //! property, and nice 19 (weight 15 against a hook's 1024) keeps the embedder's share nearly as
 //! small as `SCHED_IDLE`'s (weight 3). Kernels without custom slices are expected to accept

@@ -513,8 +513,8 @@ fn a_failed_rewrite_is_reported_and_retried_by_the_next_forget() {
         })
         .expect("a table this memctl does not know");
     // A reader from before the removal pins the pages it frees, so that their bytes are in the
-    // file until a rewrite, whatever pages redb would otherwise reuse (issue 17 left fewer
-    // stale copies lying around).
+    // file until a rewrite, whatever pages redb would otherwise reuse (the storage work left
+    // fewer stale copies lying around).
     let pin = e.store().read().expect("read");
     let err = e
         .forget(

@@ -329,7 +329,7 @@ fn swap_output(engine: &Engine, call: &crate::swap::ToolCall<'_>, cfg: &crate::s
 }
 
 /// A swap write failed. Busy: the output is kept in the spool and stored by the next hook that
-/// gets the store (it used to be dropped: 1 of 77 outputs lost under concurrency, issue 10);
+/// gets the store (dropping it lost outputs under concurrency);
 /// the model then keeps the output as the client made it.
 fn swap_failed(engine: &Engine, call: &crate::swap::ToolCall<'_>, e: EngineError) {
     match e {

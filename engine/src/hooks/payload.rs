@@ -1,4 +1,4 @@
-//! Typed Claude Code hook payloads and outputs (DESIGN §2, observed with CLI 2.1.197/2.1.330).
+//! Typed Claude Code hook payloads and outputs (as observed with CLI 2.1.197/2.1.330).
 
 use super::policy::HookEventName;
 use serde::{Deserialize, Serialize};
@@ -397,7 +397,7 @@ impl HookOutput {
         match self {
             Self::None => (String::new(), Injection::default()),
             // Everything we print is redacted once more: PreCompact echoed the user's
-            // `custom_instructions` unredacted (issue 10), and printed text must never be the
+            // `custom_instructions` unredacted once, and printed text must never be the
             // one place a secret slips through.
             Self::Plain(t) => {
                 let text = crate::redact::redact(t).into_owned();
@@ -629,7 +629,7 @@ mod tests {
 mod output_redaction_tests {
     use super::*;
 
-    /// Issue 10: PreCompact stdout echoed `custom_instructions` unredacted.
+    /// Regression: PreCompact stdout echoed `custom_instructions` unredacted.
     #[test]
     fn printed_output_is_redacted() {
         let secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345";

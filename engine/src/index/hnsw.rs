@@ -1,6 +1,6 @@
 //! HNSW graph index (hnsw_rs) for long-lived processes and large N.
 //!
-//! Why not everywhere: reloading a dumped graph costs 8–17 µs per vector (DESIGN §3), so a hook
+//! Why not everywhere: reloading a dumped graph costs 8–17 µs per vector, so a hook
 //! process that lives 20 ms scans encoded blocks instead ([`super::quant`]). A server-mode or
 //! long CLI session builds or loads this once and then answers in ~1 ms.
 //!

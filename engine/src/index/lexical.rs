@@ -1,7 +1,7 @@
 //! BM25 lexical retrieval over an abstract postings source.
 //!
 //! Why lexical at all: on chatty conversation text with names and dates, BM25 beats the dense
-//! model (DESIGN §4: LoCoMo turn R@5 0.511 vs 0.331), and on code it finds exact identifiers the
+//! model (LoCoMo, docs/perf/locomo.md), and on code it finds exact identifiers the
 //! model blurs. The one scorer, [`bm25_search`], is generic over [`Postings`]: the store keeps
 //! postings in redb and implements it ([`crate::store::StoreLexical`]), so search and restore
 //! score without materializing an index; [`MemLexicalIndex`] is the in-memory reference

@@ -1,6 +1,6 @@
 //! Int8 quantization and *encoded blocks*: the scan layer on its own.
 //!
-//! Why blocks: a redb row read costs ~7 µs (DESIGN §3), so one row per vector would make a
+//! Why blocks: a redb row read costs ~7 µs, so one row per vector would make a
 //! 50k-vector scan cost 350 ms. Packing a few hundred or thousand quantized vectors into one value
 //! makes the scan a handful of reads plus an int8 dot-product loop over contiguous bytes
 //! (~4 ms at 50k), with no index to build or reload — what short-lived hook processes need.

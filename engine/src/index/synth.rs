@@ -1,7 +1,7 @@
 //! Seeded synthetic text for tests and benches (no unseeded randomness anywhere).
 //!
 //! Why not uniform random vectors: recall of graph indexes on uniform random 384-d vectors says
-//! nothing about text (DESIGN §3: ef=64 gave 0.14 there). Text embeddings are clustered and
+//! nothing about text (ef=64 gave 0.14 there). Text embeddings are clustered and
 //! anisotropic; this generator imitates the properties that matter: a Zipf-distributed
 //! vocabulary of a few thousand words, topic clusters (each sentence draws most words from one
 //! of ~60 topics), code-ish identifiers and paths, and varied lengths. Embedded with

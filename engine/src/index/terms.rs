@@ -1,6 +1,6 @@
 //! The tokenizer of the lexical index (code + prose): the rules are in the [`super::lexical`]
 //! module doc. Its own module because ingest calls it on every chunk of a first archive
-//! (megabytes of text), so it is written not to allocate per token (issue 17).
+//! (megabytes of text), so it is written not to allocate per token.
 
 use rust_stemmers::{Algorithm, Stemmer};
 use std::sync::LazyLock;
@@ -205,7 +205,7 @@ fn camel_parts_ascii<'a>(word: &'a str, parts: &mut Vec<&'a str>) {
 
 /// Stems already computed by this thread, word → stem. Why: a first archive stems the same
 /// few thousand words hundreds of thousands of times, and the Snowball stemmer was the largest
-/// single CPU cost of ingest (issue 17). Bounded: cleared past [`STEM_CACHE_MAX`] words. An
+/// single CPU cost of ingest. Bounded: cleared past [`STEM_CACHE_MAX`] words. An
 /// in-process map, never persisted: a fast seeded hasher instead of SipHash.
 const STEM_CACHE_MAX: usize = 50_000;
 
@@ -270,7 +270,7 @@ pub fn tokenize(text: &str) -> Vec<String> {
 /// Calls `f` with every term [`tokenize`] returns, in the same order, without allocating a
 /// `String` per term. Why: a first archive tokenizes megabytes of chunk text, and one
 /// allocation per token (plus a lowercased copy per word) was a large share of ingest CPU
-/// (issue 17). The term is only valid during the call.
+/// (docs/perf/first-archive.md). The term is only valid during the call.
 pub fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
     let mut lower = String::new();
     let mut parts: Vec<&str> = Vec::new();

@@ -2,8 +2,8 @@
 //!
 //! Why: a pass is read → parse → write, and the write is one thread's work (one redb writer)
 //! while parsing runs on every core. In a 5,000-turn first archive (five 16 MiB passes) one core
-//! idled for a third of the write phase while the parse of the next pass waited behind it
-//! (issue 17). The parse of pass `k + 1` starts from the chunker state pass `k` is about to
+//! idled for a third of the write phase while the parse of the next pass waited behind it.
+//! The parse of pass `k + 1` starts from the chunker state pass `k` is about to
 //! commit, so it is used only when pass `k + 1` starts from exactly that state, in the same
 //! file: when another process moved the cursor meanwhile, it is dropped and the pass reads as
 //! usual.

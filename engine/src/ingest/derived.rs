@@ -4,7 +4,7 @@
 //!
 //! Why: the write transaction is one thread's work by nature (one redb writer), and a first
 //! archive of a long history spent about a third of its wall time there with the other core
-//! idle, after having waited for all vectors and counts (issue 17). Blocks of chunks flow
+//! idle, after having waited for all vectors and counts. Blocks of chunks flow
 //! through a small bounded channel, in order, so both overlap and memory stays bounded.
 
 use crate::embed::HashEmbedder;

@@ -140,7 +140,7 @@ fn session_state_lines_come_first() {
     assert_eq!(lines.len(), 1);
 }
 
-/// Issue 10: a memory file planted in a parent directory (a shared /tmp, the folder a
+/// Regression: a memory file planted in a parent directory (a shared /tmp, the folder a
 /// repository was cloned into) was injected into the restore block.
 #[test]
 fn memory_files_in_parent_directories_are_never_read() {
@@ -166,7 +166,7 @@ fn memory_files_in_parent_directories_are_never_read() {
     assert_eq!(find_dir("", &MemoryConfig::default()), None);
 }
 
-/// Issue 10: a 3 GB sparse gotchas.md aborted the hook (allocation failure) and
+/// Regression: a 3 GB sparse gotchas.md aborted the hook (allocation failure) and
 /// session-state.json -> /dev/zero cost seconds and gigabytes; a FIFO hung SessionStart.
 #[test]
 fn huge_device_and_fifo_memory_files_are_skipped_in_bounded_time() {

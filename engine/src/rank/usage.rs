@@ -2,7 +2,7 @@
 //! (restore block or prompt-time recall), and what does that verdict do to its confidence?
 //!
 //! Why: injecting a chunk says only that memctl guessed it was relevant. Boosting it for that
-//! (what restores did until issue 15) rewards the guess, so the same chunks win every later
+//! (what restores once did) rewards the guess, so the same chunks win every later
 //! restore whether they helped or not. The evidence of help is the agent acting on it: the
 //! chunk's distinctive identifiers (a path, an error code, a function name) reappear in the
 //! agent's own later turns.

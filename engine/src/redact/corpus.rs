@@ -1,4 +1,4 @@
-//! A corpus of secrets in every shape the README promises to redact, for the tests of this
+//! A corpus of secrets in every shape docs/usage.md promises to redact, for the tests of this
 //! crate and the process tests of the binaries (cargo feature `testing`).
 //!
 //! Each sample is built at run time from a seed, so that no secret-shaped literal sits in the

@@ -239,7 +239,7 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 /// Why not redact the JSON text itself: inside JSON a quote is `\"` and a newline is `\n`, so
 /// `password = \"hunter2\"` has no quote for the rule to anchor on, and `\nDB_PASSWORD=x`
 /// puts an `n` before the name, where the word boundary the rule needs does not exist. Found by
-/// the adversarial run (issue 10): such secrets reached the swap store word for word.
+/// an adversarial run: such secrets reached the swap store word for word.
 pub fn redact_json(json: &str) -> Option<String> {
     let mut v: serde_json::Value = serde_json::from_str(json).ok()?;
     redact_value(&mut v);

@@ -3,10 +3,10 @@
 //!
 //! Why: prompt-time recall needs the prompt's vector (lexical alone misses paraphrases), and a
 //! fresh process pays ~150–190 ms to load ONNX Runtime, the model and the tokenizer (measured in
-//! ARCHITECTURE.md, "Recall latency"): three times the recall budget. A resident process answers
+//! docs/perf/hooks.md): three times the recall budget. A resident process answers
 //! in the time of one inference (~5–10 ms for a prompt).
 //!
-//! Rules that answer what users of peer tools complain about (DESIGN §7: orphaned workers by the
+//! Rules that answer what users of peer tools complain about (orphaned workers by the
 //! hundred, hooks that block when a worker is down):
 //! - **At most one per data dir**: the server holds an exclusive lock on [`lock_path`] for its
 //!   life; a second one exits at once.

@@ -1,7 +1,7 @@
 //! What Claude Code puts back into the context itself after a compaction or `/clear`: the
 //! project's CLAUDE.md files and its auto-memory index
 //! (`~/.claude/projects/<project key>/memory/MEMORY.md`). A restore block that repeats them
-//! spends its budget twice on the same lines (DESIGN §7), so restore lines and memory lines
+//! spends its budget twice on the same lines, so restore lines and memory lines
 //! whose content is one of those lines are left out, and so are turns that only read or wrote
 //! those files.
 

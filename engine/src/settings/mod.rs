@@ -131,7 +131,7 @@ pub struct EmbedSettings {
     /// `MEMCTL_EMBED_THREADS` (default 2, at least 1): intra-op threads for bulk embedding
     /// (`memctl ingest`, `memctl embed-pending`, the hooks' background embedder at nice 19),
     /// capped at the cores this process may use ([`EmbedSettings::bulk_threads`]). Why 2: one
-    /// thread is at ORT's one-core bound (≈ 3k tokens/s, DESIGN §7); a second one is where a
+    /// thread is at ORT's one-core bound (≈ 3k tokens/s); a second one is where a
     /// first archive's embedding gets faster.
     pub embed_threads: usize,
     /// `MEMCTL_BACKGROUND_EMBED` (default on): hooks start a detached `memctl embed-pending`
@@ -197,7 +197,7 @@ pub struct HookSettings {
     /// `MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE` (default off): UserPromptSubmit archives the new
     /// turns itself instead of handing them to a detached `memctl ingest --background` when
     /// it needs no store otherwise (no recall). Off, the prompt path opens no store: ~16 ms of
-    /// CPU less per prompt (ARCHITECTURE.md, "The prompt path").
+    /// CPU less per prompt (docs/perf/hooks.md).
     pub inline_prompt_archive: bool,
     /// `MEMCTL_HOOK_PAUSE_EMBEDDER` (default on): UserPromptSubmit stops the background
     /// embedder (SIGSTOP, Linux) for the few milliseconds it runs and lets it go on before it

@@ -4,7 +4,7 @@
 //! [`StoreWriter::put_chunk_with_terms`] at a time opened a redb table about fifteen times per
 //! chunk and read and rewrote the same three bookkeeping values every time (the next chunk id,
 //! the project's BM25 statistics, the session record): about 135 µs per chunk, most of the
-//! write transaction of a 5,000-turn first archive (issue 17).
+//! write transaction of a 5,000-turn first archive.
 //!
 //! [`StoreWriter::put_chunks`] gives each chunk the outcome the one-at-a-time path would give
 //! it. New chunks (no entry for their turn part, no identical text in the project, no stale

@@ -65,7 +65,7 @@ impl ChunkRecord {
 
 /// Format 2: the bincode body of format 1, LZ4-compressed (size prepended). Why: the chunk's
 /// text is most of a store's bytes (16 MB of 67 MB at 5,000 turns) and LZ4 decodes a 2.4 KB
-/// record in microseconds (issue 17: at most 10 KB per chunk). Format-1 rows stay as they are
+/// record in microseconds. Format-1 rows stay as they are
 /// and still decode (no migration).
 impl crate::codec::Record for ChunkRecord {
     const WHAT: &'static str = "chunk record";

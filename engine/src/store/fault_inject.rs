@@ -1,4 +1,4 @@
-//! I/O faults injected under redb (issue 14): a storage backend around redb's own
+//! I/O faults injected under redb (the fault trials): a storage backend around redb's own
 //! `FileBackend` that fails the n-th write (torn: half the bytes written, then ENOSPC), the n-th
 //! `sync_data` (EIO), the n-th read (EIO, or a short read: half the buffer, then EOF) or the
 //! n-th `set_len` (ENOSPC), with n drawn from a seeded RNG over the operations a fault-free run

@@ -1,4 +1,4 @@
-//! Injected storage faults at store creation and during commits (issue 10): a backend that
+//! Injected storage faults at store creation and during commits: a backend that
 //! fails its n-th `sync_data` (an fsync failing with EIO, a full disk, or the last thing a killed
 //! process did), wrapped around redb's own file backend.
 

@@ -29,7 +29,7 @@
 //! - 3: the `postings` multimap (one row per (term, chunk)) became `posting_lists`, packed
 //!   per-term segments (`super::postings`): rows are unchanged, the table is converted as it
 //!   is copied (`rewrite::CopyRows::pack_postings`).
-//! - 4: re-scoring vectors (`vectors`) are f16 instead of f32 (half the bytes, issue 17);
+//! - 4: re-scoring vectors (`vectors`) are f16 instead of f32 (half the bytes);
 //!   each row is converted as it is copied ([`v3_to_v4`]).
 
 use super::rewrite::{CopyRows, RowUpgrade, copy_all};

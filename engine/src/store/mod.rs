@@ -89,7 +89,7 @@ impl Store {
     ///
     /// A store file that exists but cannot be opened for writing (a read-only mount, a file of
     /// another user) is opened read-only instead: `status`, `search` and restores still work,
-    /// and writes fail with [`StoreError::ReadOnly`] (issue 10: they all failed before).
+    /// and writes fail with [`StoreError::ReadOnly`] (rather than every command failing).
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         let path = path.as_ref().to_path_buf();
         if create::exists_read_only(&path) {

@@ -3,8 +3,8 @@
 //! commit ([`StoreWriter::flush_postings`]), read here.
 //!
 //! Why packed lists (schema 3): one multimap row per (term, chunk) made a first archive of
-//! 5,000 turns issue 110k page writes landing on 16k distinct pages (each rewritten ~7×) and
-//! cost 2.6 KB per chunk, more than the chunk's text (issue 17). Now a transaction's postings
+//! 5,000 turns make 110k page writes landing on 16k distinct pages (each rewritten ~7×) and
+//! cost 2.6 KB per chunk, more than the chunk's text. Now a transaction's postings
 //! are gathered per term and appended to the term's last *segment* once, at commit: a value of
 //! delta-encoded LEB128 varints `(id - previous id, tf, doc_len)`. Segments are capped at
 //! [`SEGMENT_BYTES`] so that an incremental hook appending one chunk rewrites a small value per

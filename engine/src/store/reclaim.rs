@@ -1,5 +1,5 @@
 //! Giving bytes back at a quiet moment: the hash vectors of chunks the model embedded, their
-//! int8 block entries, and the file's free pages (issue 17: a 5,000-turn store was 41 %
+//! int8 block entries, and the file's free pages (a 5,000-turn store was once 41 %
 //! unallocated pages).
 //!
 //! When: the background embedder (any `embed_pending`) calls [`Store::reclaim`] once it

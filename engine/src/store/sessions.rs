@@ -37,7 +37,7 @@ pub struct SessionRecord {
 }
 
 /// [`SessionRecord`] as stores written before `compactions` was appended hold it (schema v1
-/// without a version bump, issue 10): same fields, minus the last.
+/// without a version bump): same fields, minus the last.
 #[derive(Deserialize)]
 struct SessionRecordBeforeCompactions {
     project: String,
@@ -296,7 +296,7 @@ mod tests {
         compact_summary: Option<&'a str>,
     }
 
-    /// Issue 10: `compactions` was appended after schema v1 shipped, and a store written before
+    /// Regression: `compactions` was appended after schema v1 shipped, and a store written before
     /// then passed the version check and failed to decode every session.
     #[test]
     fn session_record_written_before_compactions_existed_still_decodes() {

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 impl crate::codec::Record for SwapEntry {
     const WHAT: &'static str = "swap entry";
-    /// 2: `in_place` (issue 15). Version 1 rows decode as `in_place: false`.
+    /// 2: `in_place` (swap in place). Version 1 rows decode as `in_place: false`.
     const VERSION: u8 = 2;
 
     fn decode_body(version: u8, body: &[u8]) -> Result<Self, crate::codec::CodecError> {

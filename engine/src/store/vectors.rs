@@ -3,7 +3,7 @@
 //!
 //! Tables: `vectors`, `vec_blocks`, `vec_tails`, `pending_embed`.
 //!
-//! Bytes (issue 17): a chunk keeps one space once the model embedded it. Its hash vector is
+//! Bytes: a chunk keeps one space once the model embedded it. Its hash vector is
 //! only read while it waits for the model (search over pending chunks) or in a store that has
 //! no model at all, so `embed_pending` drops the hash row when it adds the model's, and the
 //! stale hash entry of the int8 blocks goes at the next [`StoreWriter::compact_vectors`]

@@ -650,7 +650,7 @@ fn inventory_lines_and_missing_tables_read_empty() {
     );
 }
 
-/// Issue 10: a tool response of a shape we do not know (a Read of a notebook) was redacted as
+/// Regression: a tool response of a shape we do not know (a Read of a notebook) was redacted as
 /// escaped JSON text, and these secrets survived into the store and `memctl swap show`.
 #[test]
 fn secrets_in_escaped_json_of_an_unknown_response_shape_are_redacted() {

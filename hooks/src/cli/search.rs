@@ -133,7 +133,7 @@ pub(super) fn search(
         req.projects = vec![project];
     }
     // Chunks archived by hooks wait for the background embedder. A search never embeds them
-    // itself (the first search after a 5,000-turn backlog took 91 s, issue 17): it answers
+    // itself (the first search after a 5,000-turn backlog took 91 s): it answers
     // at once, pending chunks found by their words and hash vectors, says how many wait, and
     // starts the background embedder when none runs.
     let pending = engine.status()?.pending;
