@@ -127,7 +127,8 @@ fn vectors_of(
         .unwrap_or_default())
 }
 
-/// Write the whole export to `out` (see [`crate::Engine::export`]).
+/// Write the whole export to `out` (see [`crate::Engine::export`]): header, projects,
+/// tombstones, chunks and turn links, sessions, tool outputs, memory files, trailer.
 pub(super) fn export(
     core: &Core,
     opts: &ExportOptions,
@@ -142,111 +143,182 @@ pub(super) fn export(
         None
     };
     let r = core.store().read()?;
-    let projects: BTreeSet<String> = opts.projects.iter().cloned().collect();
-    let total = r.chunk_count()?;
-    let mut w = Lines {
-        out,
-        counts: Counts::default(),
-        bytes: 0,
-        redactions: RedactionCounts::default(),
-        rehashed: HashMap::new(),
+    let mut run = Run {
+        opts,
+        projects: opts.projects.iter().cloned().collect(),
+        emb,
+        total: r.chunk_count()?,
+        r,
+        w: Lines {
+            out,
+            counts: Counts::default(),
+            bytes: 0,
+            redactions: RedactionCounts::default(),
+            rehashed: HashMap::new(),
+        },
+        sessions: BTreeSet::new(),
+        done: 0,
+        progress,
     };
-    let mut scope = Vec::new();
-    if !opts.projects.is_empty() {
-        scope.push(format!("projects: {}", opts.projects.join(", ")));
-    }
-    if let Some(s) = &opts.session {
-        scope.push(format!("session: {s}"));
-    }
-    if let Some(s) = &opts.since {
-        scope.push(format!("since: {s}"));
-    }
-    w.put(Record::Header(Header {
-        format: FORMAT.to_string(),
-        version: VERSION,
-        memctl: env!("CARGO_PKG_VERSION").to_string(),
-        created: jiff::Timestamp::now().to_string(),
-        embedder: emb.as_ref().map(EmbedderId::key),
-        scope,
-    }))?;
-    for (path, _) in r.projects()? {
-        if projects.is_empty() || projects.contains(&path) {
-            w.put(Record::Project(ProjectRec { path }))?;
+    run.header()?;
+    match &opts.session {
+        Some(only) => run.one_session(only)?,
+        None => {
+            run.every_chunk()?;
+            run.turn_links()?;
         }
     }
-    // Tombstones carry no project (a uuid or a hash, never text): all of them go, so that an
-    // import anywhere does not bring back what was forgotten here.
-    r.for_each_tombstone(|turn, key, at| {
-        w.put(Record::Tombstone(TombstoneRec {
-            what: if turn {
-                TombstoneKind::Turn
-            } else {
-                TombstoneKind::Text
-            },
-            key: key.to_string(),
-            forgotten_at: at,
-        }))
-    })?;
+    run.session_records()?;
+    run.tool_outputs()?;
+    if opts.session.is_none() {
+        run.memory_files()?;
+    }
+    run.finish()
+}
 
-    // Sessions whose turns went into the file (the session records follow the chunks).
-    let mut sessions: BTreeSet<String> = BTreeSet::new();
-    let mut done = 0u64;
-    if let Some(only) = &opts.session {
-        // One session: its turns in order, shared chunks written as its own turns (their
-        // owners are not in the file).
-        for ((turn, part), id) in r.session_turns(only)? {
-            let Some(rec) = r.chunk(id)? else { continue };
-            if !selected(opts, &projects, &rec) {
+/// One export in progress: the snapshot it reads, what it selects, and what it wrote so far.
+struct Run<'a, 'w> {
+    opts: &'a ExportOptions,
+    r: StoreReader,
+    /// `opts.projects` as a set (empty: every project).
+    projects: BTreeSet<String>,
+    /// The model's space when vectors are exported.
+    emb: Option<EmbedderId>,
+    w: Lines<'w>,
+    /// Sessions whose turns went into the file (their session records follow the chunks).
+    sessions: BTreeSet<String>,
+    done: u64,
+    total: u64,
+    progress: &'a mut dyn FnMut(Progress),
+}
+
+impl Run<'_, '_> {
+    fn tick(&mut self) {
+        (self.progress)(Progress {
+            phase: Phase::Export,
+            done: self.done,
+            total: self.total,
+        });
+    }
+
+    fn takes_project(&self, project: &str) -> bool {
+        self.projects.is_empty() || self.projects.contains(project)
+    }
+
+    /// The header, the projects, and every tombstone. Tombstones carry no project (a uuid or
+    /// a hash, never text): all of them go, so that an import anywhere does not bring back
+    /// what was forgotten here.
+    fn header(&mut self) -> Result<(), ExportError> {
+        let opts = self.opts;
+        let mut scope = Vec::new();
+        if !opts.projects.is_empty() {
+            scope.push(format!("projects: {}", opts.projects.join(", ")));
+        }
+        if let Some(s) = &opts.session {
+            scope.push(format!("session: {s}"));
+        }
+        if let Some(s) = &opts.since {
+            scope.push(format!("since: {s}"));
+        }
+        self.w.put(Record::Header(Header {
+            format: FORMAT.to_string(),
+            version: VERSION,
+            memctl: env!("CARGO_PKG_VERSION").to_string(),
+            created: jiff::Timestamp::now().to_string(),
+            embedder: self.emb.as_ref().map(EmbedderId::key),
+            scope,
+        }))?;
+        for (path, _) in self.r.projects()? {
+            if self.takes_project(&path) {
+                self.w.put(Record::Project(ProjectRec { path }))?;
+            }
+        }
+        let w = &mut self.w;
+        self.r.for_each_tombstone(|turn, key, at| {
+            w.put(Record::Tombstone(TombstoneRec {
+                what: if turn {
+                    TombstoneKind::Turn
+                } else {
+                    TombstoneKind::Text
+                },
+                key: key.to_string(),
+                forgotten_at: at,
+            }))
+        })
+    }
+
+    /// One session: its turns in order, shared chunks written as its own turns (their owners
+    /// are not in the file).
+    fn one_session(&mut self, only: &str) -> Result<(), ExportError> {
+        for ((turn, part), id) in self.r.session_turns(only)? {
+            let Some(rec) = self.r.chunk(id)? else {
+                continue;
+            };
+            if !selected(self.opts, &self.projects, &rec) {
                 continue;
             }
-            let v = vectors_of(&r, id, &rec, emb.as_ref())?;
-            w.put(Record::Chunk(chunk_rec(rec, v, Some((only, turn, part)))))?;
-            sessions.insert(only.clone());
-            done += 1;
-            progress(Progress {
-                phase: Phase::Export,
-                done,
-                total,
-            });
+            let v = vectors_of(&self.r, id, &rec, self.emb.as_ref())?;
+            self.w
+                .put(Record::Chunk(chunk_rec(rec, v, Some((only, turn, part)))))?;
+            self.sessions.insert(only.to_string());
+            self.done += 1;
+            self.tick();
         }
-    } else {
+        Ok(())
+    }
+
+    /// Every selected chunk, in id order.
+    fn every_chunk(&mut self) -> Result<(), ExportError> {
+        let Self {
+            opts,
+            r,
+            projects,
+            emb,
+            w,
+            sessions,
+            done,
+            total,
+            progress,
+        } = self;
         r.for_each_chunk_with(|id, rec| {
-            done += 1;
+            *done += 1;
             if done.is_multiple_of(64) {
                 progress(Progress {
                     phase: Phase::Export,
-                    done,
-                    total,
+                    done: *done,
+                    total: *total,
                 });
             }
-            if !selected(opts, &projects, &rec) {
+            if !selected(opts, projects, &rec) {
                 return Ok(());
             }
             sessions.insert(rec.chunk.session_id.clone());
-            let v = vectors_of(&r, id, &rec, emb.as_ref())?;
+            let v = vectors_of(r, id, &rec, emb.as_ref())?;
             w.put(Record::Chunk(chunk_rec(rec, v, None)))
         })?;
-        progress(Progress {
-            phase: Phase::Export,
-            done,
-            total,
-        });
-        // Turns that resolve to another turn's chunk (identical text in a fork): links, after
-        // every chunk, so the importer finds the chunk by its hash.
+        self.tick();
+        Ok(())
+    }
+
+    /// Turns that resolve to another turn's chunk (identical text in a fork): links, after
+    /// every chunk, so the importer finds the chunk by its hash.
+    fn turn_links(&mut self) -> Result<(), ExportError> {
         let mut links = Vec::new();
-        r.for_each_turn(|e| {
+        self.r.for_each_turn(|e| {
             if !e.own {
                 links.push((e.session.to_string(), e.turn, e.part, e.chunk));
             }
             Ok::<(), ExportError>(())
         })?;
         for (session, turn, part, id) in links {
-            let Some(rec) = r.chunk(id)? else { continue };
-            if !selected(opts, &projects, &rec) {
+            let Some(rec) = self.r.chunk(id)? else {
+                continue;
+            };
+            if !selected(self.opts, &self.projects, &rec) {
                 continue;
             }
-            sessions.insert(session.clone());
-            w.put(Record::TurnLink(TurnLinkRec {
+            self.sessions.insert(session.clone());
+            self.w.put(Record::TurnLink(TurnLinkRec {
                 session,
                 project: rec.chunk.project,
                 turn,
@@ -254,89 +326,105 @@ pub(super) fn export(
                 text_sha256: rec.chunk.sha256,
             }))?;
         }
+        Ok(())
     }
 
-    let filtered = opts.session.is_some() || opts.since.is_some();
-    for (id, s) in r.sessions()? {
-        let take = if filtered {
-            sessions.contains(&id)
-        } else {
-            projects.is_empty() || projects.contains(&s.project)
-        };
-        if !take {
-            continue;
+    /// The session records: of the sessions written when the export is filtered, else of
+    /// every selected project.
+    fn session_records(&mut self) -> Result<(), ExportError> {
+        let filtered = self.opts.session.is_some() || self.opts.since.is_some();
+        for (id, s) in self.r.sessions()? {
+            let take = if filtered {
+                self.sessions.contains(&id)
+            } else {
+                self.takes_project(&s.project)
+            };
+            if !take {
+                continue;
+            }
+            let structured = crate::summary::stored(&self.r, &id)?;
+            self.w.put(Record::Session(SessionRec {
+                id,
+                project: s.project,
+                transcript_path: s.transcript_path,
+                first_ts: s.first_ts,
+                last_ts: s.last_ts,
+                turns: s.turns,
+                updated_at: s.updated_at,
+                summary: s.summary,
+                compact_summary: s.compact_summary,
+                compactions: s.compactions,
+                structured_summary: structured,
+            }))?;
         }
-        let structured = crate::summary::stored(&r, &id)?;
-        w.put(Record::Session(SessionRec {
-            id,
-            project: s.project,
-            transcript_path: s.transcript_path,
-            first_ts: s.first_ts,
-            last_ts: s.last_ts,
-            turns: s.turns,
-            updated_at: s.updated_at,
-            summary: s.summary,
-            compact_summary: s.compact_summary,
-            compactions: s.compactions,
-            structured_summary: structured,
-        }))?;
+        Ok(())
     }
 
-    let since_unix = match &opts.since {
-        Some(s) => Some(
-            s.parse::<jiff::Timestamp>()
-                .map_err(|e| ExportError::Invalid(format!("since {s:?}: {e}")))?
-                .as_second(),
-        ),
-        None => None,
-    };
-    crate::swap::port::for_each_output(&r, |entry, content| {
-        let take = (projects.is_empty() || projects.contains(&entry.project))
-            && opts.session.as_ref().is_none_or(|s| *s == entry.session_id)
-            && since_unix.is_none_or(|t| entry.created_at >= t);
-        if take {
-            w.put(Record::SwapOutput(SwapOutputRec { entry, content }))?;
-        }
-        Ok::<(), ExportError>(())
-    })?;
-
-    if opts.session.is_none() {
-        let memory_projects: Vec<String> = if projects.is_empty() {
-            r.projects()?.into_iter().map(|(p, _)| p).collect()
-        } else {
-            projects.iter().cloned().collect()
+    /// The stored tool outputs of the selected projects, session and time.
+    fn tool_outputs(&mut self) -> Result<(), ExportError> {
+        let opts = self.opts;
+        let since_unix = match &opts.since {
+            Some(s) => Some(
+                s.parse::<jiff::Timestamp>()
+                    .map_err(|e| ExportError::Invalid(format!("since {s:?}: {e}")))?
+                    .as_second(),
+            ),
+            None => None,
         };
-        // One directory may serve every project (`MEMCTL_MEMORY_DIR`): its files go once.
+        let (projects, w) = (&self.projects, &mut self.w);
+        crate::swap::port::for_each_output(&self.r, |entry, content| {
+            let take = (projects.is_empty() || projects.contains(&entry.project))
+                && opts.session.as_ref().is_none_or(|s| *s == entry.session_id)
+                && since_unix.is_none_or(|t| entry.created_at >= t);
+            if take {
+                w.put(Record::SwapOutput(SwapOutputRec { entry, content }))?;
+            }
+            Ok::<(), ExportError>(())
+        })
+    }
+
+    /// The memory files of the selected projects. One directory may serve every project
+    /// (`MEMCTL_MEMORY_DIR`): its files go once.
+    fn memory_files(&mut self) -> Result<(), ExportError> {
+        let memory_projects: Vec<String> = if self.projects.is_empty() {
+            self.r.projects()?.into_iter().map(|(p, _)| p).collect()
+        } else {
+            self.projects.iter().cloned().collect()
+        };
         let mut dirs_seen = BTreeSet::new();
         for project in memory_projects {
-            let Some(dir) = crate::memory::find_dir(&project, &opts.memory) else {
+            let Some(dir) = crate::memory::find_dir(&project, &self.opts.memory) else {
                 continue;
             };
             if !dirs_seen.insert(dir) {
                 continue;
             }
-            for (name, text) in super::memory::read_files(&project, &opts.memory)? {
-                w.put(Record::MemoryFile(MemoryFileRec {
+            for (name, text) in super::memory::read_files(&project, &self.opts.memory)? {
+                self.w.put(Record::MemoryFile(MemoryFileRec {
                     project: project.clone(),
                     name,
                     text,
                 }))?;
             }
         }
+        Ok(())
     }
 
-    if !w.redactions.is_empty() {
-        tracing::info!(
-            secrets = w.redactions.total(),
-            "export: redacted secrets the store held from before the current rules"
-        );
+    /// The trailer (the counts of every record before it), flushed.
+    fn finish(mut self) -> Result<ExportReport, ExportError> {
+        if !self.w.redactions.is_empty() {
+            tracing::info!(
+                secrets = self.w.redactions.total(),
+                "export: redacted secrets the store held from before the current rules"
+            );
+        }
+        let counts = self.w.counts;
+        self.w.put(Record::Trailer(Trailer { counts }))?;
+        self.w.out.flush().map_err(ExportError::Write)?;
+        Ok(ExportReport {
+            counts,
+            bytes: self.w.bytes,
+            embedder: self.emb.map(|e| e.key()),
+        })
     }
-    let counts = w.counts;
-    w.put(Record::Trailer(Trailer { counts }))?;
-    w.out.flush().map_err(ExportError::Write)?;
-    Ok(ExportReport {
-        counts,
-        bytes: w.bytes,
-        embedder: emb.map(|e| e.key()),
-    })
 }
