@@ -244,28 +244,68 @@ pub(super) fn check_swap(
     found: &mut Findings,
     counts: &mut CheckCounts,
 ) -> Result<(), StoreError> {
-    let mut entries: BTreeMap<(String, String), super::SwapEntry> = BTreeMap::new();
-    if let Some(t) = open_table(tx, SWAP_ENTRIES)? {
-        for row in t.iter()? {
-            let (k, v) = row?;
-            let (s, id) = k.value();
-            match crate::codec::decode_record::<super::SwapEntry>(v.value()) {
-                Ok(e) => {
-                    if e.session_id != s || e.id != id {
-                        add(
-                            found,
-                            Rule::Swap,
-                            format!("entry ({s}, {id}) holds ({}, {})", e.session_id, e.id),
-                        );
-                    }
-                    entries.insert((s.to_string(), id.to_string()), e);
-                }
-                Err(e) => add(found, Rule::Decode, format!("swap entry ({s}, {id}): {e}")),
-            }
+    let entries = swap_entries(tx, found)?;
+    counts.swap_entries = entries.len() as u64;
+    let rows = SwapRows {
+        blobs: swap_blobs(tx, found)?,
+        refs: swap_refs(tx, &entries, found)?,
+        order: swap_order(tx, &entries, found)?,
+        vectors: swap_vectors(tx, &entries, found)?,
+    };
+    let blob_bytes = entries_have_their_rows(&entries, &rows, found);
+    for id in &rows.blobs {
+        if !blob_bytes.contains_key(id.as_str()) {
+            add(
+                found,
+                Rule::Swap,
+                format!("blob {id} that no entry refers to"),
+            );
         }
     }
-    counts.swap_entries = entries.len() as u64;
-    let mut blobs: BTreeSet<String> = BTreeSet::new();
+    swap_totals(tx, &rows.blobs, &blob_bytes, found)
+}
+
+/// Entries by (session, id).
+type SwapEntries = BTreeMap<(String, String), super::SwapEntry>;
+
+/// The keys of the tables that hang off the swap entries.
+struct SwapRows {
+    blobs: BTreeSet<String>,
+    /// (id, session)
+    refs: BTreeSet<(String, String)>,
+    /// (tier, at, session, id)
+    order: BTreeSet<(u8, i64, String, String)>,
+    /// (session, id)
+    vectors: BTreeSet<(String, String)>,
+}
+
+fn swap_entries(tx: &ReadTransaction, found: &mut Findings) -> Result<SwapEntries, StoreError> {
+    let mut entries = SwapEntries::new();
+    let Some(t) = open_table(tx, SWAP_ENTRIES)? else {
+        return Ok(entries);
+    };
+    for row in t.iter()? {
+        let (k, v) = row?;
+        let (s, id) = k.value();
+        match crate::codec::decode_record::<super::SwapEntry>(v.value()) {
+            Ok(e) => {
+                if e.session_id != s || e.id != id {
+                    add(
+                        found,
+                        Rule::Swap,
+                        format!("entry ({s}, {id}) holds ({}, {})", e.session_id, e.id),
+                    );
+                }
+                entries.insert((s.to_string(), id.to_string()), e);
+            }
+            Err(e) => add(found, Rule::Decode, format!("swap entry ({s}, {id}): {e}")),
+        }
+    }
+    Ok(entries)
+}
+
+fn swap_blobs(tx: &ReadTransaction, found: &mut Findings) -> Result<BTreeSet<String>, StoreError> {
+    let mut blobs = BTreeSet::new();
     if let Some(t) = open_table(tx, SWAP_BLOBS)? {
         for row in t.iter()? {
             let (k, v) = row?;
@@ -275,7 +315,15 @@ pub(super) fn check_swap(
             blobs.insert(k.value().to_string());
         }
     }
-    let mut refs: BTreeSet<(String, String)> = BTreeSet::new();
+    Ok(blobs)
+}
+
+fn swap_refs(
+    tx: &ReadTransaction,
+    entries: &SwapEntries,
+    found: &mut Findings,
+) -> Result<BTreeSet<(String, String)>, StoreError> {
+    let mut refs = BTreeSet::new();
     if let Some(t) = open_table(tx, SWAP_REFS)? {
         for row in t.iter()? {
             let (k, _) = row?;
@@ -290,7 +338,15 @@ pub(super) fn check_swap(
             }
         }
     }
-    let mut order: BTreeSet<(u8, i64, String, String)> = BTreeSet::new();
+    Ok(refs)
+}
+
+fn swap_order(
+    tx: &ReadTransaction,
+    entries: &SwapEntries,
+    found: &mut Findings,
+) -> Result<BTreeSet<(u8, i64, String, String)>, StoreError> {
+    let mut order = BTreeSet::new();
     if let Some(t) = open_table(tx, SWAP_ORDER)? {
         for row in t.iter()? {
             let (k, _) = row?;
@@ -308,7 +364,15 @@ pub(super) fn check_swap(
             }
         }
     }
-    let mut vectors: BTreeSet<(String, String)> = BTreeSet::new();
+    Ok(order)
+}
+
+fn swap_vectors(
+    tx: &ReadTransaction,
+    entries: &SwapEntries,
+    found: &mut Findings,
+) -> Result<BTreeSet<(String, String)>, StoreError> {
+    let mut vectors = BTreeSet::new();
     if let Some(t) = open_table(tx, SWAP_VECTORS)? {
         for row in t.iter()? {
             let (k, _) = row?;
@@ -323,65 +387,65 @@ pub(super) fn check_swap(
             }
         }
     }
-    let mut blob_bytes: BTreeMap<&str, u64> = BTreeMap::new();
-    for ((s, id), e) in &entries {
-        if !blobs.contains(id) {
-            add(
-                found,
-                Rule::Swap,
-                format!("entry ({s}, {id}) without its blob"),
-            );
-        }
-        if !refs.contains(&(id.clone(), s.clone())) {
-            add(
-                found,
-                Rule::Swap,
-                format!("entry ({s}, {id}) without its ref"),
-            );
-        }
+    Ok(vectors)
+}
+
+/// Every entry has its blob, ref, order key and vector. Returns the bytes of each blob an
+/// entry refers to.
+fn entries_have_their_rows<'e>(
+    entries: &'e SwapEntries,
+    rows: &SwapRows,
+    found: &mut Findings,
+) -> BTreeMap<&'e str, u64> {
+    let mut blob_bytes = BTreeMap::new();
+    for ((s, id), e) in entries {
         let (tier, at) = e.order_key();
-        if !order.contains(&(tier, at, s.clone(), id.clone())) {
+        let missing = [
+            (!rows.blobs.contains(id), "blob"),
+            (!rows.refs.contains(&(id.clone(), s.clone())), "ref"),
+            (
+                !rows.order.contains(&(tier, at, s.clone(), id.clone())),
+                "order key",
+            ),
+            (!rows.vectors.contains(&(s.clone(), id.clone())), "vector"),
+        ];
+        for (_, what) in missing.iter().filter(|(m, _)| *m) {
             add(
                 found,
                 Rule::Swap,
-                format!("entry ({s}, {id}) without its order key"),
-            );
-        }
-        if !vectors.contains(&(s.clone(), id.clone())) {
-            add(
-                found,
-                Rule::Swap,
-                format!("entry ({s}, {id}) without its vector"),
+                format!("entry ({s}, {id}) without its {what}"),
             );
         }
         blob_bytes.insert(id.as_str(), e.bytes);
     }
-    for id in &blobs {
-        if !blob_bytes.contains_key(id.as_str()) {
-            add(
-                found,
-                Rule::Swap,
-                format!("blob {id} that no entry refers to"),
-            );
-        }
-    }
-    if let Some(t) = open_table(tx, SWAP_STATS)? {
-        let get = |k: &str| -> Result<u64, StoreError> { Ok(t.get(k)?.map_or(0, |v| v.value())) };
-        let (bytes, n) = (get("bytes")?, get("blobs")?);
-        let want_bytes: u64 = blobs
-            .iter()
-            .filter_map(|id| blob_bytes.get(id.as_str()))
-            .sum();
-        if n != blobs.len() as u64 || bytes != want_bytes {
-            add(
-                found,
-                Rule::Swap,
-                format!(
-                    "totals say {n} blobs / {bytes} bytes, the blobs are {} / {want_bytes}",
-                    blobs.len()
-                ),
-            );
-        }
+    blob_bytes
+}
+
+/// The stored totals are the blobs' count and bytes.
+fn swap_totals(
+    tx: &ReadTransaction,
+    blobs: &BTreeSet<String>,
+    blob_bytes: &BTreeMap<&str, u64>,
+    found: &mut Findings,
+) -> Result<(), StoreError> {
+    let Some(t) = open_table(tx, SWAP_STATS)? else {
+        return Ok(());
+    };
+    let get = |k: &str| -> Result<u64, StoreError> { Ok(t.get(k)?.map_or(0, |v| v.value())) };
+    let (bytes, n) = (get("bytes")?, get("blobs")?);
+    let want_bytes: u64 = blobs
+        .iter()
+        .filter_map(|id| blob_bytes.get(id.as_str()))
+        .sum();
+    if n != blobs.len() as u64 || bytes != want_bytes {
+        add(
+            found,
+            Rule::Swap,
+            format!(
+                "totals say {n} blobs / {bytes} bytes, the blobs are {} / {want_bytes}",
+                blobs.len()
+            ),
+        );
     }
     Ok(())
 }
