@@ -157,6 +157,35 @@ fn head_sha(file: &mut std::fs::File, len: u64) -> std::io::Result<String> {
     Ok(Chunk::hash_text(&String::from_utf8_lossy(&buf)))
 }
 
+/// A pass's counts: inserted, replaced, unchanged, duplicates, pending, forgotten.
+type Counts = (u64, u64, u64, u64, u64, u64);
+
+/// Count one stored chunk; true when it is new to the store. `this_run`: an earlier pass of
+/// this run stored its turn first, so it stays new, not replaced or unchanged (the open turn
+/// is fed again on every pass).
+fn tally(put: &Put, this_run: bool, pending: bool, c: &mut Counts) -> bool {
+    let stored = match put {
+        Put::Forgotten => {
+            c.5 += 1;
+            return false;
+        }
+        Put::Stored(o) => o,
+    };
+    if this_run {
+        return false;
+    }
+    match stored {
+        PutOutcome::Inserted(_) => c.0 += 1,
+        PutOutcome::Replaced(_) => c.1 += 1,
+        PutOutcome::Unchanged(_) => c.2 += 1,
+        PutOutcome::Duplicate(_) => c.3 += 1,
+    }
+    if pending && matches!(stored, PutOutcome::Inserted(_) | PutOutcome::Replaced(_)) {
+        c.4 += 1;
+    }
+    matches!(stored, PutOutcome::Inserted(_))
+}
+
 /// The (session, turn, part) keys one `ingest_transcript` run stored for the first time.
 #[derive(Debug, Default)]
 struct NewKeys(std::collections::HashSet<(String, u32, u16)>);
@@ -419,7 +448,7 @@ impl Core {
         let outcome = derived::with_derived(hash, &to_embed, |derived| {
             self.store().write(|w| {
                 self.apply_accesses(w, &accesses.1, now)?;
-                let mut counts = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+                let mut counts: Counts = (0, 0, 0, 0, 0, 0);
                 let mut inserted = Vec::new();
                 let mut vi = 0usize;
                 let mut rows = chunks.iter().zip(&changed).zip(&forgotten).peekable();
@@ -452,28 +481,8 @@ impl Core {
                     let pending = model_vecs.is_none();
                     let keys: Vec<_> = items.iter().map(|i| NewKeys::key(i.chunk)).collect();
                     for (put, k) in w.put_chunks(items, now, pending)?.into_iter().zip(keys) {
-                        // A turn first stored by an earlier pass of this run is new, not
-                        // replaced or unchanged: the open turn is fed again on every pass.
-                        let this_run = new_keys.contains(&k);
-                        match put {
-                            Put::Forgotten => counts.5 += 1,
-                            Put::Stored(PutOutcome::Inserted(_)) if this_run => {}
-                            Put::Stored(PutOutcome::Inserted(_)) => {
-                                counts.0 += 1;
-                                inserted.push(k);
-                            }
-                            Put::Stored(PutOutcome::Replaced(_) | PutOutcome::Unchanged(_))
-                                if this_run => {}
-                            Put::Stored(PutOutcome::Replaced(_)) => counts.1 += 1,
-                            Put::Stored(PutOutcome::Unchanged(_)) => counts.2 += 1,
-                            Put::Stored(PutOutcome::Duplicate(_)) => counts.3 += 1,
-                        }
-                        if pending
-                            && !this_run
-                            && let Put::Stored(PutOutcome::Inserted(_) | PutOutcome::Replaced(_)) =
-                                put
-                        {
-                            counts.4 += 1;
+                        if tally(&put, new_keys.contains(&k), pending, &mut counts) {
+                            inserted.push(k);
                         }
                     }
                 }

@@ -259,6 +259,11 @@ pub fn run(
             "the int8 model embeds everything (--int8-only); `memctl setup` without it adds the fp32 model"
         )?;
     }
+    next_steps(data_dir_flag, out)
+}
+
+/// The commands after a setup, naming the `--data-dir` the user gave (its hooks need it).
+fn next_steps(data_dir_flag: Option<&Path>, out: &mut dyn Write) -> Result<()> {
     let dd = match data_dir_flag {
         Some(d) => format!(" --data-dir {}", d.display()),
         None => String::new(),
