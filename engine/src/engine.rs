@@ -496,12 +496,16 @@ impl Engine {
             self.core.options().onnx.variant.clone(),
             crate::embed::onnx::MINILM_DIMS,
         );
+        let live = r.live_vector_counts()?;
+        let mut stale_index_entries = Vec::new();
         for emb in [model_id, self.core.hash_embedder().id().clone()] {
-            let mut n = 0;
+            let mut entries = 0;
             for (_, pid) in &projects {
-                n += r.vector_count(*pid, &emb)?;
+                entries += r.vector_count(*pid, &emb)?;
             }
+            let n = live.get(&emb.key()).copied().unwrap_or(0);
             vectors.push((emb.key(), n));
+            stale_index_entries.push((emb.key(), entries.saturating_sub(n)));
         }
         Ok(StoreStatus {
             chunks: r.chunk_count()?,
@@ -510,7 +514,13 @@ impl Engine {
             pending: r.pending_count()?,
             file_bytes: std::fs::metadata(self.core.store().path()).map_or(0, |m| m.len()),
             vectors,
+            stale_index_entries,
         })
+    }
+
+    /// Chunks waiting for a model vector (cheaper than [`Self::status`]).
+    pub fn pending_count(&self) -> Result<u64, EngineError> {
+        Ok(self.core.store().read()?.pending_count()?)
     }
 
     /// Embed up to `limit` chunks that were stored without a model vector. Returns how many
@@ -577,6 +587,21 @@ impl Engine {
             tracing::info!(?rep, "reclaimed store bytes");
         }
         Ok(done)
+    }
+
+    /// Drop what the model made redundant once nothing is pending ([`crate::store::Store::reclaim`]):
+    /// for a bulk command that embedded with the model itself (`memctl ingest`), whose replaced
+    /// open turns leave stale index entries. Loads no model; does nothing while chunks wait.
+    pub fn reclaim(&self) -> Result<crate::store::ReclaimReport, EngineError> {
+        let model = EmbedderId::new(
+            crate::embed::onnx::MINILM_NAME,
+            self.core.options().onnx.variant.clone(),
+            crate::embed::onnx::MINILM_DIMS,
+        );
+        Ok(self
+            .core
+            .store()
+            .reclaim(&model, self.core.hash_embedder().id())?)
     }
 
     /// Build and store a session's extractive summary ([`crate::summary`]).
@@ -714,6 +739,9 @@ pub struct StoreStatus {
     pub pending: u64,
     /// Size of the store file.
     pub file_bytes: u64,
-    /// Vectors per embedding space.
+    /// Vectors per embedding space: one per chunk that has a vector in that space.
     pub vectors: Vec<(String, u64)>,
+    /// Per space, int8 index entries of chunks that were replaced, deleted or re-embedded in
+    /// another space: skipped by search, dropped at the next compaction.
+    pub stale_index_entries: Vec<(String, u64)>,
 }

@@ -2,15 +2,19 @@
 
 use std::path::PathBuf;
 
+/// The command that installs the runtime and model for every data dir of the machine.
+pub const SETUP_COMMAND: &str = "memctl setup";
+
 /// Errors from creating or running an embedder.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum EmbedError {
-    /// The ONNX Runtime shared library could not be found or loaded.
-    #[error("ONNX Runtime library unavailable ({path}): {reason}")]
+    /// The ONNX Runtime shared library could not be found or loaded. The message names the
+    /// command that installs it (per machine, found by every data dir).
+    #[error("ONNX Runtime library unavailable ({path}): {reason}; run `{SETUP_COMMAND}`")]
     RuntimeUnavailable { path: String, reason: String },
     /// The model or tokenizer file is missing.
-    #[error("model file missing: {}", path.display())]
+    #[error("model file missing: {}; run `{SETUP_COMMAND}`", path.display())]
     ModelMissing { path: PathBuf },
     /// The tokenizer failed to load or encode.
     #[error("tokenizer: {0}")]

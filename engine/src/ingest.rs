@@ -81,19 +81,22 @@ pub struct IngestReport {
     pub transcripts: u64,
     /// Bytes read from disk.
     pub bytes_read: u64,
-    /// Lines parsed.
+    /// Transcript lines read for the first time, blank ones included; a last line without
+    /// `\n` counts once it is complete (it may be half-written until then).
     pub lines: u64,
     /// Malformed lines skipped (counted, never fatal).
     pub malformed: u64,
     /// Turns seen (closed + open).
     pub turns: u64,
-    /// Chunks stored for the first time.
+    /// Chunks stored for the first time (a turn still open across passes of one run counts
+    /// once, here).
     pub inserted: u64,
-    /// Chunks whose turn grew or changed and were replaced.
+    /// Chunks stored by an earlier run whose turn grew or changed and were replaced.
     pub replaced: u64,
-    /// Chunks already stored with the same text.
+    /// Chunks stored by an earlier run with the same text.
     pub unchanged: u64,
-    /// Chunks identical to one of another session (stored once, linked).
+    /// Chunks whose text the project already holds (another turn or session): stored once,
+    /// linked.
     pub duplicates: u64,
     /// Secrets redacted.
     pub redactions: u64,
@@ -103,7 +106,7 @@ pub struct IngestReport {
     pub pending: u64,
     /// True when the file was found rewritten and re-read from the start.
     pub rewritten: bool,
-    /// Embedding space of the dense vectors written (model or hash).
+    /// Embedding space of the dense vectors written (model or hash); `None` when none was.
     pub embedder: Option<String>,
     /// Session ids touched.
     pub sessions: Vec<String>,
@@ -154,6 +157,49 @@ fn head_sha(file: &mut std::fs::File, len: u64) -> std::io::Result<String> {
     Ok(Chunk::hash_text(&String::from_utf8_lossy(&buf)))
 }
 
+/// A pass's counts: inserted, replaced, unchanged, duplicates, pending, forgotten.
+type Counts = (u64, u64, u64, u64, u64, u64);
+
+/// Count one stored chunk; true when it is new to the store. `this_run`: an earlier pass of
+/// this run stored its turn first, so it stays new, not replaced or unchanged (the open turn
+/// is fed again on every pass).
+fn tally(put: &Put, this_run: bool, pending: bool, c: &mut Counts) -> bool {
+    let stored = match put {
+        Put::Forgotten => {
+            c.5 += 1;
+            return false;
+        }
+        Put::Stored(o) => o,
+    };
+    if this_run {
+        return false;
+    }
+    match stored {
+        PutOutcome::Inserted(_) => c.0 += 1,
+        PutOutcome::Replaced(_) => c.1 += 1,
+        PutOutcome::Unchanged(_) => c.2 += 1,
+        PutOutcome::Duplicate(_) => c.3 += 1,
+    }
+    if pending && matches!(stored, PutOutcome::Inserted(_) | PutOutcome::Replaced(_)) {
+        c.4 += 1;
+    }
+    matches!(stored, PutOutcome::Inserted(_))
+}
+
+/// The (session, turn, part) keys one `ingest_transcript` run stored for the first time.
+#[derive(Debug, Default)]
+struct NewKeys(std::collections::HashSet<(String, u32, u16)>);
+
+impl NewKeys {
+    fn key(c: &Chunk) -> (String, u32, u16) {
+        (c.session_id.clone(), c.turn_index, c.part)
+    }
+
+    fn contains(&self, k: &(String, u32, u16)) -> bool {
+        self.0.contains(k)
+    }
+}
+
 impl Core {
     /// Ingest one transcript incrementally (see the module doc), in passes of at most
     /// [`IngestOptions::commit_bytes`] new bytes, one commit each.
@@ -169,8 +215,10 @@ impl Core {
         let mut total = IngestReport::default();
         let mut last_turn: Option<(String, u32)> = None;
         let mut parsing: Option<ahead::Parsing> = None;
+        let mut new_keys = NewKeys::default();
         loop {
-            let (mut r, more, first, last, next) = self.ingest_pass(path, opts, limit, parsing)?;
+            let (mut r, more, first, last, next) =
+                self.ingest_pass(path, opts, limit, parsing, &mut new_keys)?;
             parsing = next;
             if let Some(p) = &opts.progress {
                 (p.0)(r.bytes_read);
@@ -201,6 +249,7 @@ impl Core {
         opts: &IngestOptions,
         max_bytes: u64,
         parsing: Option<ahead::Parsing>,
+        new_keys: &mut NewKeys,
     ) -> Result<
         (
             IngestReport,
@@ -254,11 +303,17 @@ impl Core {
         // A transcript we have not seen under this path may be a moved or copied file of a
         // session we already archived: resume from that session's cursor when the bytes before
         // its resume point are identical, instead of re-reading the whole history.
+        // Lines before the cursor's offset were counted by the run that consumed them.
+        let counted_to = match (&state, &cursor) {
+            (Some(_), Some(c)) => c.offset,
+            _ => 0,
+        };
         let state = match (state, &cursor) {
             (None, None) => self.adopt_session_cursor(&mut file, len).map_err(io)?,
             (s, _) => s,
         };
-        let mut chunker = Chunker::new(opts.chunker.clone(), fallback_session);
+        let mut chunker =
+            Chunker::new(opts.chunker.clone(), fallback_session).count_lines_from(counted_to);
         if let Some(s) = state {
             chunker = chunker.with_state(s);
         }
@@ -284,7 +339,7 @@ impl Core {
             }
         };
         let t_feed = t0.elapsed();
-        report.lines = batch.stats.lines;
+        report.lines = batch.stats.new_lines;
         report.malformed = batch.stats.malformed;
         report.turns = batch.turns.len() as u64;
         let turn_key =
@@ -295,7 +350,7 @@ impl Core {
         // inside a turn (or a line) longer than `max_bytes` would read the same bytes again
         // for ever: read more in one pass until the resume point moves.
         if more && chunker.state().resume_offset <= start {
-            return self.ingest_pass(path, opts, max_bytes.saturating_mul(4), None);
+            return self.ingest_pass(path, opts, max_bytes.saturating_mul(4), None, new_keys);
         }
         let state_bytes = encode_state(chunker.state());
         let next = if more {
@@ -350,7 +405,8 @@ impl Core {
             } else {
                 None
             };
-        report.embedder = Some(match &model_vecs {
+        // The space of the vectors this pass writes; none written, none named.
+        report.embedder = (!to_embed.is_empty()).then(|| match &model_vecs {
             Some((id, _)) => id.key(),
             None => self.hash_embedder().id().key(),
         });
@@ -374,7 +430,11 @@ impl Core {
         });
         if same_state && !changed.iter().any(|c| *c) {
             report.forgotten = forgotten.iter().filter(|f| **f).count() as u64;
-            report.unchanged = chunks.len() as u64 - report.forgotten;
+            report.unchanged = chunks
+                .iter()
+                .zip(&forgotten)
+                .filter(|(c, gone)| !**gone && !new_keys.contains(&NewKeys::key(c)))
+                .count() as u64;
             if !session_id.is_empty() {
                 report.sessions.push(session_id);
             }
@@ -388,7 +448,8 @@ impl Core {
         let outcome = derived::with_derived(hash, &to_embed, |derived| {
             self.store().write(|w| {
                 self.apply_accesses(w, &accesses.1, now)?;
-                let mut counts = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+                let mut counts: Counts = (0, 0, 0, 0, 0, 0);
+                let mut inserted = Vec::new();
                 let mut vi = 0usize;
                 let mut rows = chunks.iter().zip(&changed).zip(&forgotten).peekable();
                 while rows.peek().is_some() {
@@ -418,19 +479,10 @@ impl Core {
                     }
                     // Forgotten here too: by a forget that committed since the read above.
                     let pending = model_vecs.is_none();
-                    for put in w.put_chunks(items, now, pending)? {
-                        match put {
-                            Put::Forgotten => counts.5 += 1,
-                            Put::Stored(PutOutcome::Inserted(_)) => counts.0 += 1,
-                            Put::Stored(PutOutcome::Replaced(_)) => counts.1 += 1,
-                            Put::Stored(PutOutcome::Unchanged(_)) => counts.2 += 1,
-                            Put::Stored(PutOutcome::Duplicate(_)) => counts.3 += 1,
-                        }
-                        if pending
-                            && let Put::Stored(PutOutcome::Inserted(_) | PutOutcome::Replaced(_)) =
-                                put
-                        {
-                            counts.4 += 1;
+                    let keys: Vec<_> = items.iter().map(|i| NewKeys::key(i.chunk)).collect();
+                    for (put, k) in w.put_chunks(items, now, pending)?.into_iter().zip(keys) {
+                        if tally(&put, new_keys.contains(&k), pending, &mut counts) {
+                            inserted.push(k);
                         }
                     }
                 }
@@ -465,11 +517,12 @@ impl Core {
                         s.transcript_path = Some(key);
                     })?;
                 }
-                Ok(counts)
+                Ok((counts, inserted))
             })
         });
         self.release_access_log(accesses.0, outcome.is_ok());
-        let outcome = outcome?;
+        let (outcome, inserted) = outcome?;
+        new_keys.0.extend(inserted);
         tracing::debug!(
             read_ms = t_read.as_millis(),
             feed_ms = (t_feed - t_read).as_millis(),

@@ -183,7 +183,7 @@ fn runtime(c: &mut Checks, opts: &EngineOptions, m: &Manifest, need: Status) {
         (
             need,
             format!(
-                "{} missing: run `memctl setup` (or set ORT_DYLIB_PATH)",
+                "{} missing: run `memctl setup` (once per machine, every data dir finds it; or set ORT_DYLIB_PATH)",
                 p.display()
             ),
         )
@@ -217,7 +217,7 @@ fn model(c: &mut Checks, opts: &EngineOptions, m: &Manifest, need: Status) {
             "model",
             need,
             format!(
-                "{} missing: run `memctl setup` (or set MEMCTL_MODEL_DIR)",
+                "{} missing: run `memctl setup` (once per machine, every data dir finds it; or set MEMCTL_MODEL_DIR)",
                 p.display()
             ),
         );

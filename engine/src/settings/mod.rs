@@ -85,15 +85,18 @@ impl crate::EngineOptions {
 
 impl crate::embed::OnnxConfig {
     /// The runtime and model the settings name (`ORT_DYLIB_PATH`, `MEMCTL_MODEL_DIR`,
-    /// `MEMCTL_ORT_THREADS`), else found from `MEMCTL_HOME`, the data dir and the executable
+    /// `MEMCTL_ORT_THREADS`), else found from `MEMCTL_HOME`, the data dir, the machine's
+    /// install dir ([`Settings::install_dir`]) and the executable
     /// ([`crate::embed::OnnxConfig::locate`]).
     pub fn from_settings(s: &Settings) -> Self {
+        let mut roots: Vec<&Path> = s.home.as_deref().into_iter().collect();
+        roots.push(&s.data_dir);
+        roots.push(&s.install_dir);
         Self::locate(
             s.embed.ort_dylib.clone(),
             s.embed.model_dir.clone(),
             s.embed.ort_threads,
-            s.home.as_deref(),
-            Some(&s.data_dir),
+            &roots,
         )
     }
 }
@@ -120,7 +123,8 @@ pub struct EmbedSettings {
     /// machines without the runtime, and for tests of the fallback.
     pub embedder: EmbedderChoice,
     /// `ORT_DYLIB_PATH`: the ONNX Runtime library (default: searched under `MEMCTL_HOME`, the
-    /// data dir and the executable's ancestors, see [`crate::embed::OnnxConfig::discover`]).
+    /// data dir, the machine's install dir and the executable's ancestors, see
+    /// [`crate::embed::OnnxConfig::locate`]).
     pub ort_dylib: Option<PathBuf>,
     /// `MEMCTL_MODEL_DIR`: the model directory (default: searched like the runtime).
     pub model_dir: Option<PathBuf>,
@@ -227,6 +231,12 @@ pub struct Settings {
     pub data_dir: PathBuf,
     /// `MEMCTL_HOME` as given: also the first place the runtime and model are searched.
     pub home: Option<PathBuf>,
+    /// Where `memctl setup` installs the runtime and model for the whole machine (`runtime/`,
+    /// `models/`): `$XDG_DATA_HOME/memctl`, else `$HOME/.local/share/memctl`, whatever
+    /// `MEMCTL_HOME` or `--data-dir` say. Why apart from the data dir: the files are per
+    /// machine, not per archive, so every data dir finds them (it is the default data dir,
+    /// where earlier versions of setup put them too).
+    pub install_dir: PathBuf,
     /// `HOME`: the user's home directory (`memctl install --user` writes under it).
     pub home_dir: Option<PathBuf>,
     /// `CLAUDE_PROJECT_DIR` (set by Claude Code): the project of a hook payload without `cwd`.
@@ -302,6 +312,7 @@ impl Default for Settings {
         Self {
             data_dir: PathBuf::from(".").join(".local/share/memctl"),
             home: None,
+            install_dir: PathBuf::from(".").join(".local/share/memctl"),
             home_dir: None,
             project_dir: None,
             embed: EmbedSettings::default(),
@@ -460,13 +471,13 @@ impl Settings {
         let mut s = Self::default();
         s.home = v.os("MEMCTL_HOME");
         s.home_dir = v.os("HOME");
-        s.data_dir = match (&s.home, v.os("XDG_DATA_HOME"), s.home_dir.clone()) {
-            (Some(h), _, _) => h.clone(),
-            (None, Some(x), _) => x.join("memctl"),
-            (None, None, h) => h
+        s.install_dir = match (v.os("XDG_DATA_HOME"), s.home_dir.clone()) {
+            (Some(x), _) => x.join("memctl"),
+            (None, h) => h
                 .unwrap_or_else(|| PathBuf::from("."))
                 .join(".local/share/memctl"),
         };
+        s.data_dir = s.home.clone().unwrap_or_else(|| s.install_dir.clone());
         s.project_dir = v.text("CLAUDE_PROJECT_DIR");
 
         if let Some(e) = v.text("MEMCTL_EMBEDDER") {

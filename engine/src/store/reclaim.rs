@@ -33,7 +33,8 @@ pub const REWRITE_MIN_FREE_BYTES: u64 = 2 << 20;
 pub struct ReclaimReport {
     /// Hash vectors dropped (their chunk has a model vector).
     pub hash_vectors_dropped: u64,
-    /// Int8 block entries dropped (hash entries of model-embedded chunks, deleted chunks).
+    /// Int8 block entries dropped (hash entries of model-embedded chunks, entries of deleted
+    /// or replaced chunks).
     pub block_entries_dropped: u64,
     /// The file rewrite, when the free pages were worth one.
     pub rewrite: Option<RewriteReport>,
@@ -51,23 +52,35 @@ impl Store {
         let hash_key = hash.key();
         // Read first: most quiet moments have nothing to drop, and a write transaction that
         // changes nothing still costs a durable commit.
-        let projects = {
+        let model_key = model.key();
+        let (projects, model_projects) = {
             let r = self.read()?;
             if r.pending_count()? > 0 {
                 return Ok(rep);
             }
             let tails = r.tx.open_table(VEC_TAILS)?;
-            let mut v = Vec::new();
+            let (mut v, mut m, mut model_entries) = (Vec::new(), Vec::new(), 0u64);
             for row in tails.iter()? {
                 let (k, t) = row?;
                 let (p, key) = k.value();
                 if key == hash_key && t.value() != (0, 0) {
                     v.push(p);
+                } else if key == model_key {
+                    let (b, c) = t.value();
+                    model_entries += b * super::BLOCK_VECTORS as u64 + u64::from(c);
+                    m.push(p);
                 }
             }
-            v
+            // Entries of replaced chunks (an open turn stored again) stay in the model's blocks
+            // too; compacting them here keeps `status`'s index in step with its chunks. With
+            // nothing pending a chunk has at most one model vector, so more entries than
+            // chunks (a table length, no scan) means stale ones.
+            if model_entries <= r.chunk_count()? {
+                m.clear();
+            }
+            (v, m)
         };
-        if !projects.is_empty() {
+        if !projects.is_empty() || !model_projects.is_empty() {
             let (dropped, entries) = self.write(|w| {
                 if w.tx.open_table(PENDING)?.len()? > 0 {
                     return Ok((0, 0));
@@ -76,6 +89,9 @@ impl Store {
                 let mut entries = 0;
                 for &p in &projects {
                     entries += w.compact_space(p, &hash_key)?.vectors_dropped;
+                }
+                for &p in &model_projects {
+                    entries += w.compact_space(p, &model_key)?.vectors_dropped;
                 }
                 Ok((dropped, entries))
             })?;

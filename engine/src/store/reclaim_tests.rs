@@ -150,3 +150,57 @@ fn reclaim_rewrites_a_file_that_is_mostly_free_pages_and_keeps_every_row() {
     let again = e.store().reclaim(&model(), &hash).expect("reclaim");
     assert_eq!(again.rewrite, None);
 }
+
+/// A chunk deleted (or replaced: an open turn stored again) leaves its model entry in the int8
+/// blocks; the quiet moment compacts it, so the index counts what the chunks hold.
+#[test]
+fn reclaim_compacts_stale_model_entries_of_deleted_chunks() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (e, _) = three_sessions(dir.path());
+    let hash = HashEmbedder::new().id().clone();
+    let n = embed_all_keeping_hash(&e);
+    e.store().reclaim(&model(), &hash).expect("reclaim");
+    let entries = |e: &crate::Engine| {
+        let r = e.store().read().expect("read");
+        let mut total = 0;
+        for (_, pid) in r.projects().expect("projects") {
+            total += r.vector_count(pid, &model()).expect("count");
+        }
+        total
+    };
+    assert_eq!(entries(&e), n);
+
+    let (id, rec) = e
+        .store()
+        .read()
+        .expect("read")
+        .chunks_after(0, 1)
+        .expect("chunks")
+        .pop()
+        .expect("a chunk");
+    e.store()
+        .write(|w| {
+            let c = &rec.chunk;
+            w.tx.open_table(TURNS)?
+                .remove((c.session_id.as_str(), c.turn_index, c.part))?;
+            w.release_chunk(id, &rec, &c.session_id)
+        })
+        .expect("delete");
+    assert_eq!(entries(&e), n, "the entry stays until a compaction");
+    let live = |e: &crate::Engine| {
+        e.store()
+            .read()
+            .expect("read")
+            .live_vector_counts()
+            .expect("live")
+            .get(&model().key())
+            .copied()
+    };
+    assert_eq!(live(&e), Some(n - 1));
+
+    let rep = e.store().reclaim(&model(), &hash).expect("reclaim");
+    assert_eq!(rep.block_entries_dropped, 1, "{rep:?}");
+    assert_eq!(entries(&e), n - 1);
+    assert_eq!(live(&e), Some(n - 1));
+    assert_clean(&e);
+}

@@ -327,7 +327,23 @@ impl StoreReader {
         )?)
     }
 
-    /// Number of vectors stored for a project in an embedding space.
+    /// Re-scoring vectors per embedding space, over every project: one per (chunk, space)
+    /// that exists (a scan of the table, for `status`; [`Self::vector_count`] is the cheap
+    /// count of int8 entries, which also holds stale ones until the next compaction).
+    pub fn live_vector_counts(
+        &self,
+    ) -> Result<std::collections::BTreeMap<String, u64>, StoreError> {
+        let t = self.tx.open_table(VECTORS)?;
+        let mut out = std::collections::BTreeMap::new();
+        for row in t.iter()? {
+            let (k, _) = row?;
+            *out.entry(k.value().1.to_owned()).or_insert(0) += 1;
+        }
+        Ok(out)
+    }
+
+    /// Number of int8 block entries of a project in an embedding space (stale ones of
+    /// replaced or re-embedded chunks included until the next compaction).
     pub fn vector_count(&self, project_id: u32, emb: &EmbedderId) -> Result<u64, StoreError> {
         let key = emb.key();
         let t = self.tx.open_table(VEC_TAILS)?;

@@ -112,6 +112,9 @@ pub struct Chunker {
     fallback_session_id: String,
     /// [`PARALLEL_MIN_BYTES`], changed by tests to compare both paths.
     parallel_min_bytes: usize,
+    /// File offset up to which lines were counted as read ([`ParseStats::new_lines`]): the
+    /// open turn is fed again on every call, and its lines must count once.
+    counted_to: u64,
 }
 
 impl Chunker {
@@ -123,7 +126,15 @@ impl Chunker {
             state: ChunkerState::default(),
             fallback_session_id: fallback_session_id.into(),
             parallel_min_bytes: PARALLEL_MIN_BYTES,
+            counted_to: 0,
         }
+    }
+
+    /// Lines before file offset `offset` were read by an earlier call (another process's, or
+    /// a pass whose chunker is gone): [`ParseStats::new_lines`] leaves them out.
+    pub fn count_lines_from(mut self, offset: u64) -> Self {
+        self.counted_to = offset;
+        self
     }
 
     /// Parse and render on every core from this many input bytes on (tests: `0` always,
@@ -181,6 +192,9 @@ impl Chunker {
                 block.iter().map(|(_, l)| decode(l)).collect()
             };
             for ((offset, _), parsed) in block.iter().zip(parsed) {
+                if base + *offset as u64 >= self.counted_to {
+                    stats.new_lines += 1;
+                }
                 let Some(parsed) = parsed else {
                     stats.blank += 1;
                     continue;
@@ -197,6 +211,7 @@ impl Chunker {
                 }
             }
         }
+        self.counted_to = self.counted_to.max(base + bytes.len() as u64);
         let (turns, next_index, mut redactions) = assembler.finish();
         self.advance(&turns, next_index, base, bytes.len());
         // Turns render independently (text, parts, final redaction): on every core for a big

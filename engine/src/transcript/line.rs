@@ -267,6 +267,10 @@ pub struct AttachmentHead {
 pub struct ParseStats {
     /// Complete, non-blank lines seen.
     pub lines: u64,
+    /// Lines read for the first time, blank ones included (see `Chunker::count_lines_from`):
+    /// over every call on one file, the file's count of newline-terminated lines.
+    #[serde(default)]
+    pub new_lines: u64,
     /// Blank lines (ignored).
     pub blank: u64,
     /// Lines that were not valid JSON objects of a known shape (skipped, counted).

@@ -745,3 +745,41 @@ proptest::proptest! {
         }
     }
 }
+
+/// Every line of a file counts once as read, blank ones too, though each call re-reads the
+/// open turn; a line without `\n` counts once it ends; a chunker resumed from a saved state
+/// leaves out the lines its earlier run counted.
+#[test]
+fn new_lines_count_each_line_of_the_file_once() {
+    let mut t = T::default();
+    for i in 0..5 {
+        t.user(json!(format!("question {i}")));
+        if i == 0 {
+            t.raw("");
+        }
+    }
+    let lines = t.lines.clone();
+    let a = format!("{}\n", lines[..4].join("\n"));
+    let file = format!("{a}{}\n{}", lines[4], lines[5]);
+    let mut c = Chunker::new(ChunkerConfig::default(), "s");
+    let first = c.feed(a.as_bytes());
+    assert_eq!(first.stats.new_lines, 4, "three records and a blank line");
+    let from = c.state().resume_offset as usize;
+    assert!(from < a.len(), "the open turn is fed again");
+    let saved = c.state().clone();
+    let second = c.feed(&file.as_bytes()[from..]);
+    assert_eq!(
+        second.stats.new_lines, 1,
+        "the last line has no newline yet"
+    );
+    assert!(
+        second.stats.lines > 1,
+        "the open turn's line was parsed again"
+    );
+
+    let mut resumed = Chunker::new(ChunkerConfig::default(), "s")
+        .count_lines_from(a.len() as u64)
+        .with_state(saved);
+    let again = resumed.feed(format!("{file}\n").as_bytes().get(from..).expect("range"));
+    assert_eq!(again.stats.new_lines, 2);
+}

@@ -27,6 +27,38 @@ pub struct IngestArgs {
     pub background: bool,
 }
 
+/// The human report: every count the README defines, the optional ones only when nonzero (a
+/// first ingest reports new chunks only), and the space of the vectors this run wrote.
+fn report_line(transcripts: usize, t: &memctl_engine::IngestReport) -> String {
+    let mut s = format!(
+        "ingested {transcripts} transcript{}: {} lines read, {} turns, {} chunks new",
+        if transcripts == 1 { "" } else { "s" },
+        t.lines,
+        t.turns,
+        t.inserted
+    );
+    for (n, what) in [
+        (t.replaced, "replaced"),
+        (t.unchanged, "unchanged"),
+        (t.duplicates, "duplicates (text already stored, linked)"),
+        (t.forgotten, "forgotten (not stored)"),
+        (t.malformed, "malformed lines skipped"),
+    ] {
+        if n > 0 {
+            s.push_str(&format!(", {n} {what}"));
+        }
+    }
+    match &t.embedder {
+        Some(e) if t.pending > 0 => s.push_str(&format!(
+            "; vectors: {e}, {} chunks pending a model vector (memctl embed-pending)",
+            t.pending
+        )),
+        Some(e) => s.push_str(&format!("; vectors: {e}")),
+        None => s.push_str("; no new vectors"),
+    }
+    s
+}
+
 /// New transcript bytes per commit of `memctl ingest` (≈ 60 turns, tens of ms of write lock).
 const INGEST_COMMIT_BYTES: u64 = 1 << 20;
 
@@ -113,25 +145,18 @@ pub(super) fn ingest(engine: Engine, a: IngestArgs, out: &mut dyn Write) -> Resu
         b.finish_and_clear();
     }
     crate::lifecycle::summarize_sessions(&engine, &total.sessions);
+    // Stale index entries of turns stored again across passes go now, when the model embedded
+    // everything (a no-op while chunks are pending: the background embedder does it then).
+    if total.pending == 0 && total.inserted + total.replaced > 0 {
+        engine.reclaim().context("compacting the vector index")?;
+    }
     if a.quiet {
         // nothing to print
     } else if a.json {
         serde_json::to_writer(&mut *out, &total)?;
         writeln!(out)?;
     } else {
-        writeln!(
-            out,
-            "ingested {} transcripts: {} lines read, {} turns, {} chunks new, {} replaced, {} unchanged, {} duplicates, {} malformed lines skipped; embedder {}",
-            files.len() - failures.len(),
-            total.lines,
-            total.turns,
-            total.inserted,
-            total.replaced,
-            total.unchanged,
-            total.duplicates,
-            total.malformed,
-            total.embedder.as_deref().unwrap_or("none"),
-        )?;
+        writeln!(out, "{}", report_line(files.len() - failures.len(), &total))?;
     }
     if !failures.is_empty() {
         bail!(

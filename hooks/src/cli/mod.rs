@@ -266,7 +266,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 /// Run a parsed command with the `loaded` settings, writing to `out`.
 pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
     // `--data-dir` replaces the data dir everywhere, the search for the runtime and model
-    // (`<data dir>/runtime`, `<data dir>/models`, where `memctl setup` puts them) included.
+    // (`<data dir>/runtime`, `<data dir>/models`, before the machine's install dir) included.
     let with_dir;
     let s = match &cli.data_dir {
         Some(d) => {
@@ -281,7 +281,7 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
     let install_env = || crate::install::InstallEnv::current(s, cli.data_dir.as_deref());
     match cli.command {
         Command::Doctor(ref a) => crate::doctor::run(a, opts, &install_env()?, out),
-        Command::Setup(ref a) => crate::setup::run(a, &opts.data_dir, cli.data_dir.is_some(), out),
+        Command::Setup(ref a) => crate::setup::run(a, &s.install_dir, cli.data_dir.as_deref(), out),
         Command::Install(ref a) => crate::install::command::run(a, true, &install_env()?, out),
         Command::Uninstall(ref a) => crate::install::command::run(a, false, &install_env()?, out),
         Command::Ingest(a) if a.background => {

@@ -136,7 +136,7 @@ pub(super) fn search(
     // itself (the first search after a 5,000-turn backlog took 91 s): it answers
     // at once, pending chunks found by their words and hash vectors, says how many wait, and
     // starts the background embedder when none runs.
-    let pending = engine.status()?.pending;
+    let pending = engine.pending_count()?;
     if pending > 0 && req.mode != SearchMode::Lexical && settings.embed.background {
         start_background_embedder(engine.data_dir());
     }

@@ -127,8 +127,10 @@ fn background_line(b: &Background) -> String {
 pub struct VectorCount {
     /// Embedder key (`name@variant/dims`).
     pub embedder: String,
-    /// Vectors stored.
+    /// Chunks with a vector in this space (a chunk embedded by the model keeps no hash one).
     pub count: u64,
+    /// Index entries of replaced or re-embedded chunks, dropped at the next compaction.
+    pub stale_index_entries: u64,
 }
 
 const INDEX: &str = "exact int8 scan + f16 re-score (per query); BM25 postings in redb";
@@ -151,7 +153,12 @@ pub fn gather(engine: &Engine, a: &StatusArgs, cfg: &AutopilotConfig) -> Result<
         vectors: st
             .vectors
             .into_iter()
-            .map(|(embedder, count)| VectorCount { embedder, count })
+            .zip(st.stale_index_entries)
+            .map(|((embedder, count), (_, stale))| VectorCount {
+                embedder,
+                count,
+                stale_index_entries: stale,
+            })
             .collect(),
         background: background(&o.data_dir, st.pending),
         embedder: embedder(o),
@@ -172,7 +179,7 @@ fn embedder(o: &EngineOptions) -> String {
             o.onnx.variant
         )
     } else {
-        "hash-ngram@v1/384 (fallback: model or runtime missing; see memctl doctor)".to_string()
+        "hash-ngram@v1/384 (fallback: model or runtime missing; run `memctl setup`)".to_string()
     }
 }
 
@@ -200,9 +207,17 @@ pub(super) fn status(
     )?;
     writeln!(out, "background: {}", background_line(&r.background))?;
     for v in &r.vectors {
+        let stale = if v.stale_index_entries > 0 {
+            format!(
+                "; {} stale index entries, dropped at the next compaction",
+                v.stale_index_entries
+            )
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "vectors:    {} × {} (int8 blocks + f32)",
+            "vectors:    {} × {} (int8 blocks + f16){stale}",
             v.count, v.embedder
         )?;
     }

@@ -31,6 +31,9 @@ pub fn run(bin: &str, home: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &s
         // No user config file: the developer's `~/.config/memctl/config.toml` stays out
         // (a test that wants one passes XDG_CONFIG_HOME or MEMCTL_CONFIG in `env`).
         .env("XDG_CONFIG_HOME", home.join("no-config"))
+        // Nor the machine's `memctl setup` (`$XDG_DATA_HOME/memctl`): the runtime and model
+        // come from this checkout's scripts/setup.sh, found beside the executable.
+        .env("XDG_DATA_HOME", home.join("no-install"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -119,6 +122,7 @@ pub fn quiet_command(bin: &str, home: &Path) -> Command {
     cmd.env("MEMCTL_HOME", home)
         .env("MEMCTL_RESIDENT", "0")
         .env("XDG_CONFIG_HOME", home.join("no-config"))
+        .env("XDG_DATA_HOME", home.join("no-install"))
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     cmd
