@@ -188,101 +188,20 @@ pub fn run(a: &InstallArgs, add: bool, env: &InstallEnv, out: &mut dyn Write) ->
         super::claude_md(add, a.dry_run, out)?;
     }
     let mut edits = Edits::default();
-    let mut hook_files = Vec::new();
-    if add {
-        let hook = env.invocation(super::HOOK_BIN)?;
-        let scope = if a.user {
-            Scope::User
-        } else if a.local || (!a.project && !hook.portable()) {
-            Scope::Local
-        } else {
-            Scope::Project
-        };
-        let note = if scope == Scope::Local && !a.local {
-            Some(format!(
-                "note: the hook commands name paths of this machine ({}), so they go to the untracked \
-                 .claude/settings.local.json; with memctl-hook on PATH (cargo install --locked --path hooks) and no \
-                 --data-dir they would go to the shared .claude/settings.json (--project forces that)",
-                hook.command("<Event>")
-            ))
-        } else if scope == Scope::Project && !hook.portable() {
-            Some(format!(
-                "note: .claude/settings.json is usually committed, and these commands name paths of this machine: {}",
-                hook.command("<Event>")
-            ))
-        } else {
-            None
-        };
-        // A dry run's stdout is the settings text alone.
-        match note {
-            Some(n) if a.dry_run => eprintln!("memctl: {n}"),
-            Some(n) => writeln!(out, "{n}")?,
-            None => {}
-        }
-        let path = env.settings_file(scope)?;
-        edits.get(&path)?.merge_hooks(&hook)?;
-        hook_files.push(path);
+    let hook_files = if add {
+        vec![add_hooks(a, env, &mut edits, out)?]
     } else {
-        let scopes: &[Scope] = if a.user {
-            &[Scope::User]
-        } else if a.local {
-            &[Scope::Local]
-        } else if a.project {
-            &[Scope::Project]
-        } else {
-            &[Scope::Project, Scope::Local]
-        };
-        for &scope in scopes {
-            let path = env.settings_file(scope)?;
-            edits.get(&path)?.remove_hooks()?;
-            hook_files.push(path);
-        }
-    }
+        remove_hooks(a, env, &mut edits)?
+    };
     if a.statusline {
-        let path = env.settings_file(Scope::User)?;
-        let user = edits.get(&path)?;
-        if add {
-            let command = env.invocation("memctl")?.command("statusline");
-            if let Some(old) = user.set_status_line(&command, a.force) {
-                bail!(
-                    "{} already has a status line: {old:?}; not replacing it (nothing written): \
-                     rerun with --force to replace it, or without --statusline",
-                    path.display()
-                );
-            }
-        } else {
-            user.remove_status_line();
-        }
+        edit_status_line(a, add, env, &mut edits)?;
     }
-    let mut changed = Vec::new();
-    for (path, s, before) in &edits.0 {
-        let text = s.text()?;
-        if a.dry_run {
-            // stdout stays the files' text (a preview to diff or pipe); where it would go is
-            // said on stderr.
-            let verb = if text == *before {
-                "unchanged"
-            } else {
-                "would write"
-            };
-            eprintln!("memctl: dry run: {verb} {}", path.display());
-            if edits.0.len() > 1 {
-                writeln!(out, "--- {}", path.display())?;
-            }
-            write!(out, "{text}")?;
-        } else if text != *before {
-            changed.push((path.clone(), text));
-        }
-    }
-    if a.dry_run {
+    let Some(changed) = write_or_preview(a, &edits, out)? else {
         return Ok(());
-    }
-    for (path, text) in &changed {
-        write_atomic(path, text)?;
-    }
+    };
     let events = super::EVENTS.map(|e| e.as_str()).join(", ");
     for path in &hook_files {
-        let did = changed.iter().any(|(p, _)| p == path);
+        let did = changed.iter().any(|p| p == path);
         match (add, did) {
             (true, true) => writeln!(out, "installed hooks in {}: {events}", path.display())?,
             (false, true) => writeln!(out, "removed hooks from {}", path.display())?,
@@ -292,7 +211,7 @@ pub fn run(a: &InstallArgs, add: bool, env: &InstallEnv, out: &mut dyn Write) ->
     }
     if a.statusline {
         let path = env.settings_file(Scope::User)?;
-        let did = changed.iter().any(|(p, _)| *p == path);
+        let did = changed.contains(&path);
         let what = match (add, did) {
             (true, true) => "status line set to memctl statusline",
             (true, false) => "status line already memctl statusline",
@@ -308,4 +227,122 @@ pub fn run(a: &InstallArgs, add: bool, env: &InstallEnv, out: &mut dyn Write) ->
         }
     }
     Ok(())
+}
+
+/// Merge the hooks into the settings file the flags (or the command's portability) choose;
+/// returns that file. A command naming paths of this machine goes to the untracked local file
+/// unless `--project` says otherwise, with a note either way.
+fn add_hooks(
+    a: &InstallArgs,
+    env: &InstallEnv,
+    edits: &mut Edits,
+    out: &mut dyn Write,
+) -> Result<PathBuf> {
+    let hook = env.invocation(super::HOOK_BIN)?;
+    let scope = if a.user {
+        Scope::User
+    } else if a.local || (!a.project && !hook.portable()) {
+        Scope::Local
+    } else {
+        Scope::Project
+    };
+    let note = if scope == Scope::Local && !a.local {
+        Some(format!(
+            "note: the hook commands name paths of this machine ({}), so they go to the untracked \
+             .claude/settings.local.json; with memctl-hook on PATH (cargo install --locked --path hooks) and no \
+             --data-dir they would go to the shared .claude/settings.json (--project forces that)",
+            hook.command("<Event>")
+        ))
+    } else if scope == Scope::Project && !hook.portable() {
+        Some(format!(
+            "note: .claude/settings.json is usually committed, and these commands name paths of this machine: {}",
+            hook.command("<Event>")
+        ))
+    } else {
+        None
+    };
+    // A dry run's stdout is the settings text alone.
+    match note {
+        Some(n) if a.dry_run => eprintln!("memctl: {n}"),
+        Some(n) => writeln!(out, "{n}")?,
+        None => {}
+    }
+    let path = env.settings_file(scope)?;
+    edits.get(&path)?.merge_hooks(&hook)?;
+    Ok(path)
+}
+
+/// Remove the hooks from the files the flags name (default: both project files).
+fn remove_hooks(a: &InstallArgs, env: &InstallEnv, edits: &mut Edits) -> Result<Vec<PathBuf>> {
+    let scopes: &[Scope] = if a.user {
+        &[Scope::User]
+    } else if a.local {
+        &[Scope::Local]
+    } else if a.project {
+        &[Scope::Project]
+    } else {
+        &[Scope::Project, Scope::Local]
+    };
+    let mut files = Vec::new();
+    for &scope in scopes {
+        let path = env.settings_file(scope)?;
+        edits.get(&path)?.remove_hooks()?;
+        files.push(path);
+    }
+    Ok(files)
+}
+
+/// Set (never over another one without `--force`) or remove memctl's status line in the
+/// user settings, the only place Claude Code reads it.
+fn edit_status_line(a: &InstallArgs, add: bool, env: &InstallEnv, edits: &mut Edits) -> Result<()> {
+    let path = env.settings_file(Scope::User)?;
+    let user = edits.get(&path)?;
+    if add {
+        let command = env.invocation("memctl")?.command("statusline");
+        if let Some(old) = user.set_status_line(&command, a.force) {
+            bail!(
+                "{} already has a status line: {old:?}; not replacing it (nothing written): \
+                 rerun with --force to replace it, or without --statusline",
+                path.display()
+            );
+        }
+    } else {
+        user.remove_status_line();
+    }
+    Ok(())
+}
+
+/// Write the files that changed and return them; a dry run prints every file's text instead
+/// (stdout stays the files' text, a preview to diff or pipe; where it would go is said on
+/// stderr) and returns `None`.
+fn write_or_preview(
+    a: &InstallArgs,
+    edits: &Edits,
+    out: &mut dyn Write,
+) -> Result<Option<Vec<PathBuf>>> {
+    let mut changed = Vec::new();
+    for (path, s, before) in &edits.0 {
+        let text = s.text()?;
+        if a.dry_run {
+            let verb = if text == *before {
+                "unchanged"
+            } else {
+                "would write"
+            };
+            eprintln!("memctl: dry run: {verb} {}", path.display());
+            if edits.0.len() > 1 {
+                writeln!(out, "--- {}", path.display())?;
+            }
+            write!(out, "{text}")?;
+        } else if text != *before {
+            changed.push((path.clone(), text));
+        }
+    }
+    if a.dry_run {
+        return Ok(None);
+    }
+    for (path, text) in &changed {
+        write_atomic(path, text)?;
+    }
+    Ok(Some(changed.into_iter().map(|(p, _)| p).collect()))
 }
