@@ -97,6 +97,9 @@ fn team_search(engine: &Engine, ctx: &Ctx, query: &str, k: usize) -> Result<Sear
             }),
             tools: Vec::new(),
             score: (h.score * 1000.0).round() / 1000.0,
+            confidence: None,
+            confident: None,
+            lines: Vec::new(),
             teammate: Some(h.author),
             project: Some(h.project),
         })
@@ -221,6 +224,9 @@ pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOu
                 tools: c.tools.clone(),
                 // f64: an f32 widened by the client's JSON would print 0.8999999761581421.
                 score: (f64::from(r.scores.score) * 1000.0).round() / 1000.0,
+                confidence: Some((f64::from(r.confidence) * 1000.0).round() / 1000.0),
+                confident: Some(r.confident),
+                lines: memctl_engine::explain::matched_lines(&c.text, &input.query, &c.summary),
                 teammate: None,
                 project: None,
             }
@@ -234,6 +240,10 @@ pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOu
         (Some(d), _, _) => Some(d.clone()),
         (None, true, Scope::All) => Some("nothing matched: try other words".into()),
         (None, true, _) => Some("nothing matched here: try scope=all or other words".into()),
+        (None, false, _) if !found.results.iter().any(|r| r.confident) => Some(format!(
+            "no confident match: every hit is weak (confidence below {:.2}); try other words",
+            memctl_engine::recall::CONFIDENT
+        )),
         (None, false, _) => None,
     };
     Ok(SearchOutput { hits, note })
