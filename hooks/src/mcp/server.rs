@@ -95,7 +95,7 @@ impl MemctlServer {
     #[tool(
         description = "Search memctl's archive of past Claude Code turns (this project by \
         default). Returns one line per hit: id, session, turn, time, gist, score, confidence (0..1, \
-        absolute; `confident: false` marks a weak match), the lines that matched. Open hits with \
+        absolute; `confident: false` marks a weak match), the line that matched. Open hits with \
         `get` (full text) or `timeline` (turns around it). Use rare words (names, error text, \
         ids) or a plain question."
     )]

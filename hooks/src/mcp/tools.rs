@@ -215,7 +215,7 @@ pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOu
         .iter()
         .map(|r| {
             let c = &r.record.chunk;
-            Hit {
+            let mut hit = Hit {
                 id: r.id,
                 session: short(&c.session_id),
                 turn: c.turn_index,
@@ -226,10 +226,12 @@ pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOu
                 score: (f64::from(r.scores.score) * 1000.0).round() / 1000.0,
                 confidence: Some((f64::from(r.confidence) * 1000.0).round() / 1000.0),
                 confident: Some(r.confident),
-                lines: memctl_engine::explain::matched_lines(&c.text, &input.query, &c.summary),
+                lines: Vec::new(),
                 teammate: None,
                 project: None,
-            }
+            };
+            hit.lines = best_line(&hit, &c.text, &input.query, &c.summary);
+            hit
         })
         .collect();
     let note = match (&found.degraded, hits.is_empty(), input.scope) {
@@ -247,6 +249,37 @@ pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOu
         (None, false, _) => None,
     };
     Ok(SearchOutput { hits, note })
+}
+
+/// Characters one hit may take (about 100 tokens: the agent reads every hit it asks for).
+const HIT_CHARS: usize = 400;
+/// A matched line shorter than this is not worth showing.
+const LINE_MIN_CHARS: usize = 40;
+
+/// The best matched line of a hit, clipped to what `hit` leaves of [`HIT_CHARS`]; none when
+/// less than [`LINE_MIN_CHARS`] is left.
+fn best_line(hit: &Hit, text: &str, query: &str, summary: &str) -> Vec<String> {
+    let used = serde_json::to_string(hit).map_or(HIT_CHARS, |s| s.chars().count());
+    // `,"lines":[""]`
+    let room = HIT_CHARS.saturating_sub(used + 14);
+    let Some(best) = memctl_engine::explain::matched_lines(text, query, summary)
+        .into_iter()
+        .next()
+    else {
+        return Vec::new();
+    };
+    // JSON escapes (quotes, backslashes, control characters) lengthen the line: clip until the
+    // escaped line fits.
+    let mut max = room;
+    while max >= LINE_MIN_CHARS {
+        let line = memctl_engine::transcript::ellipsize(&best, max);
+        let escaped = serde_json::to_string(&line).map_or(usize::MAX, |j| j.chars().count() - 2);
+        if escaped <= room {
+            return vec![line.into_owned()];
+        }
+        max = max.saturating_sub(escaped.saturating_sub(room).max(1));
+    }
+    Vec::new()
 }
 
 /// `get`.

@@ -82,7 +82,7 @@ pub struct Hit {
     /// Whether the confidence clears the calibrated threshold; false = a weak match.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confident: Option<bool>,
-    /// The lines of the turn that matched the query (local hits).
+    /// The turn's best line for the query, when it fits the hit's size (local hits).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<String>,
     /// scope=team: the teammate who synced it.
