@@ -101,7 +101,14 @@ const LINES_MAX: usize = 3;
 pub fn matched_lines(text: &str, query: &str, shown: &str) -> Vec<String> {
     let terms = crate::recall::informative_terms(query);
     let ids = query_identifiers(query);
-    let mut lines = crate::recall::passages(text, &terms, query, shown, LINES_CHARS);
+    let mut lines: Vec<String> = Vec::new();
+    for l in crate::recall::passages(text, &terms, query, shown, LINES_CHARS) {
+        if let Some(l) = unshown_part(&l, shown)
+            && !lines.iter().any(|o| o == l)
+        {
+            lines.push(l.to_string());
+        }
+    }
     // Stable: passage order among lines holding as many identifiers.
     lines.sort_by_key(|l| std::cmp::Reverse(identifiers_held(l, &ids)));
     if let Some(exact) = crate::recall::units(text)
@@ -113,6 +120,26 @@ pub fn matched_lines(text: &str, query: &str, shown: &str) -> Vec<String> {
     }
     lines.truncate(LINES_MAX);
     lines
+}
+
+/// `line` without its leading sentences that `shown` already has (a summary holds the first
+/// sentence of the prompt, the line may go on); None when nothing new is left.
+fn unshown_part<'a>(line: &'a str, shown: &str) -> Option<&'a str> {
+    let mut rest = line.trim();
+    while !rest.is_empty() {
+        if shown.contains(rest) {
+            return None;
+        }
+        let cut = rest
+            .char_indices()
+            .find(|&(i, c)| matches!(c, '.' | '?' | '!') && rest[i + 1..].starts_with(' '))
+            .map(|(i, _)| i + 1);
+        match cut {
+            Some(end) if shown.contains(&rest[..end]) => rest = rest[end..].trim_start(),
+            _ => return Some(rest),
+        }
+    }
+    None
 }
 
 /// The query's index terms, distinct (the lexical index's own tokenizer: stop words out,
@@ -223,6 +250,17 @@ mod tests {
             lines[0], "FAIL src/billing.test.ts:52 expected 3 got 4",
             "{lines:?}"
         );
+    }
+
+    #[test]
+    fn what_the_summary_shows_is_not_repeated() {
+        let shown = "Why is pytest slow on CI? → Done.";
+        assert_eq!(
+            unshown_part("Why is pytest slow on CI? Look at conftest.py.", shown),
+            Some("Look at conftest.py.")
+        );
+        assert_eq!(unshown_part("Why is pytest slow on CI?", shown), None);
+        assert_eq!(unshown_part("pytest -q", shown), Some("pytest -q"));
     }
 
     #[test]
