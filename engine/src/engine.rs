@@ -275,15 +275,20 @@ impl Engine {
             Some((emb, vecs.pop().unwrap_or_default()))
         };
         let retriever = Retriever::new(&reader).with_resident(self.core.resident_blocks());
-        let ranked = retriever.rank(&Retrieval {
+        let vector = query_vector.as_ref().map(|(e, v)| (e, v.as_slice()));
+        let mut ranked = retriever.rank(&Retrieval {
             text: &req.query,
-            vector: query_vector.as_ref().map(|(e, v)| (e, v.as_slice())),
+            vector,
             project_ids: &pids,
             candidates: req.candidates(),
             mode: req.mode,
             fusion: req.fusion,
         })?;
-        let results = retriever.load(&ranked.hits, req.k.max(1), |_, rec| req.accepts(rec))?;
+        let ids = crate::explain::query_identifiers(&req.query);
+        retriever.promote_exact(&mut ranked.hits, &ids)?;
+        let mut results = retriever.load(&ranked.hits, req.k.max(1), |_, rec| req.accepts(rec))?;
+        let model_vector = vector.filter(|(e, _)| e.model == crate::embed::onnx::MINILM_NAME);
+        retriever.explain(&mut results, &ranked.lexical, model_vector)?;
         let excluded_by = if results.is_empty() && req.has_filters() {
             let unfiltered = retriever.load(&ranked.hits, req.candidates(), |_, _| true)?;
             let recs: Vec<&ChunkRecord> = unfiltered.iter().map(|r| &r.record).collect();

@@ -20,7 +20,9 @@
 
 use crate::embed::EmbedderId;
 use crate::error::StoreError;
+use crate::explain::{hit_confidence, identifiers_held, is_confident};
 use crate::index::{Bm25Params, Hit, bm25_search};
+use crate::recall::Evidence;
 use crate::search::{FusedHit, FusionParams, SearchMode, fuse};
 use crate::store::{ChunkId, ChunkRecord, StoreReader};
 use std::collections::HashSet;
@@ -53,6 +55,8 @@ pub(crate) struct Ranked {
     pub hits: Vec<FusedHit>,
     /// Lexical coverage of each BM25 hit: the share of the query's idf mass it holds.
     pub coverage: std::collections::HashMap<u64, f32>,
+    /// The lexical side as BM25 returned it (its query terms score any document's coverage).
+    pub lexical: crate::index::Bm25Hits,
 }
 
 /// Retrieval over one read transaction of the store.
@@ -140,9 +144,13 @@ impl<'r> Retriever<'r> {
             .hits
             .iter()
             .map(|h| h.id)
-            .zip(lex.hit_coverage)
+            .zip(lex.hit_coverage.iter().copied())
             .collect();
-        Ok(Ranked { hits, coverage })
+        Ok(Ranked {
+            hits,
+            coverage,
+            lexical: lex,
+        })
     }
 
     /// Load ranked hits in order, keep those `accept` takes, one part per long turn, until `k`.
@@ -173,11 +181,74 @@ impl<'r> Retriever<'r> {
                 id: h.id,
                 scores: *h,
                 record: rec,
+                evidence: Evidence::default(),
+                confidence: 0.0,
+                confident: false,
             });
         }
         Ok(out)
     }
+
+    /// Put the hits whose chunk holds more of the query's exact identifiers `ids` first, among
+    /// the first [`PROMOTE_SCAN`] hits; the fused order stays within each group (stable). Why:
+    /// a `path:line` or an error code names one turn, while the fusion weighs it like any word
+    /// and a turn sharing its parts (`billing`, `test`) can outrank the turn that holds it.
+    pub(crate) fn promote_exact(
+        &self,
+        hits: &mut [FusedHit],
+        ids: &[String],
+    ) -> Result<(), StoreError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let n = hits.len().min(PROMOTE_SCAN);
+        let mut keyed: Vec<(usize, FusedHit)> = Vec::with_capacity(n);
+        for h in &hits[..n] {
+            let held = self
+                .reader
+                .chunk(h.id)?
+                .map_or(0, |rec| identifiers_held(&rec.chunk.text, ids));
+            keyed.push((held, *h));
+        }
+        keyed.sort_by_key(|(held, _)| std::cmp::Reverse(*held));
+        for (slot, (_, h)) in hits[..n].iter_mut().zip(keyed) {
+            *slot = h;
+        }
+        Ok(())
+    }
+
+    /// Fill each result's evidence and confidence from its own chunk: the query's cosine with
+    /// its vector (model space only: hash cosines are not calibrated) and its lexical coverage.
+    /// Both are read for the chunk itself, not taken from the candidate lists, so a hit's
+    /// confidence is the same whatever `k`, the filters or the other candidates.
+    pub(crate) fn explain(
+        &self,
+        results: &mut [SearchResult],
+        lexical: &crate::index::Bm25Hits,
+        model_vector: Option<(&EmbedderId, &[f32])>,
+    ) -> Result<(), StoreError> {
+        for r in results {
+            let dense = match (r.scores.dense, model_vector) {
+                (_, None) => None,
+                (Some(d), Some(_)) => Some(d),
+                (None, Some((space, q))) => self
+                    .reader
+                    .vector(r.id, space)?
+                    .map(|v| crate::embed::dot(q, &v)),
+            };
+            r.evidence = Evidence {
+                dense,
+                coverage: lexical.coverage_of(&r.record.chunk.text),
+            };
+            r.confidence = hit_confidence(&r.evidence);
+            r.confident = is_confident(r.confidence);
+        }
+        Ok(())
+    }
 }
+
+/// [`Retriever::promote_exact`] looks this far down the fused list.
+const PROMOTE_SCAN: usize = 200;
 
 /// A search request (the CLI's and the agent's).
 #[derive(Debug, Clone)]
@@ -295,6 +366,14 @@ pub struct SearchResult {
     pub scores: FusedHit,
     /// The stored chunk.
     pub record: ChunkRecord,
+    /// The hit's own evidence: its cosine with the query (model space only) and its lexical
+    /// coverage.
+    pub evidence: Evidence,
+    /// Absolute confidence in 0..=1 from `evidence` alone ([`crate::explain::hit_confidence`]):
+    /// unlike the fused score, the same whatever `k`, the filters or the other hits.
+    pub confidence: f32,
+    /// Whether `confidence` clears the recall gate's calibrated threshold.
+    pub confident: bool,
 }
 
 /// Results plus how they were obtained.

@@ -314,6 +314,10 @@ fn the_agent_reaches_its_memory_over_mcp() {
             chars / 4 <= 100,
             "a hit costs ≤ 100 tokens: {chars} chars: {h:?}"
         );
+        assert!(
+            h.confidence.is_some_and(|c| (0.0..=1.0).contains(&c)) && h.confident.is_some(),
+            "a local hit has an absolute confidence: {h:?}"
+        );
     }
     let t2 = Instant::now();
     let again: SearchOutput = s.ok(

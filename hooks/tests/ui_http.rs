@@ -209,6 +209,11 @@ fn search_shows_why_hits_matched_and_links_to_the_turn() {
         page.body
     );
     assert!(
+        page.body.contains("confidence 1.00 · score ") || page.body.contains("confidence 0."),
+        "the absolute confidence leads the scores: {}",
+        page.body
+    );
+    assert!(
         page.body
             .contains(&format!("/session?id={EVIL_SID}&amp;from=0#t0")),
         "{}",

@@ -86,6 +86,45 @@ pub struct Bm25Hits {
     /// matched. 1.0 = it holds every query term; 0.0 = nothing matched. It drives the fusion's
     /// lexical weight ([`crate::search::lexical_weight`]).
     pub coverage: f32,
+    /// Each distinct query term (in term order) with its idf times its repeats in the query:
+    /// what [`Self::coverage_of`] needs to score any document, ranked or not.
+    pub query_idf: Vec<(String, f64)>,
+}
+
+impl Bm25Hits {
+    /// The lexical coverage of a document with this `text` (indexed as [`term_frequencies`] of
+    /// it): the share of the query's idf mass [`Self::hit_coverage`] gives a ranked hit, for any
+    /// document, so that it does not depend on how many hits were ranked. One difference: a
+    /// whole compound of the query (`billing.test.ts:52`) also counts as held when the text has
+    /// it inside a longer compound (`src/billing.test.ts:52`), where the index only has the
+    /// longer one; the turn holding an exact identifier does hold it.
+    pub fn coverage_of(&self, text: &str) -> f32 {
+        let total: f64 = self.query_idf.iter().map(|t| t.1).sum();
+        if total <= 0.0 {
+            return 0.0;
+        }
+        let mut held = vec![false; self.query_idf.len()];
+        for_each_term(text, |t| {
+            if let Ok(i) = self.query_idf.binary_search_by(|q| q.0.as_str().cmp(t)) {
+                held[i] = true;
+            }
+        });
+        let mut lower: Option<String> = None;
+        for (i, (term, _)) in self.query_idf.iter().enumerate() {
+            if !held[i] && term.contains(['_', '.', '/', '-', ':', '\\']) {
+                let l = lower.get_or_insert_with(|| text.to_lowercase());
+                held[i] = l.contains(term.as_str());
+            }
+        }
+        let matched: f64 = self
+            .query_idf
+            .iter()
+            .zip(&held)
+            .filter(|(_, h)| **h)
+            .map(|(t, _)| t.1)
+            .sum();
+        (matched / total) as f32
+    }
 }
 
 /// Score `query` against `source` with BM25 and return the `k` best documents passing `filter`
@@ -118,12 +157,14 @@ pub fn bm25_search<P: Postings>(
     // doc -> (BM25, idf mass matched)
     let mut scores: HashMap<u64, (f64, f64)> = HashMap::new();
     let mut idf_total = 0.0f64;
+    let mut query_idf = Vec::with_capacity(qterms.len());
     // BTreeMap order: the float sums are accumulated in one fixed order → reproducible scores.
     for (term, qtf) in &qterms {
         let plist = source.postings(term)?;
         let df = plist.len() as f64;
         let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln() * f64::from(*qtf);
         idf_total += idf;
+        query_idf.push((term.clone(), idf));
         for p in plist {
             if !filter(p.doc) {
                 continue;
@@ -167,6 +208,7 @@ pub fn bm25_search<P: Postings>(
         hits,
         hit_coverage,
         coverage,
+        query_idf,
     })
 }
 

@@ -124,3 +124,42 @@ pub fn gate(e: &Evidence, kind: PromptKind, p: &GateParams) -> bool {
         || (d >= t.dense_with_lexical && e.coverage >= t.coverage_with_dense)
         || e.coverage >= t.coverage_alone
 }
+
+/// Confidence at and above which a hit is a confident match: the value [`confidence`] gives
+/// exactly where [`gate`] starts to pass.
+pub const CONFIDENT: f32 = 0.5;
+
+/// An absolute confidence in 0..=1 for one candidate: the continuous form of [`gate`] for a
+/// prompt of `kind`. Each of the gate's clauses becomes a score that reaches [`CONFIDENT`]
+/// exactly at its threshold (linear below, linear up to 1 at full evidence above); a clause of
+/// two conditions takes the smaller of its two scores, and the confidence is the best clause.
+/// So `confidence >= CONFIDENT` if and only if [`gate`] passes, and, being a max of mins of
+/// non-decreasing ramps, it never falls when the cosine or the coverage rises. Pure: the same
+/// evidence gives the same value whatever else was retrieved with it.
+pub fn confidence(e: &Evidence, kind: PromptKind, p: &GateParams) -> f32 {
+    let t = p.for_kind(kind);
+    let d = e.dense.unwrap_or(0.0);
+    let dense_alone = ramp(d, t.dense_alone);
+    let both = ramp(d, t.dense_with_lexical).min(ramp(e.coverage, t.coverage_with_dense));
+    let lexical_alone = ramp(e.coverage, t.coverage_alone);
+    dense_alone.max(both).max(lexical_alone)
+}
+
+/// `x` in 0..=1 mapped to 0..=1, reaching [`CONFIDENT`] exactly at `threshold` (an infinite or
+/// unreachable threshold gives at most just under it). Non-decreasing in `x`; NaN counts as 0.
+fn ramp(x: f32, threshold: f32) -> f32 {
+    let x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
+    if x >= threshold {
+        let room = 1.0 - threshold;
+        if room > 0.0 {
+            CONFIDENT + (1.0 - CONFIDENT) * ((x - threshold) / room)
+        } else {
+            1.0
+        }
+    } else if threshold > 0.0 && threshold.is_finite() {
+        // Below the threshold: proportional, kept strictly under CONFIDENT.
+        (CONFIDENT * x / threshold).min(CONFIDENT - f32::EPSILON)
+    } else {
+        0.0
+    }
+}

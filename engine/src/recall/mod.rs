@@ -29,7 +29,10 @@ mod state;
 #[cfg(test)]
 mod tests;
 
-pub use gate::{Evidence, GateParams, PromptKind, Thresholds, gate, prompt_kind};
+pub use gate::{
+    CONFIDENT, Evidence, GateParams, PromptKind, Thresholds, confidence, gate, prompt_kind,
+};
+pub(crate) use passage::{passages, units};
 pub use reinforce::{MAX_PENDING, PendingUse, SCAN_TURNS, UsageReport, chunk_identifiers};
 pub(crate) use reinforce::{judge, next_agent_turn};
 pub use state::{ContextState, load_state, save_state, state_path};
@@ -233,7 +236,7 @@ fn eligible(rec: &ChunkRecord, session: &str, state: &ContextState) -> bool {
 }
 
 /// Lowercased prompt terms that carry meaning (the BM25 tokenizer, stopwords out).
-fn informative_terms(prompt: &str) -> Vec<String> {
+pub(crate) fn informative_terms(prompt: &str) -> Vec<String> {
     let mut t = crate::index::lexical::query_terms(prompt);
     t.retain(|w| w.chars().count() > 2);
     t.sort();

@@ -85,6 +85,35 @@ proptest! {
         prop_assert!(!gate(&lo, PromptKind::Other, &p) || gate(&lo, PromptKind::Question, &p));
     }
 
+    /// The confidence stays in 0..=1, never falls when the cosine or the coverage rises, and
+    /// clears `CONFIDENT` exactly when the gate passes (for either kind of prompt).
+    #[test]
+    fn confidence_is_bounded_monotone_and_the_gate(
+        d1 in -1.0f32..1.0, d2 in -1.0f32..1.0, c1 in 0.0f32..1.0, c2 in 0.0f32..1.0,
+        model in any::<bool>(),
+    ) {
+        let p = GateParams::default();
+        let dense = |d: f32| model.then_some(d);
+        let lo = Evidence { dense: dense(d1.min(d2)), coverage: c1.min(c2) };
+        let hi = Evidence { dense: dense(d1.max(d2)), coverage: c1.max(c2) };
+        let mixed = [
+            Evidence { dense: dense(d1.max(d2)), coverage: c1.min(c2) },
+            Evidence { dense: dense(d1.min(d2)), coverage: c1.max(c2) },
+        ];
+        for kind in [PromptKind::Question, PromptKind::Other] {
+            let (a, b) = (confidence(&lo, kind, &p), confidence(&hi, kind, &p));
+            prop_assert!((0.0..=1.0).contains(&a) && (0.0..=1.0).contains(&b), "{a} {b}");
+            prop_assert!(a <= b, "{lo:?} -> {a}, {hi:?} -> {b}");
+            for m in &mixed {
+                let c = confidence(m, kind, &p);
+                prop_assert!(a <= c && c <= b, "{lo:?} {a} <= {m:?} {c} <= {hi:?} {b}");
+            }
+            for e in [lo, hi] {
+                prop_assert_eq!(confidence(&e, kind, &p) >= CONFIDENT, gate(&e, kind, &p), "{:?}", e);
+            }
+        }
+    }
+
     /// More shared prompt terms never lower a passage's score.
     #[test]
     fn unit_score_grows_with_shared_terms(words in proptest::collection::vec("[a-z]{4,8}", 1..6), extra in "[a-z]{4,8}") {

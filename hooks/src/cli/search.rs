@@ -3,9 +3,10 @@
 use super::short;
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use memctl_engine::explain;
 use memctl_engine::search::SearchMode;
 use memctl_engine::{Engine, SearchRequest};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 /// `memctl search`.
@@ -44,8 +45,9 @@ pub struct SearchArgs {
     /// Only turns before this time (same forms as --since).
     #[arg(long)]
     pub until: Option<String>,
-    /// Number of results.
-    #[arg(short = 'k', long, default_value_t = 10)]
+    /// Number of results (at least 1).
+    #[arg(short = 'k', long, default_value_t = 10,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub k: usize,
     /// Retrieval mode: hybrid, dense or lexical.
     #[arg(long, default_value = "hybrid")]
@@ -155,7 +157,7 @@ pub(super) fn search(
             "degraded": found.degraded,
             "excluded_by": found.excluded_by,
             "pending": pending,
-            "results": json_results(&found),
+            "results": json_results(&found, &req.query),
         });
         serde_json::to_writer(&mut *out, &doc)?;
         writeln!(out)?;
@@ -187,32 +189,75 @@ pub(super) fn search(
         }
         return Ok(());
     }
-    for (i, r) in found.results.iter().enumerate() {
-        let c = &r.record.chunk;
+    let bold = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    if !found.results.iter().any(|r| r.confident) {
         writeln!(
             out,
-            "{:>2}. [{:.3}] chunk {} · session {} · turn {}{} · {}",
-            i + 1,
-            r.scores.score,
-            r.id,
-            short(&c.session_id),
-            c.turn_index,
-            if c.parts > 1 {
-                format!(" part {}/{}", c.part + 1, c.parts)
-            } else {
-                String::new()
-            },
-            c.started_at.as_deref().unwrap_or("-"),
+            "no confident match (no hit reaches confidence {:.2}); the closest hits, marked weak:",
+            memctl_engine::recall::CONFIDENT
         )?;
-        writeln!(out, "    {}", c.summary)?;
-        if !c.files.is_empty() {
-            writeln!(out, "    files: {}", c.files.join(", "))?;
-        }
-        if !c.tools.is_empty() {
-            writeln!(out, "    tools: {}", c.tools.join(", "))?;
-        }
+    }
+    for (i, r) in found.results.iter().enumerate() {
+        write_hit(out, i, r, &req.query, bold)?;
     }
     Ok(())
+}
+
+/// One hit: its confidence (marked weak below the threshold), where it is, its summary, the
+/// lines that matched with the query's words marked, its files and tools.
+fn write_hit(
+    out: &mut dyn Write,
+    i: usize,
+    r: &memctl_engine::SearchResult,
+    query: &str,
+    bold: bool,
+) -> Result<()> {
+    let c = &r.record.chunk;
+    writeln!(
+        out,
+        "{:>2}. [{:.2}{}] chunk {} · session {} · turn {}{} · {}",
+        i + 1,
+        r.confidence,
+        if r.confident { "" } else { " weak" },
+        r.id,
+        short(&c.session_id),
+        c.turn_index,
+        if c.parts > 1 {
+            format!(" part {}/{}", c.part + 1, c.parts)
+        } else {
+            String::new()
+        },
+        c.started_at.as_deref().unwrap_or("-"),
+    )?;
+    writeln!(out, "    {}", c.summary)?;
+    for line in explain::matched_lines(&c.text, query, &c.summary) {
+        writeln!(out, "    > {}", marked(&line, query, bold))?;
+    }
+    if !c.files.is_empty() {
+        writeln!(out, "    files: {}", c.files.join(", "))?;
+    }
+    if !c.tools.is_empty() {
+        writeln!(out, "    tools: {}", c.tools.join(", "))?;
+    }
+    Ok(())
+}
+
+/// `line` with the query's words and identifiers in bold (ANSI) when `bold`, else as is.
+fn marked(line: &str, query: &str, bold: bool) -> String {
+    if !bold {
+        return line.to_string();
+    }
+    let mut s = String::with_capacity(line.len() + 16);
+    let mut at = 0;
+    for (b, e) in explain::highlight_spans(line, query) {
+        s.push_str(&line[at..b]);
+        s.push_str("\x1b[1m");
+        s.push_str(&line[b..e]);
+        s.push_str("\x1b[0m");
+        at = e;
+    }
+    s.push_str(&line[at..]);
+    s
 }
 
 /// Start `memctl embed-pending --background` unless an embedder already runs; only from the
@@ -270,7 +315,7 @@ fn search_batch(
             "qid": q.qid,
             "embedder": found.embedder,
             "degraded": found.degraded,
-            "results": json_results(&found),
+            "results": json_results(&found, &req.query),
         });
         serde_json::to_writer(&mut *out, &doc)?;
         writeln!(out)?;
@@ -278,7 +323,9 @@ fn search_batch(
     Ok(())
 }
 
-fn json_results(found: &memctl_engine::SearchOutcome) -> Vec<serde_json::Value> {
+/// The results as JSON: `score` is the fused score that orders them (relative to the other
+/// candidates), `confidence` the absolute one and `confident` whether it clears the threshold.
+fn json_results(found: &memctl_engine::SearchOutcome, query: &str) -> Vec<serde_json::Value> {
     found
         .results
         .iter()
@@ -300,7 +347,27 @@ fn json_results(found: &memctl_engine::SearchOutcome) -> Vec<serde_json::Value> 
                 "files": c.files,
                 "summary": c.summary,
                 "text": c.text,
+                "confidence": r.confidence,
+                "confident": r.confident,
+                "coverage": r.evidence.coverage,
+                "cosine": r.evidence.dense,
+                "lines": explain::matched_lines(&c.text, query, &c.summary),
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::marked;
+
+    #[test]
+    fn query_words_are_bold_on_a_terminal_and_plain_otherwise() {
+        let line = "FAIL src/billing.test.ts:52 while caching";
+        assert_eq!(marked(line, "billing.test.ts:52 cache", false), line);
+        assert_eq!(
+            marked(line, "billing.test.ts:52 cache", true),
+            "FAIL src/\x1b[1mbilling.test.ts:52\x1b[0m while \x1b[1mcaching\x1b[0m"
+        );
+    }
 }

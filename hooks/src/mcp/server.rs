@@ -94,7 +94,8 @@ impl MemctlServer {
     /// Search the archive of past sessions (hybrid: meaning + exact words).
     #[tool(
         description = "Search memctl's archive of past Claude Code turns (this project by \
-        default). Returns one line per hit: id, session, turn, time, gist, score. Open hits with \
+        default). Returns one line per hit: id, session, turn, time, gist, score, confidence (0..1, \
+        absolute; `confident: false` marks a weak match), the line that matched. Open hits with \
         `get` (full text) or `timeline` (turns around it). Use rare words (names, error text, \
         ids) or a plain question."
     )]

@@ -97,6 +97,9 @@ fn team_search(engine: &Engine, ctx: &Ctx, query: &str, k: usize) -> Result<Sear
             }),
             tools: Vec::new(),
             score: (h.score * 1000.0).round() / 1000.0,
+            confidence: None,
+            confident: None,
+            lines: Vec::new(),
             teammate: Some(h.author),
             project: Some(h.project),
         })
@@ -212,7 +215,7 @@ pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOu
         .iter()
         .map(|r| {
             let c = &r.record.chunk;
-            Hit {
+            let mut hit = Hit {
                 id: r.id,
                 session: short(&c.session_id),
                 turn: c.turn_index,
@@ -221,9 +224,14 @@ pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOu
                 tools: c.tools.clone(),
                 // f64: an f32 widened by the client's JSON would print 0.8999999761581421.
                 score: (f64::from(r.scores.score) * 1000.0).round() / 1000.0,
+                confidence: Some((f64::from(r.confidence) * 1000.0).round() / 1000.0),
+                confident: Some(r.confident),
+                lines: Vec::new(),
                 teammate: None,
                 project: None,
-            }
+            };
+            hit.lines = best_line(&hit, &c.text, &input.query, &c.summary);
+            hit
         })
         .collect();
     let note = match (&found.degraded, hits.is_empty(), input.scope) {
@@ -234,9 +242,44 @@ pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOu
         (Some(d), _, _) => Some(d.clone()),
         (None, true, Scope::All) => Some("nothing matched: try other words".into()),
         (None, true, _) => Some("nothing matched here: try scope=all or other words".into()),
+        (None, false, _) if !found.results.iter().any(|r| r.confident) => Some(format!(
+            "no confident match: every hit is weak (confidence below {:.2}); try other words",
+            memctl_engine::recall::CONFIDENT
+        )),
         (None, false, _) => None,
     };
     Ok(SearchOutput { hits, note })
+}
+
+/// Characters one hit may take (about 100 tokens: the agent reads every hit it asks for).
+const HIT_CHARS: usize = 400;
+/// A matched line shorter than this is not worth showing.
+const LINE_MIN_CHARS: usize = 40;
+
+/// The best matched line of a hit, clipped to what `hit` leaves of [`HIT_CHARS`]; none when
+/// less than [`LINE_MIN_CHARS`] is left.
+fn best_line(hit: &Hit, text: &str, query: &str, summary: &str) -> Vec<String> {
+    let used = serde_json::to_string(hit).map_or(HIT_CHARS, |s| s.chars().count());
+    // `,"lines":[""]`
+    let room = HIT_CHARS.saturating_sub(used + 14);
+    let Some(best) = memctl_engine::explain::matched_lines(text, query, summary)
+        .into_iter()
+        .next()
+    else {
+        return Vec::new();
+    };
+    // JSON escapes (quotes, backslashes, control characters) lengthen the line: clip until the
+    // escaped line fits.
+    let mut max = room;
+    while max >= LINE_MIN_CHARS {
+        let line = memctl_engine::transcript::ellipsize(&best, max);
+        let escaped = serde_json::to_string(&line).map_or(usize::MAX, |j| j.chars().count() - 2);
+        if escaped <= room {
+            return vec![line.into_owned()];
+        }
+        max = max.saturating_sub(escaped.saturating_sub(room).max(1));
+    }
+    Vec::new()
 }
 
 /// `get`.

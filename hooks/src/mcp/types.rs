@@ -73,8 +73,18 @@ pub struct Hit {
     /// Tools the turn used.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<String>,
-    /// Fused relevance (higher is better), to three decimals.
+    /// Fused relevance (higher is better), to three decimals: orders the hits, relative to
+    /// the other candidates.
     pub score: f64,
+    /// Absolute confidence 0..1 from the hit's own cosine and word coverage (local hits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
+    /// Whether the confidence clears the calibrated threshold; false = a weak match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confident: Option<bool>,
+    /// The turn's best line for the query, when it fits the hit's size (local hits).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<String>,
     /// scope=team: the teammate who synced it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub teammate: Option<String>,

@@ -9,7 +9,7 @@ use super::page::{self, PAGE, clip, link, minute, short};
 use super::{Q, Shared, UiError, blocking};
 use axum::extract::State;
 use maud::{Markup, html};
-use memctl_engine::index::lexical;
+use memctl_engine::explain;
 use memctl_engine::search::SearchMode;
 use memctl_engine::{SearchOutcome, SearchRequest};
 use serde::Deserialize;
@@ -131,42 +131,14 @@ fn form(q: &SearchQuery, projects: &[String]) -> Markup {
     }
 }
 
-/// The query's index terms (the lexical index's own tokenizer: stop words out, English stems),
-/// distinct: what a hit can have matched on.
+/// The query's index terms: what a hit can have matched on.
 fn terms(query: &str) -> Vec<String> {
-    let mut t = lexical::tokenize(query);
-    t.sort_unstable();
-    t.dedup();
-    t
+    explain::index_terms(query)
 }
 
-/// Byte ranges of the words of `text` whose index terms include one of `terms`: whole words
-/// (never `on` inside `seconds`), matched as the index matches them (`caches` for `cache`).
+/// Byte ranges of the words of `text` that match `terms` ([`explain::term_spans`]).
 fn matches(text: &str, terms: &[String]) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut start = None;
-    let check = |s: usize, e: usize, out: &mut Vec<(usize, usize)>| {
-        if lexical::tokenize(&text[s..e])
-            .iter()
-            .any(|t| terms.contains(t))
-        {
-            out.push((s, e));
-        }
-    };
-    for (i, c) in text.char_indices() {
-        match (c.is_alphanumeric(), start) {
-            (true, None) => start = Some(i),
-            (false, Some(s)) => {
-                check(s, i, &mut out);
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some(s) = start {
-        check(s, text.len(), &mut out);
-    }
-    out
+    explain::term_spans(text, terms)
 }
 
 /// The distinct words of `text` that matched (lowercased, in order of appearance, at most 12).
@@ -216,6 +188,9 @@ fn results(q: &SearchQuery, f: &SearchOutcome) -> Markup {
     let terms = terms(&q.q);
     html! {
         @if let Some(d) = &f.degraded { p.warn { "Note: " (d) } }
+        @if !f.results.is_empty() && !f.results.iter().any(|r| r.confident) {
+            p.warn #no-confident { "No confident match: the closest hits are listed, all weak." }
+        }
         @if f.results.is_empty() {
             p #no-results { "No results." }
             @if !f.excluded_by.is_empty() { p { "The query matched, but the filters excluded every match: " (f.excluded_by.join(", ")) } }
@@ -232,7 +207,9 @@ fn results(q: &SearchQuery, f: &SearchOutcome) -> Markup {
                     a.hit-link href=(href) { (clip(&c.summary, 140)) }
                 }
                 div.scores {
-                    "score " (format!("{:.3}", r.scores.score))
+                    "confidence " (format!("{:.2}", r.confidence))
+                    @if !r.confident { " (weak)" }
+                    " · score " (format!("{:.3}", r.scores.score))
                     " · dense cosine " (r.scores.dense.map_or("–".to_string(), |d| format!("{d:.3}")))
                     " · BM25 " (r.scores.lexical.map_or("–".to_string(), |l| format!("{l:.2}")))
                     " · matched words: "
