@@ -284,7 +284,7 @@ impl Engine {
             mode: req.mode,
             fusion: req.fusion,
         })?;
-        let ids = crate::explain::query_identifiers(&req.query);
+        let ids = crate::retrieve::explain::query_identifiers(&req.query);
         retriever.promote_exact(&mut ranked.hits, &ids)?;
         let mut results = retriever.load(&ranked.hits, req.k.max(1), |_, rec| req.accepts(rec))?;
         let model_vector = vector.filter(|(e, _)| e.model == crate::embed::onnx::MINILM_NAME);

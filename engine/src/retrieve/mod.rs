@@ -18,13 +18,15 @@
 //! (no model on the hook path). Vectors carry their embedder id and are only compared within one
 //! space.
 
+pub mod explain;
+
 use crate::embed::EmbedderId;
 use crate::error::StoreError;
-use crate::explain::{hit_confidence, identifiers_held, is_confident};
 use crate::index::{Bm25Params, Hit, bm25_search};
 use crate::recall::Evidence;
 use crate::search::{FusedHit, FusionParams, SearchMode, fuse};
 use crate::store::{ChunkId, ChunkRecord, StoreReader};
+use explain::{hit_confidence, identifiers_held, is_confident};
 use std::collections::HashSet;
 
 /// The int8 scan keeps at least this many candidates for the f16 re-score: int8 recall@10 is
@@ -369,7 +371,7 @@ pub struct SearchResult {
     /// The hit's own evidence: its cosine with the query (model space only) and its lexical
     /// coverage.
     pub evidence: Evidence,
-    /// Absolute confidence in 0..=1 from `evidence` alone ([`crate::explain::hit_confidence`]):
+    /// Absolute confidence in 0..=1 from `evidence` alone ([`crate::retrieve::explain::hit_confidence`]):
     /// unlike the fused score, the same whatever `k`, the filters or the other hits.
     pub confidence: f32,
     /// Whether `confidence` clears the recall gate's calibrated threshold.
