@@ -157,8 +157,16 @@ fn head_sha(file: &mut std::fs::File, len: u64) -> std::io::Result<String> {
     Ok(Chunk::hash_text(&String::from_utf8_lossy(&buf)))
 }
 
-/// A pass's counts: inserted, replaced, unchanged, duplicates, pending, forgotten.
-type Counts = (u64, u64, u64, u64, u64, u64);
+/// A pass's counts of stored chunks.
+#[derive(Debug, Default, Clone, Copy)]
+struct Counts {
+    inserted: u64,
+    replaced: u64,
+    unchanged: u64,
+    duplicates: u64,
+    pending: u64,
+    forgotten: u64,
+}
 
 /// Count one stored chunk; true when it is new to the store. `this_run`: an earlier pass of
 /// this run stored its turn first, so it stays new, not replaced or unchanged (the open turn
@@ -166,7 +174,7 @@ type Counts = (u64, u64, u64, u64, u64, u64);
 fn tally(put: &Put, this_run: bool, pending: bool, c: &mut Counts) -> bool {
     let stored = match put {
         Put::Forgotten => {
-            c.5 += 1;
+            c.forgotten += 1;
             return false;
         }
         Put::Stored(o) => o,
@@ -175,15 +183,74 @@ fn tally(put: &Put, this_run: bool, pending: bool, c: &mut Counts) -> bool {
         return false;
     }
     match stored {
-        PutOutcome::Inserted(_) => c.0 += 1,
-        PutOutcome::Replaced(_) => c.1 += 1,
-        PutOutcome::Unchanged(_) => c.2 += 1,
-        PutOutcome::Duplicate(_) => c.3 += 1,
+        PutOutcome::Inserted(_) => c.inserted += 1,
+        PutOutcome::Replaced(_) => c.replaced += 1,
+        PutOutcome::Unchanged(_) => c.unchanged += 1,
+        PutOutcome::Duplicate(_) => c.duplicates += 1,
     }
     if pending && matches!(stored, PutOutcome::Inserted(_) | PutOutcome::Replaced(_)) {
-        c.4 += 1;
+        c.pending += 1;
     }
     matches!(stored, PutOutcome::Inserted(_))
+}
+
+impl Counts {
+    fn into_report(self, r: &mut IngestReport) {
+        r.inserted = self.inserted;
+        r.replaced = self.replaced;
+        r.unchanged = self.unchanged;
+        r.duplicates = self.duplicates;
+        r.pending = self.pending;
+        r.forgotten = self.forgotten;
+    }
+}
+
+/// One pass's result, for [`Core::ingest_transcript`].
+struct Pass {
+    report: IngestReport,
+    /// Bytes are left after this pass.
+    more: bool,
+    /// (session, index) of the first and of the last turn the pass saw.
+    first_turn: Option<(String, u32)>,
+    last_turn: Option<(String, u32)>,
+    /// The next pass's parse, started ahead ([`ahead`]).
+    next: Option<ahead::Parsing>,
+}
+
+/// The transcript a pass reads, and where reading resumes.
+struct Source {
+    /// The canonical path: the cursor's key.
+    key: String,
+    file: std::fs::File,
+    dev: u64,
+    ino: u64,
+    len: u64,
+    cursor: Option<CursorRecord>,
+    /// Set up to resume where the cursor (or an adopted session cursor) left off.
+    chunker: Chunker,
+    /// The file is not the one the cursor describes: re-read from the start.
+    rewritten: bool,
+}
+
+/// The model's vectors of a pass's changed chunks, in order.
+struct ModelVectors {
+    id: EmbedderId,
+    vectors: Vec<Vec<f32>>,
+}
+
+/// What a pass writes in its one transaction.
+struct ToWrite<'a> {
+    chunks: &'a [Chunk],
+    /// Per chunk: new or changed (embedded and stored), forgotten (neither).
+    changed: &'a [bool],
+    forgotten: &'a [bool],
+    /// The texts of the changed chunks, in order.
+    to_embed: &'a [&'a str],
+    model_vecs: Option<ModelVectors>,
+    cursor: CursorRecord,
+    project: String,
+    rewritten: bool,
+    now: i64,
 }
 
 /// The (session, turn, part) keys one `ingest_transcript` run stored for the first time.
@@ -217,14 +284,19 @@ impl Core {
         let mut parsing: Option<ahead::Parsing> = None;
         let mut new_keys = NewKeys::default();
         loop {
-            let (mut r, more, first, last, next) =
-                self.ingest_pass(path, opts, limit, parsing, &mut new_keys)?;
+            let Pass {
+                report: mut r,
+                more,
+                first_turn,
+                last_turn: last,
+                next,
+            } = self.ingest_pass(path, opts, limit, parsing, &mut new_keys)?;
             parsing = next;
             if let Some(p) = &opts.progress {
                 (p.0)(r.bytes_read);
             }
             // A turn still open at the end of one pass is seen again by the next: count once.
-            if first.is_some() && first == last_turn {
+            if first_turn.is_some() && first_turn == last_turn {
                 r.turns = r.turns.saturating_sub(1);
             }
             if last.is_some() {
@@ -239,10 +311,8 @@ impl Core {
         }
     }
 
-    /// One pass: at most `max_bytes` new bytes, one commit. Returns the report, whether bytes
-    /// are left, the (session, index) of the first and last turn seen, and the next pass's
-    /// parse when it was started ahead ([`ahead`]). `parsing`: this pass's, started by the last.
-    #[allow(clippy::type_complexity)]
+    /// One pass: at most `max_bytes` new bytes, one commit. `parsing`: this pass's parse,
+    /// started ahead by the last pass.
     fn ingest_pass(
         &self,
         path: &Path,
@@ -250,94 +320,18 @@ impl Core {
         max_bytes: u64,
         parsing: Option<ahead::Parsing>,
         new_keys: &mut NewKeys,
-    ) -> Result<
-        (
-            IngestReport,
-            bool,
-            Option<(String, u32)>,
-            Option<(String, u32)>,
-            Option<ahead::Parsing>,
-        ),
-        EngineError,
-    > {
-        let io = |source| EngineError::Transcript {
-            path: path.to_path_buf(),
-            source,
-        };
+    ) -> Result<Pass, EngineError> {
+        let io = transcript_error(path);
         let t0 = std::time::Instant::now();
-        let key = std::fs::canonicalize(path)
-            .map_err(io)?
-            .to_string_lossy()
-            .into_owned();
-        // Not `File::open`: a FIFO named like a transcript would block this process forever.
-        let mut file = crate::paths::open_regular(path).map_err(io)?;
-        let meta = file.metadata().map_err(io)?;
-        let (dev, ino) = identity(&meta);
-        let len = meta.len();
-        let fallback_session = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-
-        let cursor = self.store().read()?.cursor(&key)?;
+        let mut src = self.open_source(path, opts)?;
         let mut report = IngestReport {
             transcripts: 1,
+            rewritten: src.rewritten,
             ..IngestReport::default()
         };
-        let state: Option<ChunkerState> = match &cursor {
-            Some(c) if c.dev == dev && c.ino == ino && len >= c.offset && c.head_len <= len => {
-                let same_head =
-                    c.head_len == 0 || head_sha(&mut file, c.head_len).map_err(io)? == c.head_sha;
-                if same_head {
-                    decode_state(&c.state)
-                } else {
-                    None
-                }
-            }
-            _ => None,
-        };
-        if cursor.is_some() && state.is_none() {
-            report.rewritten = true;
-            tracing::info!(path = %path.display(), "transcript rewritten or replaced; re-reading from the start");
-        }
-        // A transcript we have not seen under this path may be a moved or copied file of a
-        // session we already archived: resume from that session's cursor when the bytes before
-        // its resume point are identical, instead of re-reading the whole history.
-        // Lines before the cursor's offset were counted by the run that consumed them.
-        let counted_to = match (&state, &cursor) {
-            (Some(_), Some(c)) => c.offset,
-            _ => 0,
-        };
-        let state = match (state, &cursor) {
-            (None, None) => self.adopt_session_cursor(&mut file, len).map_err(io)?,
-            (s, _) => s,
-        };
-        let mut chunker =
-            Chunker::new(opts.chunker.clone(), fallback_session).count_lines_from(counted_to);
-        if let Some(s) = state {
-            chunker = chunker.with_state(s);
-        }
-        let start = chunker.state().resume_offset.min(len);
-        let ready = parsing.and_then(|p| p.take(start, &encode_state(chunker.state()), (dev, ino)));
-        let (batch, more, t_read) = match ready {
-            Some(a) => {
-                chunker = a.chunker;
-                report.bytes_read = a.bytes_read;
-                (a.batch, start + a.bytes_read < len, t0.elapsed())
-            }
-            None => {
-                file.seek(SeekFrom::Start(start)).map_err(io)?;
-                let want = (len - start).min(max_bytes);
-                let mut bytes = Vec::with_capacity(want as usize);
-                file.by_ref()
-                    .take(want)
-                    .read_to_end(&mut bytes)
-                    .map_err(io)?;
-                report.bytes_read = bytes.len() as u64;
-                let t_read = t0.elapsed();
-                (chunker.feed(&bytes), want < len - start, t_read)
-            }
-        };
+        let (dev, ino, len) = (src.dev, src.ino, src.len);
+        let start = src.chunker.state().resume_offset.min(len);
+        let (batch, more) = read_batch(&mut src, start, parsing, max_bytes, &mut report, &io)?;
         let t_feed = t0.elapsed();
         report.lines = batch.stats.new_lines;
         report.malformed = batch.stats.malformed;
@@ -349,83 +343,40 @@ impl Core {
         // The resume point stays at the start of the turn still open, so a pass that ends
         // inside a turn (or a line) longer than `max_bytes` would read the same bytes again
         // for ever: read more in one pass until the resume point moves.
-        if more && chunker.state().resume_offset <= start {
+        if more && src.chunker.state().resume_offset <= start {
             return self.ingest_pass(path, opts, max_bytes.saturating_mul(4), None, new_keys);
         }
-        let state_bytes = encode_state(chunker.state());
-        let next = if more {
-            let from = chunker.state().resume_offset.min(len);
-            let want = (len - from).min(max_bytes);
-            ahead::Parsing::spawn(&file, (dev, ino), &chunker, state_bytes.clone(), want)
-        } else {
-            None
-        };
+        let state_bytes = encode_state(src.chunker.state());
+        let next = more
+            .then(|| parse_ahead(&src, &state_bytes, max_bytes))
+            .flatten();
         report.redactions = u64::from(batch.redactions.total());
         let consumed_to = start + batch.consumed as u64;
         let head_len = len.min(HEAD_BYTES).min(consumed_to.max(1));
-        let new_head = if head_len > 0 && len > 0 {
-            head_sha(&mut file, head_len).map_err(io)?
+        let head_sha = if head_len > 0 && len > 0 {
+            self::head_sha(&mut src.file, head_len).map_err(&io)?
         } else {
             String::new()
         };
         let chunks: Vec<Chunk> = batch.chunks.into_iter().map(|e| e.chunk).collect();
-
-        // Which chunks are new or changed? Only those are embedded (the open turn is re-emitted
-        // on every call; re-embedding it unchanged would make work proportional to turn size).
-        // Forgotten turns are neither embedded nor stored (checked again when writing).
-        let (changed, forgotten): (Vec<bool>, Vec<bool>) = {
-            let r = self.store().read()?;
-            let mut v = Vec::with_capacity(chunks.len());
-            for c in &chunks {
-                if r.is_forgotten(c)? {
-                    v.push((false, true));
-                    continue;
-                }
-                let same = match r.turn_chunk(&c.session_id, c.turn_index, c.part)? {
-                    Some(id) => r.chunk(id)?.is_some_and(|rec| rec.chunk.sha256 == c.sha256),
-                    None => false,
-                };
-                v.push((!same, false));
-            }
-            v.into_iter().unzip()
-        };
+        let (changed, forgotten) = self.classify(&chunks)?;
         let to_embed: Vec<&str> = chunks
             .iter()
             .zip(&changed)
             .filter(|(_, ch)| **ch)
             .map(|(c, _)| c.text.as_str())
             .collect();
-        let t_changed = t0.elapsed();
-        let model_vecs: Option<(EmbedderId, Vec<Vec<f32>>)> =
-            if opts.embed_with_model && !to_embed.is_empty() {
-                match self.model() {
-                    Ok(m) => Some((m.id().clone(), m.embed_batch(&to_embed)?)),
-                    Err(_) => None,
-                }
-            } else {
-                None
-            };
+        let model_vecs = self.embed_changed(opts, &to_embed)?;
         // The space of the vectors this pass writes; none written, none named.
         report.embedder = (!to_embed.is_empty()).then(|| match &model_vecs {
-            Some((id, _)) => id.key(),
+            Some(m) => m.id.key(),
             None => self.hash_embedder().id().key(),
         });
-        let now = unix_now();
-        let hash_id = self.hash_embedder().id().clone();
-        let session_id = chunks
-            .first()
-            .map(|c| c.session_id.clone())
-            .or_else(|| chunker.state().session_id.clone())
-            .unwrap_or_default();
-        let project = chunks
-            .first()
-            .map(|c| c.project.clone())
-            .or_else(|| chunker.state().project.clone())
-            .unwrap_or_default();
+        let (session_id, project) = session_and_project(&chunks, src.chunker.state());
 
         // Nothing new to store and the resume point did not move: no write transaction at all
         // (a durable commit costs two fsyncs in multi-process mode).
-        let same_state = cursor.as_ref().is_some_and(|c| {
+        let same_state = src.cursor.as_ref().is_some_and(|c| {
             c.dev == dev && c.ino == ino && c.state == state_bytes && !report.rewritten
         });
         if same_state && !changed.iter().any(|c| *c) {
@@ -435,23 +386,176 @@ impl Core {
                 .zip(&forgotten)
                 .filter(|(c, gone)| !**gone && !new_keys.contains(&NewKeys::key(c)))
                 .count() as u64;
-            if !session_id.is_empty() {
-                report.sessions.push(session_id);
-            }
-            return Ok((report, more, first_turn, last_turn, next));
+        } else {
+            let t_pre = t0.elapsed();
+            let counts = self.write_pass(
+                ToWrite {
+                    chunks: &chunks,
+                    changed: &changed,
+                    forgotten: &forgotten,
+                    to_embed: &to_embed,
+                    model_vecs,
+                    cursor: CursorRecord {
+                        offset: consumed_to,
+                        dev,
+                        ino,
+                        head_sha,
+                        head_len,
+                        state: state_bytes,
+                        session_id: session_id.clone(),
+                    },
+                    project,
+                    rewritten: report.rewritten,
+                    now: unix_now(),
+                },
+                &src.key,
+                new_keys,
+            )?;
+            tracing::debug!(
+                feed_ms = t_feed.as_millis(),
+                changed_and_embed_ms = (t_pre - t_feed).as_millis(),
+                derive_and_write_ms = (t0.elapsed() - t_pre).as_millis(),
+                total_ms = t0.elapsed().as_millis(),
+                "ingest pass phases"
+            );
+            counts.into_report(&mut report);
         }
-        let t_pre = t0.elapsed();
+        if !session_id.is_empty() {
+            report.sessions.push(session_id);
+        }
+        Ok(Pass {
+            report,
+            more,
+            first_turn,
+            last_turn,
+            next,
+        })
+    }
+
+    /// Open the transcript and find where reading resumes: its cursor when the file is the
+    /// one the cursor describes (same identity, not shorter, same head bytes), else another
+    /// file's cursor of the same session ([`Self::adopt_session_cursor`]), else the start.
+    fn open_source(&self, path: &Path, opts: &IngestOptions) -> Result<Source, EngineError> {
+        let io = transcript_error(path);
+        let key = std::fs::canonicalize(path)
+            .map_err(&io)?
+            .to_string_lossy()
+            .into_owned();
+        // Not `File::open`: a FIFO named like a transcript would block this process forever.
+        let mut file = crate::paths::open_regular(path).map_err(&io)?;
+        let meta = file.metadata().map_err(&io)?;
+        let (dev, ino) = identity(&meta);
+        let len = meta.len();
+        let fallback_session = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let cursor = self.store().read()?.cursor(&key)?;
+        let state: Option<ChunkerState> = match &cursor {
+            Some(c) if c.dev == dev && c.ino == ino && len >= c.offset && c.head_len <= len => {
+                let same_head =
+                    c.head_len == 0 || head_sha(&mut file, c.head_len).map_err(&io)? == c.head_sha;
+                if same_head {
+                    decode_state(&c.state)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        };
+        let rewritten = cursor.is_some() && state.is_none();
+        if rewritten {
+            tracing::info!(path = %path.display(), "transcript rewritten or replaced; re-reading from the start");
+        }
+        // Lines before the cursor's offset were counted by the run that consumed them.
+        let counted_to = match (&state, &cursor) {
+            (Some(_), Some(c)) => c.offset,
+            _ => 0,
+        };
+        // A transcript we have not seen under this path may be a moved or copied file of a
+        // session we already archived: resume from that session's cursor when the bytes before
+        // its resume point are identical, instead of re-reading the whole history.
+        let state = match (state, &cursor) {
+            (None, None) => self.adopt_session_cursor(&mut file, len).map_err(&io)?,
+            (s, _) => s,
+        };
+        let mut chunker =
+            Chunker::new(opts.chunker.clone(), fallback_session).count_lines_from(counted_to);
+        if let Some(s) = state {
+            chunker = chunker.with_state(s);
+        }
+        Ok(Source {
+            key,
+            file,
+            dev,
+            ino,
+            len,
+            cursor,
+            chunker,
+            rewritten,
+        })
+    }
+
+    /// Which chunks are new or changed, and which are forgotten. Only changed ones are
+    /// embedded (the open turn is re-emitted on every pass; re-embedding it unchanged would
+    /// make work proportional to turn size); forgotten turns are neither embedded nor stored
+    /// (checked again when writing).
+    fn classify(&self, chunks: &[Chunk]) -> Result<(Vec<bool>, Vec<bool>), EngineError> {
+        let r = self.store().read()?;
+        let mut v = Vec::with_capacity(chunks.len());
+        for c in chunks {
+            if r.is_forgotten(c)? {
+                v.push((false, true));
+                continue;
+            }
+            let same = match r.turn_chunk(&c.session_id, c.turn_index, c.part)? {
+                Some(id) => r.chunk(id)?.is_some_and(|rec| rec.chunk.sha256 == c.sha256),
+                None => false,
+            };
+            v.push((!same, false));
+        }
+        Ok(v.into_iter().unzip())
+    }
+
+    /// Model vectors of `texts` when the options ask for them and the model loads; `None`
+    /// leaves the chunks to the hash embedder, pending for the model.
+    fn embed_changed(
+        &self,
+        opts: &IngestOptions,
+        texts: &[&str],
+    ) -> Result<Option<ModelVectors>, EngineError> {
+        if !opts.embed_with_model || texts.is_empty() {
+            return Ok(None);
+        }
+        match self.model() {
+            Ok(m) => Ok(Some(ModelVectors {
+                id: m.id().clone(),
+                vectors: m.embed_batch(texts)?,
+            })),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// The pass's one write transaction: access log, chunks, cursor, session record. Hash
+    /// vectors and term counts (tokenize + stem) of the chunks to store are computed on the
+    /// other cores while this thread writes the ones before them ([`derived`]).
+    fn write_pass(
+        &self,
+        t: ToWrite<'_>,
+        key: &str,
+        new_keys: &mut NewKeys,
+    ) -> Result<Counts, EngineError> {
         let accesses = self.claim_access_log();
-        // Hash vectors and term counts (tokenize + stem) of the chunks to store are computed on
-        // the other cores while this thread writes the ones before them (`derived`).
         let hash = self.hash_embedder();
-        let outcome = derived::with_derived(hash, &to_embed, |derived| {
+        let hash_id = hash.id().clone();
+        let pending = t.model_vecs.is_none();
+        let outcome = derived::with_derived(hash, t.to_embed, |derived| {
             self.store().write(|w| {
-                self.apply_accesses(w, &accesses.1, now)?;
-                let mut counts: Counts = (0, 0, 0, 0, 0, 0);
+                self.apply_accesses(w, &accesses.1, t.now)?;
+                let mut counts = Counts::default();
                 let mut inserted = Vec::new();
                 let mut vi = 0usize;
-                let mut rows = chunks.iter().zip(&changed).zip(&forgotten).peekable();
+                let mut rows = t.chunks.iter().zip(t.changed).zip(t.forgotten).peekable();
                 while rows.peek().is_some() {
                     let mut items = Vec::with_capacity(PUT_BLOCK);
                     for ((c, ch), gone) in rows.by_ref().take(PUT_BLOCK) {
@@ -461,14 +565,14 @@ impl Core {
                             let (hash_vec, tf) = derived.next(&c.text);
                             terms = Some(tf);
                             // One space per chunk: the hash vector only until the model's exists.
-                            match &model_vecs {
-                                Some((mid, mv)) => vectors.push((mid.clone(), mv[vi].clone())),
+                            match &t.model_vecs {
+                                Some(m) => vectors.push((m.id.clone(), m.vectors[vi].clone())),
                                 None => vectors.push((hash_id.clone(), hash_vec)),
                             }
                             vi += 1;
                         }
                         if *gone {
-                            counts.5 += 1;
+                            counts.forgotten += 1;
                             continue;
                         }
                         items.push(ChunkToPut {
@@ -478,69 +582,102 @@ impl Core {
                         });
                     }
                     // Forgotten here too: by a forget that committed since the read above.
-                    let pending = model_vecs.is_none();
                     let keys: Vec<_> = items.iter().map(|i| NewKeys::key(i.chunk)).collect();
-                    for (put, k) in w.put_chunks(items, now, pending)?.into_iter().zip(keys) {
+                    for (put, k) in w.put_chunks(items, t.now, pending)?.into_iter().zip(keys) {
                         if tally(&put, new_keys.contains(&k), pending, &mut counts) {
                             inserted.push(k);
                         }
                     }
                 }
                 // Move the cursor forward only (a concurrent ingest may already be further on).
-                let keep_existing = w.cursor(&key)?.is_some_and(|cur| {
-                    cur.dev == dev
-                        && cur.ino == ino
-                        && cur.offset > consumed_to
-                        && !report.rewritten
+                let keep_existing = w.cursor(key)?.is_some_and(|cur| {
+                    cur.dev == t.cursor.dev
+                        && cur.ino == t.cursor.ino
+                        && cur.offset > t.cursor.offset
+                        && !t.rewritten
                 });
                 if !keep_existing {
-                    w.set_cursor(
-                        &key,
-                        &CursorRecord {
-                            offset: consumed_to,
-                            dev,
-                            ino,
-                            head_sha: new_head.clone(),
-                            head_len,
-                            state: state_bytes.clone(),
-                            session_id: session_id.clone(),
-                        },
-                    )?;
+                    w.set_cursor(key, &t.cursor)?;
                 }
                 // Not for a forgotten session whose turns were all skipped: an empty record would
                 // bring its name back to `memctl sessions`.
-                let only_forgotten = counts.5 > 0 && counts.0 + counts.1 + counts.2 + counts.3 == 0;
-                if !session_id.is_empty() && (!only_forgotten || w.session(&session_id)?.is_some())
-                {
-                    let key = key.clone();
-                    w.update_session(&session_id, &project, |s| {
-                        s.transcript_path = Some(key);
+                let session_id = &t.cursor.session_id;
+                let stored =
+                    counts.inserted + counts.replaced + counts.unchanged + counts.duplicates;
+                let only_forgotten = counts.forgotten > 0 && stored == 0;
+                if !session_id.is_empty() && (!only_forgotten || w.session(session_id)?.is_some()) {
+                    w.update_session(session_id, &t.project, |s| {
+                        s.transcript_path = Some(key.to_string());
                     })?;
                 }
                 Ok((counts, inserted))
             })
         });
         self.release_access_log(accesses.0, outcome.is_ok());
-        let (outcome, inserted) = outcome?;
+        let (counts, inserted) = outcome?;
         new_keys.0.extend(inserted);
-        tracing::debug!(
-            read_ms = t_read.as_millis(),
-            feed_ms = (t_feed - t_read).as_millis(),
-            changed_ms = (t_changed - t_feed).as_millis(),
-            derive_and_write_ms = (t0.elapsed() - t_pre).as_millis(),
-            total_ms = t0.elapsed().as_millis(),
-            "ingest pass phases"
-        );
-        report.inserted = outcome.0;
-        report.replaced = outcome.1;
-        report.unchanged = outcome.2;
-        report.duplicates = outcome.3;
-        report.pending = outcome.4;
-        report.forgotten = outcome.5;
-        if !session_id.is_empty() {
-            report.sessions.push(session_id);
-        }
-        Ok((report, more, first_turn, last_turn, next))
+        Ok(counts)
+    }
+}
+
+/// Feed the pass's bytes (at most `max_bytes` from `start`) to the chunker, or take the
+/// batch the last pass parsed ahead when it started from this very state. Returns the batch
+/// and whether bytes are left.
+fn read_batch(
+    src: &mut Source,
+    start: u64,
+    parsing: Option<ahead::Parsing>,
+    max_bytes: u64,
+    report: &mut IngestReport,
+    io: &impl Fn(std::io::Error) -> EngineError,
+) -> Result<(crate::transcript::Batch, bool), EngineError> {
+    let state = encode_state(src.chunker.state());
+    if let Some(a) = parsing.and_then(|p| p.take(start, &state, (src.dev, src.ino))) {
+        src.chunker = a.chunker;
+        report.bytes_read = a.bytes_read;
+        return Ok((a.batch, start + a.bytes_read < src.len));
+    }
+    src.file.seek(SeekFrom::Start(start)).map_err(io)?;
+    let want = (src.len - start).min(max_bytes);
+    let mut bytes = Vec::with_capacity(want as usize);
+    (&mut src.file)
+        .take(want)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    report.bytes_read = bytes.len() as u64;
+    Ok((src.chunker.feed(&bytes), want < src.len - start))
+}
+
+/// Start parsing the next pass's bytes on another thread (see [`ahead`]).
+fn parse_ahead(src: &Source, state_bytes: &[u8], max_bytes: u64) -> Option<ahead::Parsing> {
+    let from = src.chunker.state().resume_offset.min(src.len);
+    let want = (src.len - from).min(max_bytes);
+    ahead::Parsing::spawn(
+        &src.file,
+        (src.dev, src.ino),
+        &src.chunker,
+        state_bytes.to_vec(),
+        want,
+    )
+}
+
+/// The session and project of a pass: its first chunk's, else the chunker's (a pass may emit
+/// no chunk).
+fn session_and_project(chunks: &[Chunk], state: &ChunkerState) -> (String, String) {
+    match chunks.first() {
+        Some(c) => (c.session_id.clone(), c.project.clone()),
+        None => (
+            state.session_id.clone().unwrap_or_default(),
+            state.project.clone().unwrap_or_default(),
+        ),
+    }
+}
+
+/// The error of an I/O failure on transcript `path`.
+fn transcript_error(path: &Path) -> impl Fn(std::io::Error) -> EngineError + '_ {
+    |source| EngineError::Transcript {
+        path: path.to_path_buf(),
+        source,
     }
 }
 
