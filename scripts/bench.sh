@@ -11,8 +11,8 @@
 #   BENCH_BASELINE=DIR   also time the first archive with the memctl-hook/memctl in DIR (an
 #                        earlier build) in the same run, alternating with this one
 #   scripts/bench.sh --short   every step at tiny sizes with the debug binaries of
-#                        `cargo build --workspace` (no release build, no criterion, no plot; the
-#                        peer only when ../shared/peer exists), into a temporary folder that is
+#                        `cargo build --workspace` (no release build, no criterion, no plot, no
+#                        peer unless BENCH_SKIP_PEER=0), into a temporary folder that is
 #                        removed at the end: scripts/test.sh runs it so that no step can rot.
 #
 # Writes benches/results/<date>.md and benches/results/<date>-hooks.png.
@@ -47,10 +47,14 @@ if [ "$SHORT" = 1 ]; then
   RUNS="${BENCH_RUNS:-1}"
   ROUNDS="${BENCH_ROUNDS:-1}"
   MIN_BIG=0           # every size runs the first-archive, store-bytes and embedder steps
-  CONTENTION_CALLS=4  # per mode, in blocks of 2
+  CONTENTION_CALLS=2  # per mode, one block, no pause between prompts
   CONTENTION_BLOCK=2
+  CONTENTION_GAP=0
   EMBED_LIMIT=16
+  EMBED_ROUNDS=1
   BENCH_SKIP_CRITERION=1
+  # The peer is not ours to keep from rotting, and costs a minute: BENCH_SKIP_PEER=0 runs it.
+  BENCH_SKIP_PEER="${BENCH_SKIP_PEER:-1}"
   OUT="$(mktemp -d "${TMPDIR:-/tmp}/memctl-bench-short.XXXXXX")"
   REPORT="$OUT/report.md"
   PLOT="$OUT/hooks.png"
@@ -61,7 +65,9 @@ else
   MIN_BIG=500
   CONTENTION_CALLS=300
   CONTENTION_BLOCK=20
+  CONTENTION_GAP=0.3
   EMBED_LIMIT=512
+  EMBED_ROUNDS=2
   OUT="${BENCH_OUT:-$ROOT/.cache/bench}"
   DATE="$(date -u +%Y-%m-%d)"
   REPORT="benches/results/$DATE.md"
@@ -184,12 +190,12 @@ sess="$OUT/t500.jsonl"
 [ "$SHORT" = 1 ] && [ -n "$small" ] && sess="$OUT/t$small.jsonl"
 if [ -s "$sess" ]; then
   echo "bench: embedding threads" >&2
-  python3 scripts/bench_embed_threads.py "$sess" "$OUT/et" 2 "now=$RELEASE" --limit "$EMBED_LIMIT" >> "$ET"
+  python3 scripts/bench_embed_threads.py "$sess" "$OUT/et" "$EMBED_ROUNDS" "now=$RELEASE" --limit "$EMBED_LIMIT" >> "$ET"
   if [ -n "$big" ]; then
     echo "bench: UserPromptSubmit with and without a running embedder (backlog n=$big)" >&2
     # 300 calls per mode in blocks of 20: at 100 calls, p95 is the 5th-worst call and one
     # scheduler tick moves it; each ratio comes with its 90 % bootstrap interval.
-    python3 scripts/bench_embedder_contention.py "$sess" "$OUT/t$big.jsonl" "$OUT/ct" "$CONTENTION_CALLS" "$RELEASE" --block "$CONTENTION_BLOCK" --burner --no-pause >> "$CT"
+    python3 scripts/bench_embedder_contention.py "$sess" "$OUT/t$big.jsonl" "$OUT/ct" "$CONTENTION_CALLS" "$RELEASE" --block "$CONTENTION_BLOCK" --gap "$CONTENTION_GAP" --burner --no-pause >> "$CT"
   fi
 fi
 
