@@ -213,6 +213,13 @@ if [ "$SHORT" = 1 ]; then
     [ -s "$OUT/$f.jsonl" ] || { echo "bench --short: $f.jsonl is empty" >&2; exit 1; }
   done
   [ -s "$REPORT" ] || { echo "bench --short: no report" >&2; exit 1; }
+  # A bench that cannot load the model it claims to measure stops with an error.
+  rc=0
+  MEMCTL_MODEL_DIR="$OUT/no-model" python3 -c 'import os, sys; sys.path.insert(0, "scripts"); import benchlib; benchlib.require_model(sys.argv[1], os.environ, "bench --short check", cwd=sys.argv[2])' "$MEMCTL" "$OUT" 2>"$OUT/no-model.err" || rc=$?
+  if [ "$rc" != 2 ] || ! grep -q "does not load it" "$OUT/no-model.err"; then
+    echo "bench --short: require_model did not stop a bench without the model (rc=$rc): $(cat "$OUT/no-model.err")" >&2
+    exit 1
+  fi
   echo "bench --short: every step ran (sizes $SIZES) in $((SECONDS - start)) s" >&2
 else
   echo "bench: wrote $REPORT and $PLOT in $((SECONDS - start)) s" >&2

@@ -221,6 +221,7 @@ def require_model(memctl, env, what="this benchmark", cwd=None):
     import subprocess
     import sys
     import tempfile
+    memctl = os.path.abspath(memctl)
     with tempfile.TemporaryDirectory(prefix="memctl-model-check-") as tmp:
         run_env = dict(env, MEMCTL_HOME=tmp)
         try:
@@ -228,8 +229,9 @@ def require_model(memctl, env, what="this benchmark", cwd=None):
                                text=True, timeout=120, cwd=cwd)
             checks = {c["name"]: c for c in json.loads(r.stdout)["checks"]}
         except (OSError, subprocess.SubprocessError, ValueError, KeyError, TypeError) as e:
-            sys.exit("%s: cannot tell whether %s loads the model (`memctl doctor --json`: %s)"
-                     % (what, memctl, e))
+            print("%s: cannot tell whether %s loads the model (`memctl doctor --json`: %s)"
+                  % (what, memctl, e), file=sys.stderr)
+            sys.exit(2)
         finally:
             stop_dir_processes(tmp)
     emb = checks.get("embedder", {})
