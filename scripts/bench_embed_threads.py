@@ -26,7 +26,7 @@ chunks/s, tokens/s, padding fraction; then one line `"label": "padding"` with th
 Stdlib only. MEMCTL_MODEL_DIR / ORT_DYLIB_PATH as for the binaries (source .cache/env.sh).
 """
 import json, os, shutil, statistics, subprocess, sys, time, unicodedata
-from benchlib import first_archive_env, write_ups_input
+from benchlib import first_archive_env, remove_tree, require_model, write_ups_input
 
 args = [a for a in sys.argv[1:]]
 threads, limit = [1, 2], 100_000
@@ -63,9 +63,10 @@ def run(argv, env, stdin=None):
 
 templates = {}
 for label, bindir in builds:
+    require_model(os.path.join(bindir, "memctl"), os.environ, "bench_embed_threads")
+for label, bindir in builds:
     home = os.path.join(workdir, "template-" + label)
-    if os.path.exists(home):
-        shutil.rmtree(home)
+    remove_tree(home)
     with open(inp, "rb") as fin:
         run([os.path.join(bindir, "memctl-hook"), "UserPromptSubmit"], env_for(home), stdin=fin)
     templates[label] = home
@@ -75,8 +76,7 @@ for _ in range(rounds):
     for t in threads:
         for label, bindir in builds:
             home = os.path.join(workdir, "run-" + label)
-            if os.path.exists(home):
-                shutil.rmtree(home)
+            remove_tree(home)
             shutil.copytree(templates[label], home)
             argv = [os.path.join(bindir, "memctl"), "embed-pending", "--limit", str(limit)]
             help_text = run([os.path.join(bindir, "memctl"), "embed-pending", "--help"], env_for(home))

@@ -54,6 +54,7 @@ mode with p50 / p95 ms of each. `--ag19` adds `embedder-ag19`: the embedder's au
 session's) at nice 19, weight 15 against a hook's group at 1,024. Stdlib only.
 """
 import json, os, random, re, shutil, signal, statistics, subprocess, sys, time, uuid
+from benchlib import remove_tree, require_model
 from benchlib import BURN_JOB, autogroup_nice, first_line_with, idle_policy, sched_attr_policy
 
 args = sys.argv[1:]
@@ -113,8 +114,8 @@ embedders += [(m, bindir) for m, _ in other_hooks]
 if ag19:
     embedders.append(("embedder-ag19", bindir))
 home = os.path.join(workdir, "home")
-if os.path.exists(workdir):
-    shutil.rmtree(workdir)
+require_model(memctl, os.environ, "bench_embedder_contention")
+remove_tree(workdir)
 os.makedirs(workdir)
 live = os.path.join(workdir, "live.jsonl")
 shutil.copyfile(session_src, live)

@@ -29,7 +29,7 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
+from benchlib import BenchDir, require_model
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -64,9 +64,11 @@ def main() -> None:
     if not os.access("/usr/bin/time", os.X_OK):
         sys.exit("/usr/bin/time missing (GNU time measures the peak RSS)")
 
-    with tempfile.TemporaryDirectory(prefix="memctl-bench-export-") as tmp:
+    with BenchDir(prefix="memctl-bench-export-") as tmp:
         base = os.path.join(tmp, "base")
         env = dict(os.environ, MEMCTL_HOME=base, MEMCTL_RESIDENT="0", MEMCTL_BACKGROUND_EMBED="0")
+        if a.embed:
+            require_model(memctl, env, "bench_export --embed")
         hash_env = dict(env, MEMCTL_EMBEDDER="hash")
         transcript = os.path.join(tmp, "t.jsonl")
         with open(transcript, "wb") as f:

@@ -13,7 +13,7 @@ line per label: wall/CPU medians, the store's size, its chunks and their text by
 Stdlib only.
 """
 import json, os, shutil, statistics, subprocess, sys, time
-from benchlib import first_archive_env, write_ups_input
+from benchlib import first_archive_env, remove_tree, write_ups_input
 
 transcript, workdir, runs = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), int(sys.argv[3])
 builds = [a.split("=", 1) for a in sys.argv[4:]]
@@ -24,8 +24,7 @@ session, inp = write_ups_input(workdir, transcript)
 
 
 def run_once(hook, home):
-    if os.path.exists(home):
-        shutil.rmtree(home)
+    remove_tree(home)
     os.sync()
     fin = os.open(inp, os.O_RDONLY)
     fnull = os.open(os.devnull, os.O_WRONLY)

@@ -28,7 +28,7 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
+from benchlib import BenchDir, remove_tree, require_model
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -66,12 +66,14 @@ def main() -> None:
         if not os.access(b, os.X_OK):
             sys.exit(f"{b} missing: cargo build --release -p memctl-hooks -p memctl-tests")
 
-    with tempfile.TemporaryDirectory(prefix="memctl-bench-forget-") as tmp:
+    with BenchDir(prefix="memctl-bench-forget-") as tmp:
         base_home = os.path.join(tmp, "base")
         env = dict(os.environ, MEMCTL_HOME=base_home, MEMCTL_RESIDENT="0",
                    MEMCTL_BACKGROUND_EMBED="0")
         if not a.embed:
             env["MEMCTL_EMBEDDER"] = "hash"
+        else:
+            require_model(memctl, env, "bench_forget --embed")
         paths = []
         for seed, turns in ((a.seed, a.turns), (a.seed + 1, a.small)):
             path = os.path.join(tmp, f"gen-{seed}.jsonl")
@@ -93,7 +95,7 @@ def main() -> None:
             rep = json.loads(run([memctl, "forget", *args, "--json"], cenv).stdout)
             wall = time.monotonic() - t
             rw = rep.get("rewrite") or {}
-            shutil.rmtree(home)
+            remove_tree(home)
             return {"case": name, "args": args, "wall_ms": round(wall * 1000),
                     "chunks": rep["chunks"], "turns": rep["turns"],
                     "rewrite_ms": rw.get("millis"), "rows": rw.get("rows"),

@@ -10,15 +10,14 @@ plus {"event":"completeness", ...}: prompts in the transcript vs turns archived.
 Stdlib only.
 """
 import json, os, shutil, statistics, subprocess, sys, time
-from benchlib import first_session_id
+from benchlib import first_session_id, remove_tree, require_model, stop_dir_processes
 
 hook, memctl, transcript, workdir = (os.path.abspath(a) for a in sys.argv[1:5])
 runs = int(sys.argv[5]) if len(sys.argv) > 5 else 5
 gen = os.environ.get("PEER_GEN") or os.path.join(os.path.dirname(__file__), "..", "..", "shared", "peer", "gen_transcript.py")
 seed = os.environ.get("PEER_SEED", "7")
 
-if os.path.exists(workdir):
-    shutil.rmtree(workdir)
+remove_tree(workdir)
 os.makedirs(os.path.join(workdir, "out"))
 home = os.path.join(workdir, "home")
 base = os.path.join(workdir, "transcript.jsonl")
@@ -38,6 +37,9 @@ env = dict(os.environ, MEMCTL_HOME=home, MEMCTL_BACKGROUND_EMBED="0",
            MEMCTL_HOOK_INLINE_BYTES=os.environ.get("MEMCTL_HOOK_INLINE_BYTES", str(1 << 40)),
            MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE=os.environ.get("MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE", "1"))
 
+# The hooks as shipped embed with the model (prompt recall, the resident embedder): without
+# it the figures would be those of lexical + hash search.
+require_model(memctl, env, "bench_hooks", cwd=workdir)
 
 def hook_input(event, path, **kw):
     d = {"session_id": session, "transcript_path": path, "cwd": workdir, "hook_event_name": event}
@@ -50,8 +52,10 @@ def hook_input(event, path, **kw):
 
 def snapshot(name):
     dst = os.path.join(workdir, "snap", name)
-    if os.path.exists(dst):
-        shutil.rmtree(dst)
+    remove_tree(dst)
+    # What the runs started (SessionStart(compact) starts the resident embedder) ends before
+    # the copy: its files are no part of the state the next event starts from.
+    stop_dir_processes(home)
     if os.path.exists(home):
         shutil.copytree(home, dst)
     else:
@@ -60,8 +64,7 @@ def snapshot(name):
 
 
 def restore(src):
-    if os.path.exists(home):
-        shutil.rmtree(home)
+    remove_tree(home)
     if src is not None:
         shutil.copytree(src, home)
 
@@ -138,3 +141,4 @@ store_bytes = os.path.getsize(os.path.join(home, "memctl.redb"))
 print(json.dumps({"event": "completeness", "prompts": len(keys), "turns_archived": found, "turn_ids": turns,
                   "chunks": len(shown["chunks"]), "store_bytes": store_bytes,
                   "transcript_bytes": os.path.getsize(plus2)}), flush=True)
+stop_dir_processes(workdir)

@@ -30,8 +30,9 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
+
+from benchlib import BenchDir, require_model, stop_dir_processes
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QUERIES = ["why did the build fail", "sqlite database is locked", "p95 latency benchmark",
@@ -75,12 +76,20 @@ class Server:
         self.p.wait(timeout=30)
 
 
+def base_env() -> dict:
+    """The caller's environment without its memctl settings, except where the model is: a
+    binary outside a checkout finds no model without MEMCTL_MODEL_DIR and would measure lexical
+    + hash search."""
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith("MEMCTL_") or k == "MEMCTL_MODEL_DIR"}
+
+
 def store_env(tmp: str, embedder: str | None) -> tuple[str, dict]:
     """The project (the generated transcript's cwd) and the environment that reaches the store."""
     data = os.path.join(tmp, "data")
     with open(os.path.join(tmp, "t.jsonl")) as f:
         project = next(json.loads(l)["cwd"] for l in f if '"cwd"' in l)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCTL_")}
+    env = base_env()
     env.pop("CLAUDE_PROJECT_DIR", None)
     env["MEMCTL_HOME"] = data
     env["CLAUDE_PROJECT_DIR"] = project  # the generated transcript's cwd need not exist here
@@ -117,8 +126,11 @@ def main() -> int:
     a.bin = os.path.abspath(a.bin)
     binary = os.path.join(a.bin, "memctl")
     with contextlib.ExitStack() as stack:
-        tmp = a.keep or stack.enter_context(tempfile.TemporaryDirectory(prefix="memctl-bench-mcp-"))
+        tmp = a.keep or stack.enter_context(BenchDir(prefix="memctl-bench-mcp-"))
         os.makedirs(tmp, exist_ok=True)
+        if not a.embedder:
+            require_model(binary, base_env(), "bench_mcp", cwd=tmp)
+        stack.callback(stop_dir_processes, tmp)  # a resident embedder the searches started
         stamp = os.path.join(tmp, "built.json")
         want = {"turns": a.turns, "seed": a.seed, "embedder": a.embedder}
         t_build = time.perf_counter()

@@ -26,7 +26,7 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
+from benchlib import BenchDir, require_model
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -106,8 +106,11 @@ def bench(n, a, work):
     home, tr = os.path.join(work, f"home{n}"), os.path.join(work, f"t{n}.jsonl")
     with open(tr, "w") as f:
         f.write("".join(lines[:starts[n]]))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCTL_")}
+    # The caller's settings stay out, but not where the model is (see benchlib.require_model).
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("MEMCTL_") or k == "MEMCTL_MODEL_DIR"}
     env["MEMCTL_HOME"] = home
+    require_model(memctl, env, "bench_recall", cwd=work)
     subprocess.run([memctl, "ingest", "--quiet", tr], env=env, check=True)
     base = {"session_id": sid, "transcript_path": tr, "cwd": cwd, "hook_event_name": "UserPromptSubmit"}
     out = {}
@@ -169,7 +172,7 @@ def main():
     a = ap.parse_args()
     print(f"seed {a.seed}, {a.runs} runs per case, binaries {a.bin}, load {open('/proc/loadavg').read().split()[:3]}")
     print("turns  case   p50 ms   p95 ms   max ms  cpu p50 ms  recall blocks  exit codes")
-    with tempfile.TemporaryDirectory(prefix="memctl-recall-bench.") as work:
+    with BenchDir(prefix="memctl-recall-bench.") as work:
         for n in a.turns:
             for mode, s in bench(n, a, work).items():
                 print(f"{n:5d}  {mode:5s} {s['p50']:8.1f} {s['p95']:8.1f} {s['max']:8.1f} {s['cpu_p50']:11.1f} "

@@ -17,7 +17,7 @@ pending count the search reported, how many searches answered with results, exit
 Stdlib only.
 """
 import json, os, shutil, statistics, subprocess, sys, time
-from benchlib import first_archive_env, write_ups_input
+from benchlib import first_archive_env, remove_tree, require_model, write_ups_input
 
 QUERIES = [
     "failing test in the parser",
@@ -30,6 +30,8 @@ QUERIES = [
 
 transcript, workdir, runs = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), int(sys.argv[3])
 builds = [a.split("=", 1) for a in sys.argv[4:]]
+for _label, _bindir in builds:
+    require_model(os.path.join(_bindir, "memctl"), os.environ, "bench_search_pending")
 if not builds:
     sys.exit(__doc__)
 session, inp = write_ups_input(workdir, transcript)
@@ -37,8 +39,7 @@ session, inp = write_ups_input(workdir, transcript)
 
 
 def first_archive(bindir, home):
-    if os.path.exists(home):
-        shutil.rmtree(home)
+    remove_tree(home)
     with open(inp, "rb") as fin:
         r = subprocess.run([os.path.join(bindir, "memctl-hook"), "UserPromptSubmit"], stdin=fin,
                            env=first_archive_env(home), cwd=workdir, capture_output=True)

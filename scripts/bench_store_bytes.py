@@ -12,10 +12,12 @@ chunk_text_bytes, transcript_bytes, bytes_per_chunk, the store size after the fi
 Needs ORT_DYLIB_PATH and MEMCTL_MODEL_DIR (source .cache/env.sh). Stdlib only.
 """
 import json, os, shutil, subprocess, sys
-from benchlib import first_archive_env, write_ups_input
+from benchlib import first_archive_env, remove_tree, require_model, write_ups_input
 
 transcript, workdir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 builds = [a.split("=", 1) for a in sys.argv[3:]]
+for _label, _hook in builds:
+    require_model(os.path.join(os.path.dirname(_hook), "memctl"), os.environ, "bench_store_bytes")
 if not builds:
     sys.exit("usage: bench_store_bytes.py <transcript> <workdir> <label>=<memctl-hook> ...")
 session, inp = write_ups_input(workdir, transcript)
@@ -31,8 +33,7 @@ def pending(memctl, env):
 
 for label, hook in builds:
     home = os.path.join(workdir, "home-" + label)
-    if os.path.exists(home):
-        shutil.rmtree(home)
+    remove_tree(home)
     env = first_archive_env(home)
     memctl = os.path.join(os.path.dirname(hook), "memctl")
     with open(inp, "rb") as fin:

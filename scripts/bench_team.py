@@ -41,6 +41,8 @@ import sys
 import tempfile
 import time
 
+from benchlib import require_model, stop_dir_processes
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(REPO, "tests/fixtures/sample/db5b5fab-8f4d-4e27-9da1-494c73cf256d.jsonl")
 DIMS = 384
@@ -102,11 +104,13 @@ def main():
     for k in ("ORT_DYLIB_PATH", "MEMCTL_MODEL_DIR"):
         if k in os.environ:
             base_env[k] = os.environ[k]
+    require_model(memctl, base_env, "bench_team")
     run_dir = run(["bash", os.path.join(REPO, "scripts/pg.sh"), "start"], base_env).stdout.strip()
     try:
         bench(a, memctl, tmp, base_env, run_dir)
     finally:
         run(["bash", os.path.join(REPO, "scripts/pg.sh"), "stop", run_dir], base_env, check=False)
+        stop_dir_processes(tmp)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -25,6 +25,8 @@ import sys
 import tempfile
 import time
 
+from benchlib import require_model, stop_dir_processes
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SID = "db5b5fab-8f4d-4e27-9da1-494c73cf256d"
 SAMPLE = os.path.join(REPO, f"tests/fixtures/sample/{SID}.jsonl")
@@ -49,6 +51,7 @@ def main():
         if k in os.environ:
             env0[k] = os.environ[k]
     env0["XDG_CONFIG_HOME"] = os.path.join(tmp, "no-config")
+    require_model(os.path.join(a.bin, "memctl"), env0, "bench_team_hook")
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     dead_port = s.getsockname()[1]
@@ -101,6 +104,7 @@ def main():
     out["background_sync_log_lines"] = len(team_lines)
     out["example_log_line"] = team_lines[-1][:300] if team_lines else None
     print(json.dumps(out, indent=2))
+    stop_dir_processes(tmp)  # the background syncs, and whatever else the hooks started
     shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -20,7 +20,7 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
+from benchlib import BenchDir, require_model
 import time
 import urllib.parse
 
@@ -63,9 +63,10 @@ def main():
     memctl = os.path.join(a.bin, "memctl")
     if not os.access(memctl, os.X_OK):
         sys.exit(f"{memctl} not found: cargo build --release -p memctl-hooks --bin memctl")
-    with tempfile.TemporaryDirectory() as tmp:
+    with BenchDir(prefix="memctl-bench-ui-") as tmp:
         home = os.path.join(tmp, "home")
         env = env_for(home)
+        require_model(memctl, env, "bench_ui", cwd=tmp)
         t = os.path.join(tmp, "bench.jsonl")
         with open(t, "w") as f:
             subprocess.run([sys.executable, os.path.join(ROOT, "scripts/gen_transcript.py"),

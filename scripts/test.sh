@@ -3,8 +3,9 @@
 # Chromium and chromedriver for the viewer's browser tests are installed here): setup (cached),
 # the whole workspace test suite with the real ONNX model and real redb files, then end-to-end
 # scenarios with the real Claude Code CLI (tests/e2e/harness; the CLI is installed with npm into
-# a cache on first run). Needs nothing outside the repository. Ends with the number of tests
-# executed by kind (unit, integration, process, doc, e2e), so that a drop is visible.
+# a cache on first run), then the benchmarks at tiny sizes (`scripts/bench.sh --short`). Needs
+# nothing outside the repository. Ends with the number of tests executed by kind (unit,
+# integration, process, doc, e2e), so that a drop is visible.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -43,7 +44,13 @@ rc=0
 cargo test --workspace --no-fail-fast 2>&1 | tee "$LOG" || rc=$?
 e2e_rc=0
 MEMCTL_E2E_NO_BUILD=1 bash scripts/e2e.sh 2>&1 | tee -a "$LOG" || e2e_rc=$?
+# The benchmarks at tiny sizes with the debug binaries (about a minute): every step of
+# scripts/bench.sh runs and ends what it started, so none can rot unseen.
+bench_rc=0
+bench_start=$SECONDS
+bash scripts/bench.sh --short || bench_rc=$?
+echo "test.sh: bench.sh --short rc=$bench_rc in $((SECONDS - bench_start)) s"
 count_rc=0
 python3 scripts/test_counts.py "$LOG" || count_rc=$?
-echo "test.sh: cargo test rc=$rc, e2e rc=$e2e_rc, in $((SECONDS - start)) s"
-((rc == 0 && e2e_rc == 0 && count_rc == 0))
+echo "test.sh: cargo test rc=$rc, e2e rc=$e2e_rc, bench --short rc=$bench_rc, in $((SECONDS - start)) s"
+((rc == 0 && e2e_rc == 0 && bench_rc == 0 && count_rc == 0))

@@ -11,10 +11,11 @@
 //! ```
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use memctl_benches::index::{ExactIndex, HnswIndex, HnswParams};
 use memctl_engine::embed::{Embedder, EmbedderId, HashEmbedder};
 use memctl_engine::index::quant::{self, dot_i8};
 use memctl_engine::index::synth::TextGen;
-use memctl_engine::index::{ExactIndex, Hit, HnswIndex, HnswParams, MemLexicalIndex, VectorIndex};
+use memctl_engine::index::{Hit, MemLexicalIndex, VectorIndex};
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};

@@ -7,11 +7,61 @@
 use std::sync::LazyLock;
 
 /// The `command` of a Bash tool input as JSON text (pretty or compact); group 1 is the escaped
-/// command, at most 300 characters.
-pub(crate) static COMMAND_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
-    regex::Regex::new(r#""command"\s*:\s*"((?:[^"\\]|\\.){1,300})"#)
+/// command, whole: [`bash_command`] cuts it.
+///
+/// No bounded repetition (`{1,300}`) in these JSON-value patterns: the compiler unrolls one
+/// copy of the Unicode class per repetition, and compiling the two of them took 8–13 ms, most
+/// of a SessionStart hook's CPU. The bounds are applied to the match instead ([`json_units`]).
+static COMMAND_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r#""command"\s*:\s*"((?:[^"\\]|\\.)+)"#).unwrap_or_else(|_| unreachable!())
+});
+
+/// Most JSON-string units (characters, or backslash escapes) of a command [`bash_command`] keeps.
+const COMMAND_UNITS: usize = 300;
+
+/// The `file_path` / `notebook_path` of an edit tool's input as JSON text; group 1 is the
+/// escaped path ([`file_paths`] keeps those of at most [`PATH_UNITS`]).
+static FILE_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r#""(?:file_path|notebook_path)"\s*:\s*"((?:[^"\\]|\\.)+)""#)
         .unwrap_or_else(|_| unreachable!())
 });
+
+/// Longest path (in JSON-string units) [`file_paths`] returns: a longer value is not a path.
+const PATH_UNITS: usize = 400;
+
+/// The first `max` units of an escaped JSON string value (a unit is one character or one
+/// backslash escape, as the patterns count them), and whether it had more.
+fn json_units(escaped: &str, max: usize) -> (&str, bool) {
+    let mut units = 0;
+    let mut chars = escaped.char_indices();
+    while let Some((i, c)) = chars.next() {
+        if units == max {
+            return (&escaped[..i], true);
+        }
+        units += 1;
+        if c == '\\' {
+            chars.next();
+        }
+    }
+    (escaped, false)
+}
+
+/// The escaped command of the first Bash tool input in `text` (JSON, pretty or compact), its
+/// first 300 units.
+pub(crate) fn bash_command(text: &str) -> Option<&str> {
+    let m = COMMAND_RE.captures(text)?.get(1)?;
+    Some(json_units(m.as_str(), COMMAND_UNITS).0)
+}
+
+/// The escaped `file_path` / `notebook_path` values in `input` (an edit tool's JSON input), in
+/// order; values longer than 400 units are skipped.
+pub(crate) fn file_paths(input: &str) -> impl Iterator<Item = &str> {
+    FILE_RE
+        .captures_iter(input)
+        .filter_map(|c| c.get(1))
+        .map(|m| m.as_str())
+        .filter(|p| !json_units(p, PATH_UNITS).1)
+}
 
 /// A sentence that records a decision or a standing constraint ("we'll use", "rather than",
 /// "the fix is", "must not", ...).
@@ -72,9 +122,30 @@ mod tests {
             r#"[tool: Bash] {"command":"cargo test -p x","description":"t"}"#,
             r#"{"command": "cargo test -p x"}"#,
         ] {
-            let c = COMMAND_RE.captures(s).and_then(|c| c.get(1));
-            assert_eq!(c.map(|m| m.as_str()), Some("cargo test -p x"), "{s}");
+            assert_eq!(bash_command(s), Some("cargo test -p x"), "{s}");
         }
+    }
+
+    /// The bounds the patterns had as `{1,300}` / `{1,400}`: a command is cut after 300 units
+    /// (an escape is one unit), a longer path is no path, and a later one is still found.
+    #[test]
+    fn json_value_bounds_count_escapes_as_one_unit() {
+        let long = format!(r#"{{"command":"{}\"tail"}}"#, "a".repeat(299));
+        assert_eq!(bash_command(&long), Some(&long[12..12 + 301]));
+        let short = r#"{"command":"echo \"hi\""}"#;
+        assert_eq!(bash_command(short), Some(r#"echo \"hi\""#));
+        let path = |n: usize| "p".repeat(n);
+        let two = format!(
+            r#"{{"file_path":"{}"}} {{"file_path":"{}"}} {{"notebook_path":"{}"}}"#,
+            path(401),
+            path(400),
+            "a\\b"
+        );
+        let found: Vec<&str> = file_paths(&two).collect();
+        assert_eq!(found, vec![path(400).as_str(), "a\\b"]);
+        assert_eq!(json_units("ab\\c", 2), ("ab", true));
+        assert_eq!(json_units("a\\nb", 2), ("a\\n", true));
+        assert_eq!(json_units("a\\nb", 3), ("a\\nb", false));
     }
 
     #[test]

@@ -3,38 +3,25 @@
 //! - [`VectorIndex`]: the small trait every vector index implements. Vectors carry the
 //!   [`EmbedderId`] of their space: inserting or searching with another embedder's vector is an
 //!   [`IndexError::EmbedderMismatch`], never a silently meaningless score.
-//! - `ExactIndex` (feature `hnsw`): contiguous int8 scan + f32 re-score. It answers in ~0.4 ms at 10⁴ and
-//!   ~2–3 ms at 10⁵ vectors (384-d, one thread) with no build step, which is what short-lived
-//!   hook processes need (reloading an HNSW dump costs ~7 µs per vector, scanning ~25 ns). Its
-//!   `ExactIndex::search_f32` is the oracle every other index is tested against.
-//! - [`quant`]: the int8 layer on its own, as *encoded blocks* the store can persist a few big
-//!   values at a time and scan without building any index.
-//! - `HnswIndex` (feature `hnsw`): hnsw_rs graph for long-lived processes and large N;
-//!   tombstones + rebuild. No shipped process needs it yet (see [`crate::retrieve`]).
+//! - [`quant`]: the int8 layer, as *encoded blocks* the store persists a few big values at a
+//!   time and scans without building any index: ~25 ns per vector, what short-lived hook
+//!   processes need (reloading an HNSW dump costs ~7 µs per vector).
+//! - The in-memory implementations of [`VectorIndex`] (`ExactIndex`, the f32 oracle, and
+//!   `HnswIndex`, hnsw_rs) live in the benches crate (`memctl_benches::index`): no shipped
+//!   process keeps a warm index (see [`crate::retrieve`]), and a workspace build must not link
+//!   hnsw_rs into the binaries. [`TopK`] and [`checked_normalized`] are public for them.
 //! - [`lexical`]: the one BM25 scorer over a [`Postings`] source (the store's redb postings ship;
 //!   [`MemLexicalIndex`] is the reference).
 //! - [`synth`]: a seeded text generator shared by tests and benches.
 
-#[cfg(feature = "hnsw")]
-mod exact;
-#[cfg(feature = "hnsw")]
-mod hnsw;
 pub mod lexical;
 pub mod quant;
 pub mod synth;
 pub(crate) mod terms;
 
-#[cfg(all(test, feature = "hnsw"))]
-mod conformance;
 #[cfg(test)]
 mod lexical_conformance;
-#[cfg(all(test, feature = "hnsw"))]
-mod recall_tests;
 
-#[cfg(feature = "hnsw")]
-pub use exact::{DEFAULT_RESCORE_N, ExactIndex};
-#[cfg(feature = "hnsw")]
-pub use hnsw::{HnswIndex, HnswParams};
 pub use lexical::{
     Bm25Hits, Bm25Params, MemLexicalIndex, Posting, Postings, bm25_search, query_terms,
     term_frequencies,
@@ -116,8 +103,7 @@ pub trait VectorIndex: Send + Sync + std::fmt::Debug {
 ///
 /// Non-finite values are refused: one NaN would make every score it touches NaN, and hnsw_rs
 /// asserts on distances (a panic in a hook is a failed hook).
-#[cfg(feature = "hnsw")]
-pub(crate) fn checked_normalized(
+pub fn checked_normalized(
     index_embedder: &EmbedderId,
     embedder: &EmbedderId,
     vector: &[f32],
@@ -130,7 +116,7 @@ pub(crate) fn checked_normalized(
 }
 
 /// Dimension and finiteness check shared by every entry point.
-pub(crate) fn check_dims_finite(dims: usize, vector: &[f32]) -> Result<(), IndexError> {
+pub fn check_dims_finite(dims: usize, vector: &[f32]) -> Result<(), IndexError> {
     if vector.len() != dims {
         return Err(IndexError::DimensionMismatch {
             expected: dims,
@@ -170,13 +156,14 @@ impl Ord for Worst {
 
 /// Bounded top-k collector with the deterministic [`Hit::rank_cmp`] order.
 #[derive(Debug)]
-pub(crate) struct TopK {
+pub struct TopK {
     k: usize,
     heap: BinaryHeap<Worst>,
 }
 
 impl TopK {
-    pub(crate) fn new(k: usize) -> Self {
+    /// A collector of the best `k` hits.
+    pub fn new(k: usize) -> Self {
         Self {
             k,
             // Cap the pre-allocation: k may be huge ("give me everything").
@@ -186,7 +173,7 @@ impl TopK {
 
     /// Offer a hit; kept only if it beats the worst of the current k.
     #[inline]
-    pub(crate) fn push(&mut self, id: u64, score: f32) {
+    pub fn push(&mut self, id: u64, score: f32) {
         if self.k == 0 {
             return;
         }
@@ -201,7 +188,7 @@ impl TopK {
     }
 
     /// The kept hits, best first.
-    pub(crate) fn into_sorted(self) -> Vec<Hit> {
+    pub fn into_sorted(self) -> Vec<Hit> {
         // into_sorted_vec is ascending by Ord, i.e. best first.
         self.heap
             .into_sorted_vec()

@@ -310,8 +310,7 @@ fn bash_command(line: &str) -> Option<&str> {
     if !line.starts_with("[tool: Bash]") {
         return None;
     }
-    let c = crate::patterns::COMMAND_RE.captures(line)?.get(1)?;
-    Some(c.as_str())
+    crate::patterns::bash_command(line)
 }
 
 /// The passages of `text` to show, best first, within `allowance` characters: units scoring at

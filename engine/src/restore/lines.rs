@@ -8,7 +8,7 @@
 //! the request, the concluding sentences and bullets of the answer, the files it changed, the
 //! commands it ran, and an `error:` only when a command really failed.
 
-use crate::patterns::{COMMAND_RE, DECISION_RE};
+use crate::patterns::{DECISION_RE, bash_command};
 use crate::summary::{Block, blocks, edited_files, sentences};
 use crate::transcript::clip_line as clip;
 use std::sync::LazyLock;
@@ -37,9 +37,11 @@ static LOCATION_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
         .unwrap_or_else(|_| unreachable!())
 });
 
-/// A log line (timestamp first): pasted logs are evidence, not the request.
+/// A log line (timestamp first): pasted logs are evidence, not the request. ASCII digits: a
+/// Unicode `\d` repeated 12 times made this pattern's compilation cost milliseconds.
 static LOG_LINE_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
-    regex::Regex::new(r"^\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}").unwrap_or_else(|_| unreachable!())
+    regex::Regex::new(r"^\[?[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}")
+        .unwrap_or_else(|_| unreachable!())
 });
 
 /// Sentences that announce, ask or narrate instead of concluding.
@@ -411,8 +413,8 @@ pub(crate) fn turn_parts(text: &str) -> TurnParts {
                 name: "Bash",
                 input,
             } => {
-                if let Some(c) = COMMAND_RE.captures(input).and_then(|c| c.get(1)) {
-                    let cmd = c.as_str().replace("\\\"", "\"").replace("\\n", " ");
+                if let Some(c) = bash_command(input) {
+                    let cmd = c.replace("\\\"", "\"").replace("\\n", " ");
                     if !p.commands.contains(&cmd) {
                         p.commands.push(cmd);
                     }

@@ -11,7 +11,7 @@
 //! Why a block scan and not HNSW here: the callers are short-lived processes (hooks, one-shot
 //! CLI). Reloading an HNSW graph costs 8–17 µs per vector, scanning int8 blocks ~25 ns
 //! (docs/perf/search.md), so there is no crossover up to 200k vectors for a fresh process. HNSW
-//! (`index::HnswIndex`, cargo feature `hnsw`) is for a long-lived process that keeps it warm.
+//! (`memctl_benches::index::HnswIndex`, benches only) is for a long-lived process that keeps it warm.
 //!
 //! The query vector is the caller's: the facade embeds the query text with the active embedder
 //! ([`crate::Engine::search`]); a restore uses the mean of stored vectors of the latest turns

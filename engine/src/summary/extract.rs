@@ -1,7 +1,7 @@
 //! Pure extraction over chunk texts (see the labelled-line format of `transcript::chunker`).
 
 use super::{SessionSummary, SummaryConfig, clip};
-use crate::patterns::{COMMAND_RE, DECISION_RE};
+use crate::patterns::{DECISION_RE, bash_command, file_paths};
 use crate::store::ChunkRecord;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::LazyLock;
@@ -64,11 +64,6 @@ pub fn blocks(text: &str) -> Vec<Block<'_>> {
     out
 }
 
-static FILE_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
-    regex::Regex::new(r#""(?:file_path|notebook_path)"\s*:\s*"((?:[^"\\]|\\.){1,400})""#)
-        .unwrap_or_else(|_| unreachable!())
-});
-
 static OPEN_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
     regex::Regex::new(
         r"(?i)(\bTODO\b|\bFIXME\b|\bstill (need|needs|to do)\b|\bnot (done|finished|fixed) yet\b|\bfollow[- ]up\b|\bleft to do\b|\bremaining (work|issue|step)s?\b)",
@@ -87,8 +82,8 @@ pub(crate) fn edited_files(text: &str) -> Vec<String> {
         if let Block::Tool { name, input } = b
             && FILE_TOOLS.contains(&name)
         {
-            for m in FILE_RE.captures_iter(input).filter_map(|c| c.get(1)) {
-                push_unique(&mut out, unescape(m.as_str()));
+            for m in file_paths(input) {
+                push_unique(&mut out, unescape(m));
             }
         }
     }
@@ -527,18 +522,16 @@ pub(super) fn extract(recs: &[&ChunkRecord], project: &str, cfg: &SummaryConfig)
                 }
                 Block::Tool { name, input } => {
                     if FILE_TOOLS.contains(&name) {
-                        for c in FILE_RE.captures_iter(input) {
-                            if let Some(m) = c.get(1) {
-                                let path = unescape(m.as_str());
-                                let rel = relative(&path, project).to_string();
-                                s.files_changed.retain(|x| x != &rel);
-                                s.files_changed.push(rel);
-                            }
+                        for m in file_paths(input) {
+                            let path = unescape(m);
+                            let rel = relative(&path, project).to_string();
+                            s.files_changed.retain(|x| x != &rel);
+                            s.files_changed.push(rel);
                         }
                     } else if name == "Bash"
-                        && let Some(m) = COMMAND_RE.captures(input).and_then(|c| c.get(1))
+                        && let Some(m) = bash_command(input)
                     {
-                        let cmd = clip(&unescape(m.as_str()), 160);
+                        let cmd = clip(&unescape(m), 160);
                         s.commands.retain(|x| x != &cmd);
                         s.commands.push(cmd);
                     }

@@ -1,7 +1,8 @@
 //! HNSW graph index (hnsw_rs) for long-lived processes and large N.
 //!
-//! Why not everywhere: reloading a dumped graph costs 8–17 µs per vector, so a hook
-//! process that lives 20 ms scans encoded blocks instead ([`super::quant`]). A server-mode or
+//! Why not everywhere: reloading a dumped graph costs 8–17 µs per vector (docs/perf/search.md),
+//! so a hook process that lives 20 ms scans encoded blocks instead
+//! ([`memctl_engine::index::quant`]). A server-mode or
 //! long CLI session builds or loads this once and then answers in ~1 ms.
 //!
 //! hnsw_rs has no delete: `remove` tombstones the internal point and searches over-fetch and
@@ -11,10 +12,10 @@
 //! Our `u64` ids map to hnsw_rs's `usize` data ids through a dense internal numbering (the
 //! internal id is the insertion ordinal), so replacing a vector never reuses a graph id.
 
-use super::{Hit, TopK, VectorIndex, checked_normalized};
-use crate::embed::EmbedderId;
-use crate::error::IndexError;
 use hnsw_rs::prelude::{AnnT, DistDot, Hnsw, HnswIo};
+use memctl_engine::IndexError;
+use memctl_engine::embed::EmbedderId;
+use memctl_engine::index::{Hit, TopK, VectorIndex, checked_normalized};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fs;
@@ -598,12 +599,12 @@ impl Checksum {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embed::HashEmbedder;
-    use crate::index::synth::TextGen;
+    use memctl_engine::embed::HashEmbedder;
+    use memctl_engine::index::synth::TextGen;
 
     fn build(n: usize, seed: u64) -> (HnswIndex, EmbedderId, Vec<Vec<f32>>) {
         let e = HashEmbedder::new();
-        let id = crate::embed::Embedder::id(&e).clone();
+        let id = memctl_engine::embed::Embedder::id(&e).clone();
         let mut g = TextGen::new(seed);
         let vs: Vec<Vec<f32>> = (0..n).map(|_| e.embed_one(&g.document())).collect();
         let mut idx = HnswIndex::new(id.clone(), HnswParams::default());

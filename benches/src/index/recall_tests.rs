@@ -2,8 +2,8 @@
 //! f32 oracle, on hash-embedded synthetic text ([`TextGen`]). Seeds are fixed and printed.
 
 use super::{ExactIndex, HnswIndex, HnswParams, VectorIndex};
-use crate::embed::{Embedder, EmbedderId, HashEmbedder};
-use crate::index::synth::TextGen;
+use memctl_engine::embed::{Embedder, EmbedderId, HashEmbedder};
+use memctl_engine::index::synth::TextGen;
 use rayon::prelude::*;
 use std::time::Instant;
 

@@ -1,0 +1,48 @@
+//! What a workspace build links into the shipped binaries (`memctl`, `memctl-hook`, package
+//! `memctl-hooks`). cargo resolves one feature set per package for a whole workspace build, so a
+//! feature that the benches turn on in the engine lands in the binaries too; the docs say the
+//! binaries scan int8 blocks and do not carry hnsw_rs, and this checks the resolved graph says
+//! the same. `cargo tree` resolves it like `cargo build --workspace --all-targets` does.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+/// The package names `cargo tree` prints for `args` over the whole workspace (host target).
+fn tree_packages(args: &[&str]) -> BTreeSet<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml");
+    let out = Command::new(cargo)
+        .args(["tree", "--manifest-path", manifest, "--locked", "--offline"])
+        .args(["--workspace", "--prefix", "none"])
+        .args(["--format", "{p}"])
+        .args(args)
+        .output()
+        .expect("cargo tree runs");
+    assert!(
+        out.status.success(),
+        "cargo tree {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn only_the_benches_depend_on_hnsw_rs() {
+    // Inverted: hnsw_rs and every package above it through normal and build edges (what is
+    // linked into a library or binary; dev-dependencies only reach tests and benches).
+    let above = tree_packages(&["-e", "normal,build", "-i", "hnsw_rs"]);
+    assert!(
+        above.contains("hnsw_rs"),
+        "hnsw_rs is not in the graph at all: {above:?}"
+    );
+    let expected: BTreeSet<String> = ["hnsw_rs", "memctl-benches"].map(String::from).into();
+    assert_eq!(
+        above, expected,
+        "only memctl-benches may depend on hnsw_rs; the shipped binaries (memctl-hooks) and the \
+         engine must not"
+    );
+}
