@@ -139,7 +139,7 @@ et = jsonl("embed_threads.jsonl")
 sp = jsonl("search_pending.jsonl")
 ct = jsonl("contention.jsonl")
 if fa or sb or et or sp or ct:
-    lines.append("\n## Write path and storage economy (issue 17)\n")
+    lines.append("\n## Write path and storage economy\n")
     lines.append("| figure | when the issue was filed | this run |")
     lines.append("|---|---|---|")
     for r in fa:

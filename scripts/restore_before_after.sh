@@ -104,7 +104,7 @@ for chars in (1000, 4000, 8000):
 
 cols = ["chars", "lines", "useful", "filler", "trivial", "errors", "bad_errors", "absolute",
         "failure", "decisions"]
-md = [f"# Restore block before and after (issue 12 parts 2–3)", "",
+md = [f"# Restore block before and after", "",
       f"Reproduce: `scripts/restore_before_after.sh` (generated session: `memctl-gen-transcript "
       f"--turns {turns} --seed {seed}`, session `{session[:8]}`, archived with hash vectors; "
       f"`memctl restore <session> --chars N` as after its compaction; before = commit `{rev}`, "
