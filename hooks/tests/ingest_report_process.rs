@@ -63,25 +63,6 @@ fn status(home: &Path) -> Value {
     serde_json::from_str(&ok(home, &["status", "--json"])).expect("status json")
 }
 
-/// (model vectors, hash vectors, stale index entries) of `status --json`.
-fn vectors(st: &Value) -> (u64, u64, u64) {
-    let (mut model, mut hash, mut stale) = (0, 0, 0);
-    for v in st["vectors"].as_array().expect("vectors") {
-        let n = v["count"].as_u64().expect("count");
-        if v["embedder"]
-            .as_str()
-            .expect("key")
-            .starts_with("all-MiniLM")
-        {
-            model += n;
-        } else {
-            hash += n;
-        }
-        stale += v["stale_index_entries"].as_u64().expect("stale");
-    }
-    (model, hash, stale)
-}
-
 #[test]
 fn a_first_ingest_of_a_long_file_counts_its_lines_and_new_chunks_once() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -102,7 +83,11 @@ fn a_first_ingest_of_a_long_file_counts_its_lines_and_new_chunks_once() {
              vectors: hash-ngram@v1/384, {chunks} chunks pending a model vector (memctl embed-pending)"
         )
     );
-    assert_eq!(vectors(&st).1, chunks, "one hash vector per pending chunk");
+    assert_eq!(
+        common::status_vectors(&st).hash,
+        chunks,
+        "one hash vector per pending chunk"
+    );
 
     // Nothing new: no line read, the open last turn seen again and unchanged, no vectors.
     let said = ok(&home, &["ingest", "--no-embed", f]);
@@ -155,7 +140,12 @@ fn the_model_embedder_is_named_and_status_vectors_match_the_chunks() {
     }
     let st = status(&home);
     let chunks = st["chunks"].as_u64().expect("chunks");
-    assert_eq!(vectors(&st), (chunks, 0, 0), "one model vector per chunk");
+    let v = common::status_vectors(&st);
+    assert_eq!(
+        (v.model, v.hash, v.stale),
+        (chunks, 0, 0),
+        "one model vector per chunk"
+    );
 
     // A re-run writes no vectors, so it names none (not the hash embedder).
     let said = ok(&home, &["ingest", f]);

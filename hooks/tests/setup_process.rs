@@ -4,6 +4,7 @@
 //! repaired; a source with the wrong bytes is refused; doctor's exit status and JSON name what
 //! is broken.
 
+mod common;
 #[path = "common/outside.rs"]
 mod outside;
 
@@ -36,25 +37,12 @@ fn ok_in(o: &Outside, dir: &Path, args: &[&str]) -> String {
     stdout
 }
 
-/// `status --json`: (chunks, model vectors, hash vectors, stale index entries).
+/// `status --json` of the data dir `dir`: its vector counts.
 fn vector_counts(o: &Outside, dir: &Path) -> (u64, u64, u64, u64) {
-    let v: serde_json::Value =
+    let st: serde_json::Value =
         serde_json::from_str(&ok_in(o, dir, &["status", "--json"])).expect("status json");
-    let (mut model, mut hash, mut stale) = (0, 0, 0);
-    for x in v["vectors"].as_array().expect("vectors") {
-        let n = x["count"].as_u64().expect("count");
-        if x["embedder"]
-            .as_str()
-            .expect("key")
-            .starts_with("all-MiniLM")
-        {
-            model += n;
-        } else {
-            hash += n;
-        }
-        stale += x["stale_index_entries"].as_u64().expect("stale");
-    }
-    (v["chunks"].as_u64().expect("chunks"), model, hash, stale)
+    let v = common::status_vectors(&st);
+    (v.chunks, v.model, v.hash, v.stale)
 }
 
 fn sha(p: &Path) -> String {

@@ -228,3 +228,40 @@ pub fn scan_for(dir: &Path, needle: &str) -> Vec<(PathBuf, usize)> {
     }
     found
 }
+
+/// The vector counts of `memctl status --json`, by space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatusVectors {
+    /// Stored chunks.
+    pub chunks: u64,
+    /// Chunks with a vector of the model (`all-MiniLM-…`).
+    pub model: u64,
+    /// Chunks with a hash vector.
+    pub hash: u64,
+    /// Stale int8 index entries, every space.
+    pub stale: u64,
+}
+
+/// [`StatusVectors`] of a parsed `memctl status --json`.
+pub fn status_vectors(st: &serde_json::Value) -> StatusVectors {
+    let mut v = StatusVectors {
+        chunks: st["chunks"].as_u64().expect("chunks"),
+        model: 0,
+        hash: 0,
+        stale: 0,
+    };
+    for x in st["vectors"].as_array().expect("vectors") {
+        let n = x["count"].as_u64().expect("count");
+        if x["embedder"]
+            .as_str()
+            .expect("key")
+            .starts_with("all-MiniLM")
+        {
+            v.model += n;
+        } else {
+            v.hash += n;
+        }
+        v.stale += x["stale_index_entries"].as_u64().expect("stale");
+    }
+    v
+}
