@@ -23,6 +23,9 @@ source .cache/env.sh
 source scripts/target_dir.sh
 CARGO_TARGET_DIR=$(cargo_target_dir "$ROOT")
 export CARGO_TARGET_DIR
+# ONNX Runtime's own usage telemetry stays off in the tests that load it in process (the
+# memctl CLI sets this for itself; the process tests check that it does).
+export ORT_DISABLE_TELEMETRY=1
 cargo build --workspace --quiet
 LOG=$(mktemp "${TMPDIR:-/tmp}/memctl-test.XXXXXX")
 # A real PostgreSQL 18 + pgvector for the team-memory tests (hooks/tests/team.rs), from the

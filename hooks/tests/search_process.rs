@@ -281,3 +281,39 @@ fn k_zero_is_refused() {
         assert!(out.stdout.is_empty(), "{out:?}");
     }
 }
+
+/// Loading the model starts no telemetry: Microsoft's builds of ONNX Runtime write a device id
+/// and an event queue under `$XDG_CACHE_HOME/Microsoft` (else `~/.cache/Microsoft`) and upload
+/// them unless `ORT_DISABLE_TELEMETRY` is set before the runtime loads; the CLI sets it.
+#[test]
+fn loading_the_model_starts_no_runtime_telemetry() {
+    let (dir, home) = archived();
+    let user = dir.path().join("user");
+    let cache = dir.path().join("cache");
+    std::fs::create_dir_all(&user).expect("mkdir");
+    let out = common::memctl(
+        &home,
+        &[
+            "search",
+            "which billing test failed",
+            "--project",
+            PROJECT,
+            "--json",
+        ],
+        b"",
+        &[
+            ("HOME", user.to_str().expect("utf-8")),
+            ("XDG_CACHE_HOME", cache.to_str().expect("utf-8")),
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(v["degraded"].is_null(), "the model must load here: {v}");
+    for place in [cache.join("Microsoft"), user.join(".cache/Microsoft")] {
+        assert!(
+            !place.exists(),
+            "the runtime's telemetry wrote {}",
+            place.display()
+        );
+    }
+}

@@ -209,6 +209,10 @@ fn runtime_environment(dylib: &Path) -> Result<ort::environment::Environment, St
         ort::init_from(dylib)
             .map_err(|e| e.to_string())?
             .with_name("memctl")
+            // No usage events from sessions. This alone does not stop the telemetry client of
+            // Microsoft's builds, which starts with the environment: `ORT_DISABLE_TELEMETRY`,
+            // set by the CLI before anything loads, does.
+            .with_telemetry(false)
             .build()
             .map_err(|e| e.to_string())
     })

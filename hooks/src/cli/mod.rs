@@ -10,6 +10,7 @@ mod config;
 mod embed;
 mod export;
 mod ingest;
+mod no_telemetry;
 mod search;
 mod sessions;
 mod status;
@@ -127,6 +128,9 @@ pub enum Command {
 
 /// Entry point of the `memctl` binary.
 pub fn main() -> ExitCode {
+    let reexec_failed = no_telemetry::reexec_without_runtime_telemetry(
+        subcommand_name(std::env::args().skip(1)).as_deref(),
+    );
     let cwd = std::env::current_dir().ok();
     let loaded = Settings::load_layered(std::env::vars_os(), cwd.as_deref());
     // Started by a hook (`embed-pending --background`) or by Claude Code (`statusline`):
@@ -142,6 +146,9 @@ pub fn main() -> ExitCode {
         crate::logging::init_file(&loaded.settings.data_dir, loaded.settings.log.as_deref());
     } else {
         crate::logging::init_cli(loaded.settings.log.as_deref());
+    }
+    if let Some(e) = reexec_failed {
+        tracing::warn!(error = %e, "could not restart with ORT_DISABLE_TELEMETRY=1; ONNX Runtime may start its usage telemetry");
     }
     let cli = match parse(&loaded.settings.data_dir) {
         Ok(c) => c,

@@ -55,6 +55,8 @@ pub fn run(bin: &str, home: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &s
         "MEMCTL_CONFIG",
         // The project file is looked up there (else in the test's working directory).
         "CLAUDE_PROJECT_DIR",
+        // The CLI sets it for itself (scripts/test.sh sets it for the in-process tests).
+        "ORT_DISABLE_TELEMETRY",
     ] {
         cmd.env_remove(k);
     }

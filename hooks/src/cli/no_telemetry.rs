@@ -1,0 +1,38 @@
+//! ONNX Runtime's own usage telemetry, off before the runtime loads.
+//!
+//! Microsoft's builds of ONNX Runtime (the ones `memctl setup` installs) start a telemetry
+//! client when the runtime's environment is created: a device id and an event queue under
+//! `~/.cache/Microsoft/DeveloperTools/.onnxruntime`, and uploads to Microsoft's collector.
+//! `DisableTelemetryEvents` (ort's `with_telemetry(false)`) comes too late to stop that; only
+//! `ORT_DISABLE_TELEMETRY` in the process environment before the runtime loads does. Setting a
+//! variable in a running process is `unsafe` (another thread may read the environment), so
+//! the CLI executes itself again once, with the variable set, before anything else runs.
+
+use std::ffi::OsString;
+
+/// The variable ONNX Runtime reads.
+const VAR: &str = "ORT_DISABLE_TELEMETRY";
+
+/// Replace this process by itself with `ORT_DISABLE_TELEMETRY=1`, unless the variable is set
+/// already or the command never loads the runtime (`statusline`, which Claude Code runs at
+/// every prompt). Returns only when it did not: `Some(error)` when the exec failed (the
+/// caller logs it; the command still runs).
+pub(super) fn reexec_without_runtime_telemetry(subcommand: Option<&str>) -> Option<String> {
+    let set = std::env::var_os(VAR).is_some_and(|v| !v.is_empty());
+    if set || subcommand == Some("statusline") {
+        return None;
+    }
+    use std::os::unix::process::CommandExt;
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => return Some(format!("finding this executable: {e}")),
+    };
+    let mut args = std::env::args_os();
+    let arg0 = args.next().unwrap_or_else(|| OsString::from("memctl"));
+    let err = std::process::Command::new(&exe)
+        .arg0(arg0)
+        .args(args)
+        .env(VAR, "1")
+        .exec();
+    Some(format!("executing {}: {err}", exe.display()))
+}
