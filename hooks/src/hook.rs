@@ -42,6 +42,7 @@ type Outcome = std::thread::Result<anyhow::Result<(HookOutput, HookEffects)>>;
 /// (its transcript, or its tool output) for the next hook, prints nothing and exits 0; exiting
 /// ends the worker wherever it is, which redb survives like a kill (tested).
 pub fn main() -> ExitCode {
+    let reexec_failed = crate::no_telemetry::reexec_without_runtime_telemetry(None);
     let started = Instant::now();
     // The same instant on a clock another process can read (`CLOCK_MONOTONIC`), for the debug
     // line at the end: a bench puts the hook's phases on its own timeline with it
@@ -71,6 +72,9 @@ pub fn main() -> ExitCode {
         // No writable log file (read-only data dir): stderr reaches Claude Code's debug log,
         // never the model.
         crate::logging::init_stderr_warn();
+    }
+    if let Some(e) = reexec_failed {
+        tracing::warn!(error = %e, "could not restart with ORT_DISABLE_TELEMETRY=1; ONNX Runtime may start its usage telemetry");
     }
     // A hook never fails because of its configuration: a bad value keeps its default.
     for e in &loaded.errors {

@@ -13,6 +13,7 @@ pub mod install;
 pub mod lifecycle;
 pub mod logging;
 pub mod mcp;
+pub mod no_telemetry;
 pub mod open;
 pub mod pause;
 pub mod plugin;

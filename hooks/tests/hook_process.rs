@@ -231,3 +231,48 @@ fn archive_compact_restore_clear_cycle() {
         assert!(text.contains("what next?"));
     }
 }
+
+/// After a compaction, prompt-time recall loads the query model in the hook process when no
+/// resident embedder answers: that starts no ONNX Runtime telemetry (no device id under the
+/// user's cache dir), because the hook runs with `ORT_DISABLE_TELEMETRY` set by itself.
+#[test]
+fn recall_after_a_compaction_starts_no_runtime_telemetry() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("home");
+    let user = tmp.path().join("user");
+    std::fs::create_dir_all(&user).expect("mkdir");
+    let env = [
+        ("HOME", user.to_str().expect("utf-8")),
+        ("XDG_CACHE_HOME", user.to_str().expect("utf-8")),
+    ];
+    let t = fixture();
+    let steps = [
+        (
+            "UserPromptSubmit",
+            r#","prompt":"what did we decide earlier""#,
+        ),
+        ("PreCompact", r#","trigger":"auto""#),
+        ("SessionStart", r#","source":"compact""#),
+        (
+            "UserPromptSubmit",
+            r#","prompt":"which test was failing and how did we fix it""#,
+        ),
+    ];
+    for (event, extra) in steps {
+        common::hook(&home, event, &payload(event, SID, &t, extra), &env);
+    }
+    let mut dirs = vec![user.clone()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).expect("read_dir") {
+            let p = e.expect("entry").path();
+            assert!(
+                !p.ends_with("Microsoft") && !p.ends_with("deviceid"),
+                "the runtime's telemetry wrote {}",
+                p.display()
+            );
+            if p.is_dir() {
+                dirs.push(p);
+            }
+        }
+    }
+}

@@ -10,7 +10,6 @@ mod config;
 mod embed;
 mod export;
 mod ingest;
-mod no_telemetry;
 mod search;
 mod sessions;
 mod status;
@@ -128,7 +127,7 @@ pub enum Command {
 
 /// Entry point of the `memctl` binary.
 pub fn main() -> ExitCode {
-    let reexec_failed = no_telemetry::reexec_without_runtime_telemetry(
+    let reexec_failed = crate::no_telemetry::reexec_without_runtime_telemetry(
         subcommand_name(std::env::args().skip(1)).as_deref(),
     );
     let cwd = std::env::current_dir().ok();

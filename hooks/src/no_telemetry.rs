@@ -6,7 +6,8 @@
 //! `DisableTelemetryEvents` (ort's `with_telemetry(false)`) comes too late to stop that; only
 //! `ORT_DISABLE_TELEMETRY` in the process environment before the runtime loads does. Setting a
 //! variable in a running process is `unsafe` (another thread may read the environment), so
-//! the CLI executes itself again once, with the variable set, before anything else runs.
+//! each binary executes itself again once, with the variable set, before anything else runs
+//! (the hook too: after a compaction, prompt-time recall may load the query model in process).
 
 use std::ffi::OsString;
 
@@ -14,10 +15,10 @@ use std::ffi::OsString;
 const VAR: &str = "ORT_DISABLE_TELEMETRY";
 
 /// Replace this process by itself with `ORT_DISABLE_TELEMETRY=1`, unless the variable is set
-/// already or the command never loads the runtime (`statusline`, which Claude Code runs at
-/// every prompt). Returns only when it did not: `Some(error)` when the exec failed (the
-/// caller logs it; the command still runs).
-pub(super) fn reexec_without_runtime_telemetry(subcommand: Option<&str>) -> Option<String> {
+/// already or the command never loads the runtime (`subcommand` `statusline`, which Claude
+/// Code runs at every prompt). Returns only when it did not: `Some(error)` when the exec
+/// failed (the caller logs it; the command still runs).
+pub fn reexec_without_runtime_telemetry(subcommand: Option<&str>) -> Option<String> {
     let set = std::env::var_os(VAR).is_some_and(|v| !v.is_empty());
     if set || subcommand == Some("statusline") {
         return None;
