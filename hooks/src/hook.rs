@@ -33,6 +33,28 @@ const EXIT_MARGIN: Duration = Duration::from_millis(150);
 /// What the worker thread reports.
 type Outcome = std::thread::Result<anyhow::Result<(HookOutput, HookEffects)>>;
 
+/// Log what the hook goes on without. A hook never fails because of its configuration: a bad
+/// value keeps its default, an unknown variable or argument is ignored.
+fn log_ignored(
+    reexec_failed: Option<String>,
+    errors: &[memctl_engine::settings::SettingsError],
+    unknown: &[String],
+    problems: &[impl std::fmt::Display],
+) {
+    if let Some(e) = reexec_failed {
+        tracing::warn!(error = %e, "could not restart with ORT_DISABLE_TELEMETRY=1; ONNX Runtime may start its usage telemetry");
+    }
+    for e in errors {
+        tracing::warn!(error = %e, "bad setting ignored; using its default");
+    }
+    for v in unknown {
+        tracing::warn!(variable = v, "unknown MEMCTL_ variable ignored");
+    }
+    for p in problems {
+        tracing::warn!(problem = %p, "bad memctl-hook argument ignored");
+    }
+}
+
 /// Entry point of the `memctl-hook` binary.
 ///
 /// The engine runs on a worker thread; this thread is a watchdog. Why: some waits cannot be
@@ -73,19 +95,12 @@ pub fn main() -> ExitCode {
         // never the model.
         crate::logging::init_stderr_warn();
     }
-    if let Some(e) = reexec_failed {
-        tracing::warn!(error = %e, "could not restart with ORT_DISABLE_TELEMETRY=1; ONNX Runtime may start its usage telemetry");
-    }
-    // A hook never fails because of its configuration: a bad value keeps its default.
-    for e in &loaded.errors {
-        tracing::warn!(error = %e, "bad setting ignored; using its default");
-    }
-    for v in &loaded.unknown {
-        tracing::warn!(variable = v, "unknown MEMCTL_ variable ignored");
-    }
-    for p in &args.problems {
-        tracing::warn!(problem = %p, "bad memctl-hook argument ignored");
-    }
+    log_ignored(
+        reexec_failed,
+        &loaded.errors,
+        &loaded.unknown,
+        &args.problems,
+    );
     let opts = EngineOptions::from_settings(&settings);
     let opts_model_disabled = opts.model_disabled;
     let opts_store_path = opts.store_path();
