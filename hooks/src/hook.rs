@@ -64,13 +64,13 @@ fn log_ignored(
 /// (its transcript, or its tool output) for the next hook, prints nothing and exits 0; exiting
 /// ends the worker wherever it is, which redb survives like a kill (tested).
 pub fn main() -> ExitCode {
-    let reexec_failed = crate::no_telemetry::reexec_without_runtime_telemetry(None);
     let started = Instant::now();
     // The same instant on a clock another process can read (`CLOCK_MONOTONIC`), for the debug
     // line at the end: a bench puts the hook's phases on its own timeline with it
     // (`scripts/bench_embedder_contention.py --phases`).
     let started_mono = monotonic_ns();
     let args = HookArgs::parse(std::env::args_os().skip(1));
+    let reexec_failed = crate::no_telemetry::reexec_for_hook(args.event.as_deref());
     let mut vars: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     if let Some(d) = &args.data_dir {
         // `--data-dir` is this hook's `MEMCTL_HOME` (the last value of a variable wins).

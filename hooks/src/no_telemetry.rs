@@ -15,12 +15,12 @@ use std::ffi::OsString;
 const VAR: &str = "ORT_DISABLE_TELEMETRY";
 
 /// Replace this process by itself with `ORT_DISABLE_TELEMETRY=1`, unless the variable is set
-/// already or the command never loads the runtime (`subcommand` `statusline`, which Claude
-/// Code runs at every prompt). Returns only when it did not: `Some(error)` when the exec
-/// failed (the caller logs it; the command still runs).
-pub fn reexec_without_runtime_telemetry(subcommand: Option<&str>) -> Option<String> {
+/// already or the command never loads the runtime (`may_load_runtime` false: an exec costs
+/// 1–2 ms of CPU, paid on every hook event otherwise). Returns only when it did not:
+/// `Some(error)` when the exec failed (the caller logs it; the command still runs).
+pub fn reexec_without_runtime_telemetry(may_load_runtime: bool) -> Option<String> {
     let set = std::env::var_os(VAR).is_some_and(|v| !v.is_empty());
-    if set || subcommand == Some("statusline") {
+    if set || !may_load_runtime {
         return None;
     }
     use std::os::unix::process::CommandExt;
@@ -36,4 +36,11 @@ pub fn reexec_without_runtime_telemetry(subcommand: Option<&str>) -> Option<Stri
         .env(VAR, "1")
         .exec();
     Some(format!("executing {}: {err}", exe.display()))
+}
+
+/// [`reexec_without_runtime_telemetry`] for `memctl-hook <event>`: of the events, only a prompt
+/// loads the runtime (recall's query model, after a compaction with no resident embedder); an
+/// event not named on the command line may be one.
+pub fn reexec_for_hook(event: Option<&str>) -> Option<String> {
+    reexec_without_runtime_telemetry(event.is_none_or(|e| e == "UserPromptSubmit"))
 }

@@ -127,8 +127,9 @@ pub enum Command {
 
 /// Entry point of the `memctl` binary.
 pub fn main() -> ExitCode {
+    // `statusline` (run by Claude Code at every prompt) never loads the runtime.
     let reexec_failed = crate::no_telemetry::reexec_without_runtime_telemetry(
-        subcommand_name(std::env::args().skip(1)).as_deref(),
+        subcommand_name(std::env::args().skip(1)).as_deref() != Some("statusline"),
     );
     let cwd = std::env::current_dir().ok();
     let loaded = Settings::load_layered(std::env::vars_os(), cwd.as_deref());
