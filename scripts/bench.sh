@@ -86,7 +86,7 @@ if [ "$SHORT" = 1 ]; then
   RELEASE="$(cargo_target_dir "$ROOT")/debug"
   PY=python3
 else
-  cargo build --release --quiet -p memctl-hooks
+  cargo build --release --quiet -p memctl-hooks -p memctl-cli
   RELEASE="$(cargo_target_dir "$ROOT")/release"
   # Plotting venv (matplotlib), cached.
   if [ ! -x "$OUT/venv/bin/python" ]; then

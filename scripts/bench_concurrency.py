@@ -135,7 +135,7 @@ def main():
     hook, memctl = os.path.join(a.bin, "memctl-hook"), os.path.join(a.bin, "memctl")
     for b in (hook, memctl):
         if not os.access(b, os.X_OK):
-            sys.exit(f"bench_concurrency: {b} missing (cargo build --release -p memctl-hooks)")
+            sys.exit(f"bench_concurrency: {b} missing (cargo build --release -p memctl-hooks -p memctl-cli)")
     print(f"seed {a.seed}; {a.sessions} sessions x {a.prompts} prompts, {a.ingests} concurrent ingests of "
           f"{a.ingest_turns} turns; binaries {a.bin}")
     work = tempfile.mkdtemp(prefix="memctl-conc.")

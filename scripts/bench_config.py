@@ -7,7 +7,7 @@ timed from posix_spawn to wait4, without config files and with a user and a proj
 The two cases alternate call by call (so machine drift hits both alike). The transcript is
 empty: the hook parses its payload, loads its settings, finds nothing to archive and exits,
 which is the path where a settings cost would show most. Prints p50 / p95 wall and CPU ms per
-case and the p50 difference. Needs `cargo build --release -p memctl-hooks`.
+case and the p50 difference. Needs `cargo build --release -p memctl-hooks -p memctl-cli`.
 """
 
 import argparse
@@ -74,7 +74,7 @@ def main():
     a = ap.parse_args()
     hook = os.path.join(a.bin, "memctl-hook")
     if not os.path.isfile(hook):
-        sys.exit(f"{hook} not found: cargo build --release -p memctl-hooks")
+        sys.exit(f"{hook} not found: cargo build --release -p memctl-hooks -p memctl-cli")
     with tempfile.TemporaryDirectory() as tmp:
         transcript = os.path.join(tmp, "s.jsonl")
         open(transcript, "w").close()

@@ -18,7 +18,7 @@ Then each case runs as its own process under `/usr/bin/time -v` (wall time, peak
 
 MB/s is the size of the file read or written (compressed size for .gz); chunks/s the chunk
 records. Prints one JSON object. Nothing here is a pass/fail test (tests/tests/
-export_roundtrip.rs and hooks/tests/export_process.rs are).
+export_roundtrip.rs and cli/tests/export_process.rs are).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def main() -> None:
     a = ap.parse_args()
     memctl = os.path.join(a.bin, "memctl")
     if not os.access(memctl, os.X_OK):
-        sys.exit(f"{memctl} missing: cargo build --release -p memctl-hooks")
+        sys.exit(f"{memctl} missing: cargo build --release -p memctl-hooks -p memctl-cli")
     if not os.access("/usr/bin/time", os.X_OK):
         sys.exit("/usr/bin/time missing (GNU time measures the peak RSS)")
 

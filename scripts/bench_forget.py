@@ -17,7 +17,7 @@ and measures the whole process (wall time), with the report's own figures:
 
 `rewrite_ms` is the fresh-file copy that leaves no forgotten byte (engine/src/store/rewrite.rs),
 `bytes_before` / `bytes_after` the store file around it. Prints one JSON object. Nothing here is
-a pass/fail test (hooks/tests/forget_process.rs and engine/src/forget/tests.rs are).
+a pass/fail test (cli/tests/forget_process.rs and engine/src/forget/tests.rs are).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def main() -> None:
     gen = os.path.join(a.bin, "memctl-gen-transcript")
     for b in (memctl, gen):
         if not os.access(b, os.X_OK):
-            sys.exit(f"{b} missing: cargo build --release -p memctl-hooks -p memctl-tests")
+            sys.exit(f"{b} missing: cargo build --release -p memctl-hooks -p memctl-cli -p memctl-tests")
 
     with BenchDir(prefix="memctl-bench-forget-") as tmp:
         base_home = os.path.join(tmp, "base")

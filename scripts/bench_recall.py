@@ -17,7 +17,7 @@ ingested with the model, then `memctl-hook UserPromptSubmit` is timed from posix
   b      the same without a resident embedder (MEMCTL_RESIDENT=0): the hook loads the model;
   bhash  b without the model (MEMCTL_EMBEDDER=hash): lexical-only recall.
 Prints p50 / p95 / max ms, CPU and peak RSS, and how many calls printed a recall block.
-Needs `scripts/setup.sh` and `cargo build --release -p memctl-hooks`.
+Needs `scripts/setup.sh` and `cargo build --release -p memctl-hooks -p memctl-cli`.
 """
 
 import argparse

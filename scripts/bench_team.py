@@ -23,7 +23,7 @@ with `memctl import` (real redb), and then through the real client path:
              `embedding <=> q` through the HNSW index (ef_search 100, as the client sets it)
              against the exact top 10 (index scans off: a sequential scan), averaged
 
-Prints one JSON object. Nothing here is a pass/fail test (hooks/tests/team.rs is).
+Prints one JSON object. Nothing here is a pass/fail test (cli/tests/team.rs is).
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def main():
     print(f"bench_team: seed {a.seed}", file=sys.stderr)
     memctl = os.path.join(a.bin, "memctl")
     if not os.path.exists(memctl):
-        sys.exit(f"{memctl} not found: cargo build --release -p memctl-hooks")
+        sys.exit(f"{memctl} not found: cargo build --release -p memctl-hooks -p memctl-cli")
     tmp = tempfile.mkdtemp(prefix="memctl-bench-team.")
     base_env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCTL_")}
     base_env["XDG_CONFIG_HOME"] = os.path.join(tmp, "no-config")

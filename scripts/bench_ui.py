@@ -62,7 +62,7 @@ def main():
     a = ap.parse_args()
     memctl = os.path.join(a.bin, "memctl")
     if not os.access(memctl, os.X_OK):
-        sys.exit(f"{memctl} not found: cargo build --release -p memctl-hooks --bin memctl")
+        sys.exit(f"{memctl} not found: cargo build --release -p memctl-hooks -p memctl-cli --bin memctl")
     with BenchDir(prefix="memctl-bench-ui-") as tmp:
         home = os.path.join(tmp, "home")
         env = env_for(home)

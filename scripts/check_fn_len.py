@@ -22,9 +22,9 @@ LONG = {
     "engine/src/hooks/handle.rs:handle": 143,
     "engine/src/settings/mod.rs:from_parsed": 137,
     "engine/src/store/bulk.rs:lane": 132,
-    "hooks/src/cli/search.rs:search": 130,
+    "cli/src/cli/search.rs:search": 130,
     "engine/src/store/fault_inject.rs:trial": 129,
-    "hooks/src/doctor.rs:hooks": 123,
+    "cli/src/doctor.rs:hooks": 123,
     "engine/src/swap/db.rs:put": 121,
 }
 FN = re.compile(r"^(\s*)(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?fn\s+(\w+)")

@@ -9,14 +9,14 @@ cd "$ROOT"
 bash scripts/setup.sh
 # shellcheck disable=SC1091
 source .cache/env.sh
-cargo build --release --quiet -p memctl-hooks
+cargo build --release --quiet -p memctl-hooks -p memctl-cli
 # shellcheck source=scripts/target_dir.sh
 source scripts/target_dir.sh
 MEMCTL="$(cargo_target_dir "$ROOT")/release/memctl"
 export MEMCTL_HOME="$ROOT/.cache/demo-home"
 rm -rf "$MEMCTL_HOME"
 # Restore blocks name `memctl ...` commands for the agent: the demo's binary is the one on PATH
-# (doctor checks that), as `cargo install --locked --path hooks` makes it for a user.
+# (doctor checks that), as `cargo install --locked --path cli && cargo install --locked --path hooks` makes it for a user.
 PATH="$(dirname "$MEMCTL"):$PATH"
 export PATH
 echo "== memctl doctor"

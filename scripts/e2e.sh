@@ -46,7 +46,7 @@ done
 unset XDG_DATA_HOME
 
 if [[ ${MEMCTL_E2E_NO_BUILD:-0} != 1 ]]; then
-    (cd "$REPO" && cargo build --quiet -p memctl-hooks) || die "cargo build -p memctl-hooks failed"
+    (cd "$REPO" && cargo build --quiet -p memctl-hooks -p memctl-cli) || die "cargo build -p memctl-hooks -p memctl-cli failed"
 fi
 # Private copies of the binaries: a concurrent `cargo build`/`cargo test` in this checkout
 # replaces target/debug/* mid-run ("memctl-hook: not found", exit 127). They stay under target/

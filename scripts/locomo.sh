@@ -50,8 +50,8 @@ source "$REPO/.cache/env.sh"
 if [[ -n ${MEMCTL_BIN:-} ]]; then
     BIN=$MEMCTL_BIN
 else
-    log "cargo build --release -p memctl-hooks"
-    (cd "$REPO" && cargo build --release -p memctl-hooks >&2)
+    log "cargo build --release -p memctl-hooks -p memctl-cli"
+    (cd "$REPO" && cargo build --release -p memctl-hooks -p memctl-cli >&2)
     # A private copy: other builds of the workspace must not swap the binary mid-run.
     # shellcheck source=scripts/target_dir.sh
     source "$REPO/scripts/target_dir.sh"

@@ -37,12 +37,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cargo build -q -p memctl-hooks -p memctl-tests --bins
+cargo build -q -p memctl-hooks -p memctl-cli -p memctl-tests --bins
 AFTER_BIN="$TARGET/debug/memctl"
 GEN_BIN="$TARGET/debug/memctl-gen-transcript"
 if [[ -z "$BEFORE_BIN" ]]; then
     git -C "$ROOT" worktree add --detach "$work/before-src" "$BEFORE_REV" >/dev/null
-    (cd "$work/before-src" && CARGO_TARGET_DIR="$TARGET/restore-before" cargo build -q -p memctl-hooks --bins)
+    (cd "$work/before-src" && CARGO_TARGET_DIR="$TARGET/restore-before" cargo build -q --workspace --bins)
     BEFORE_BIN="$TARGET/restore-before/debug/memctl"
 fi
 

@@ -4,7 +4,7 @@
     python3 scripts/test_counts.py LOG
 
 Kinds: unit (`src/` unit tests of every crate), integration (`tests/tests/*.rs`, `engine/tests/*.rs`:
-the engine in-process with real redb files and the real model), process (`hooks/tests/*.rs`: the
+the engine in-process with real redb files and the real model), process (`cli/tests/*.rs`: the
 real binaries spawned as processes), doc (doc-tests), e2e (scenarios with the real Claude Code
 CLI). Printed as one table so that a drop between two CI runs is visible at a glance. Exits 1 when
 the log shows no cargo test result at all (a run that executed nothing is not a pass).
@@ -27,7 +27,7 @@ def kind_of(target: str) -> str:
         return "unit"
     # `Running tests/concurrency.rs (target/debug/deps/...)`: the path is relative to its package.
     name = os.path.basename(target)
-    if os.path.exists(os.path.join(ROOT, "hooks", "tests", name)):
+    if os.path.exists(os.path.join(ROOT, "cli", "tests", name)):
         return "process"
     return "integration"
 

@@ -1,138 +1,45 @@
-//! `memctl ingest --background <transcript>`: the deferred archive that UserPromptSubmit starts
-//! when it needs no store itself ([`memctl_engine::hooks::handle_without_store`]).
-//!
-//! One archiver per transcript at a time ([`memctl_engine::hooks::jobs`]): a second one,
-//! started while the first runs, leaves a request for it and ends at once; the first archives
-//! again for every request it finds, so a burst of prompts costs one process and nothing it
-//! asked for is left out. Then the chunks stored without a model vector are embedded (one
-//! embedder per data dir, as `memctl embed-pending`). Every failure is logged; the transcript
-//! stays the source of truth and the next hook that archives picks up whatever was left.
+//! The detached processes a hook starts, and how a hook tells whether one runs: the
+//! background embedder (`memctl embed-pending --background`), the deferred archiver
+//! (`memctl ingest --background`), the team sync (`memctl sync --background`) and the end of an
+//! interrupted forget (`memctl forget --finish`). A hook never waits for any of them; each
+//! holds a lock file in the data dir while it runs, so a hook checks without starting one.
 
 use anyhow::{Context, Result};
-use memctl_engine::hooks::jobs::{self, Job};
-use memctl_engine::{Engine, EngineOptions, IngestOptions, Settings};
+use memctl_engine::Settings;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
-/// New transcript bytes per commit (hooks of running sessions get the store between passes).
-const COMMIT_BYTES: u64 = 1 << 20;
+/// Touched when a hook starts `memctl forget --finish`; that command removes it. A hook starts
+/// the command at most once a minute (the marker's age says when it last did).
+pub const FORGET_FINISH_MARKER: &str = ".forget-finish-started";
 
-/// Most chunks embedded by one background run (the rest by the next).
-const EMBED_LIMIT: usize = 2_000;
-
-/// How long the background embedder stays up with nothing to do, watching for new pending
-/// chunks. Why: a burst of prompts each leaves a few chunks pending; an embedder that exits at
-/// once is started again by the next prompt and loads the model again (210–250 ms of CPU
-/// each). Staying up a few seconds loads it once per burst.
-pub const KEEP_ALIVE: Duration = Duration::from_secs(8);
-
-/// How often an idle background embedder looks for pending chunks (one read transaction).
-const POLL: Duration = Duration::from_millis(250);
-
-/// Chunks per round of the background embedder (one store read, one commit, one progress
-/// record). Why small: `memctl status` shows progress per round, and each commit hands the
-/// store back to the hooks; 64 chunks are a few seconds of embedding.
-const ROUND: usize = 64;
-
-/// `memctl ingest --background <paths>`: archive each transcript whose job this process gets
-/// (one that is running already serves the request left here), then embed pending chunks
-/// unless `no_embed`, then sync to the team store. Ends at once, opening no store, when every
-/// transcript is left to a running archiver: that one embeds if it was asked to, and a hook
-/// starts `embed-pending` for chunks it left pending itself.
-pub fn ingest(opts: EngineOptions, s: &Settings, paths: &[PathBuf], no_embed: bool) -> Result<()> {
-    let mut mine = Vec::new();
-    for t in paths {
-        match Job::start(&opts.data_dir, jobs::INGEST, t)? {
-            Some(job) => mine.push((t.as_path(), job)),
-            None => tracing::debug!(
-                pid = std::process::id(),
-                transcript = %t.display(),
-                "an archiver of this transcript runs; left the request to it"
-            ),
-        }
-    }
-    if mine.is_empty() {
-        return Ok(());
-    }
-    // A failed open drops the jobs unrun: their requests stay for the next archiver.
-    let engine = crate::open::open(opts)?;
-    archive(&engine, mine, no_embed)?;
-    crate::team::background(&engine, s, false)
+/// The file holding the team store's connection string when neither `MEMCTL_TEAM_URL` nor
+/// `MEMCTL_TEAM_URL_FILE` is set.
+pub fn default_team_url_file(data_dir: &Path) -> PathBuf {
+    data_dir.join("team.url")
 }
 
-/// Archive each transcript of `mine` (its job held), then embed pending chunks unless
-/// `no_embed`.
-fn archive(engine: &Engine, mine: Vec<(&Path, Job)>, no_embed: bool) -> Result<()> {
-    memctl_engine::embed::lower_priority();
-    let opts = IngestOptions {
-        embed_with_model: !no_embed,
-        commit_bytes: Some(COMMIT_BYTES),
-        ..Default::default()
-    };
-    for (t, job) in mine {
-        let passes = job.run(|| match engine.ingest_transcript(t, &opts) {
-            Ok(r) => tracing::debug!(
-                transcript = %t.display(),
-                turns = r.turns,
-                pending = r.pending,
-                "deferred archive done"
-            ),
-            Err(e) => {
-                tracing::warn!(transcript = %t.display(), error = %e, "deferred archive failed")
-            }
-        });
-        tracing::debug!(transcript = %t.display(), passes, "deferred archiver done");
-    }
-    if !no_embed {
-        embed_pending(engine)?;
-    }
-    Ok(())
+/// Whether a team store is configured, without reading a file's content or touching the
+/// network: what a hook checks before starting `memctl sync --background`.
+pub fn team_configured(s: &Settings, data_dir: &Path) -> bool {
+    s.team.url.is_some()
+        || s.team.url_file.as_deref().is_some_and(Path::is_file)
+        || default_team_url_file(data_dir).is_file()
+        || std::env::var_os("PGHOST").is_some()
 }
 
-/// Embed pending chunks unless another embedder holds the data dir's embed lock.
-fn embed_pending(engine: &Engine) -> Result<()> {
-    let Some(_lock) = embed_lock(engine.data_dir())? else {
-        return Ok(());
-    };
-    keep_embedding(engine, EMBED_LIMIT, KEEP_ALIVE);
-    Ok(())
+/// The lock a background team sync holds for its whole run (one per data dir).
+pub fn team_sync_lock(data_dir: &Path) -> PathBuf {
+    data_dir.join("team").join("background.lock")
 }
 
-/// The background embedder's loop (the caller holds the embed lock and has lowered its
-/// priority): embed what is pending, then watch for more until `keep_alive` passes with
-/// nothing to do or `limit` chunks are done. The model is loaded at the first pending chunk
-/// and kept for the whole burst. Progress goes to the data dir's progress record after every
-/// round ([`crate::progress`], shown by `memctl status`). Returns the chunks embedded.
-pub fn keep_embedding(engine: &Engine, limit: usize, keep_alive: Duration) -> usize {
-    let mut done = 0;
-    let mut idle_since = Instant::now();
-    let mut progress = crate::progress::Progress::start(engine.options().onnx.intra_threads);
-    crate::progress::write(engine.data_dir(), &progress);
-    while done < limit {
-        let round = Instant::now();
-        match engine.embed_pending((limit - done).min(ROUND)) {
-            Ok(0) => {
-                if idle_since.elapsed() >= keep_alive {
-                    break;
-                }
-                std::thread::sleep(POLL);
-            }
-            Ok(n) => {
-                done += n;
-                idle_since = Instant::now();
-                progress.embedded = done as u64;
-                progress.busy_seconds += round.elapsed().as_secs_f64();
-                progress.updated_at = memctl_engine::clock::unix_now();
-                crate::progress::write(engine.data_dir(), &progress);
-                tracing::info!(chunks = n, "embedded pending chunks");
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "pending chunks not embedded");
-                break;
-            }
-        }
-    }
-    done
+/// True when a background sync holds the data dir's sync lock: a hook then starts none (the
+/// running one exits at once otherwise, after starting up; the next archive syncs again).
+pub fn team_sync_running(data_dir: &Path) -> bool {
+    data_dir.join("team").is_dir()
+        && matches!(
+            memctl_engine::paths::try_lock_file(&team_sync_lock(data_dir)),
+            Ok(None)
+        )
 }
 
 /// The data dir's embedder lock (`embed.lock`): one embedder of pending chunks at a time

@@ -216,8 +216,8 @@ pub fn main() -> ExitCode {
             if archived
                 && fx.deferred_archive.is_empty()
                 && fx.background_ingest.is_empty()
-                && crate::team::config::configured(&settings, &settings.data_dir)
-                && !crate::team::background_running(&settings.data_dir)
+                && crate::background::team_configured(&settings, &settings.data_dir)
+                && !crate::background::team_sync_running(&settings.data_dir)
             {
                 spawn_background(&["sync", "--background"], None, home);
             }
@@ -225,7 +225,7 @@ pub fn main() -> ExitCode {
         }
         Ok(Ok(Err(e)))
             if e.downcast_ref::<memctl_engine::EngineError>()
-                .is_some_and(crate::open::needs_migration) =>
+                .is_some_and(needs_migration) =>
         {
             // Never on the prompt path (seconds on a big store): a detached `memctl migrate`
             // does it; the transcript stays on disk and the next hook archives this turn.
@@ -325,7 +325,7 @@ pub fn run(
         false
     });
     if pending {
-        let marker = data_dir.join(crate::forget::FINISH_MARKER);
+        let marker = data_dir.join(crate::background::FORGET_FINISH_MARKER);
         let recent = std::fs::metadata(&marker)
             .and_then(|m| m.modified())
             .ok()
@@ -436,6 +436,12 @@ fn schedstat_ms() -> Option<(f64, f64)> {
     let mut it = text.split_ascii_whitespace().map(|f| f.parse::<u64>().ok());
     let (run, wait) = (it.next()??, it.next()??);
     Some((run as f64 / 1e6, wait as f64 / 1e6))
+}
+
+/// True when `e` says the store must be migrated first.
+fn needs_migration(e: &memctl_engine::EngineError) -> bool {
+    use memctl_engine::{EngineError, StoreError};
+    matches!(e, EngineError::Store(StoreError::NeedsMigration { .. }))
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ pub const HOOK_BIN: &str = "memctl-hook";
 
 /// A Claude Code settings file, as far as memctl reads or writes it.
 #[derive(Debug, Default, Serialize, Deserialize)]
-pub(crate) struct Settings {
+pub struct Settings {
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     hooks: Map<String, Value>,
     #[serde(
@@ -128,7 +128,7 @@ pub fn shell_quote(p: &Path) -> String {
 
 /// Read a settings file; a missing or empty file is empty settings, invalid JSON an error
 /// (we never overwrite a file we cannot read).
-pub(crate) fn load(path: &Path) -> Result<Settings> {
+pub fn load(path: &Path) -> Result<Settings> {
     match std::fs::read_to_string(path) {
         Ok(text) if text.trim().is_empty() => Ok(Settings::default()),
         Ok(text) => serde_json::from_str(&text).with_context(|| {
@@ -221,7 +221,7 @@ impl Settings {
     }
 
     /// The status line command, when one is set.
-    pub(crate) fn status_command(&self) -> Option<&str> {
+    pub fn status_command(&self) -> Option<&str> {
         self.status_line.as_ref()?.command.as_deref()
     }
 

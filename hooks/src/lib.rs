@@ -1,23 +1,16 @@
-//! memctl's binaries as a library: `memctl` (the CLI) and `memctl-hook` (Claude Code hooks).
+//! The Claude Code side of memctl: the `memctl-hook` binary's logic ([`hook::main`]), the
+//! settings it installs ([`install`], [`plugin`]) and the small process plumbing a hook needs to
+//! start and check detached `memctl` processes ([`background`], [`progress`], [`pause`]).
 //!
-//! The binaries in `src/bin/` are one-line calls into [`cli::main`] and [`hook::main`], so
-//! every behaviour is testable in-process.
+//! This crate links the engine and nothing of the CLI's surfaces (MCP, viewer, team store):
+//! a hook runs on every prompt and starts in a few milliseconds. The `memctl` CLI
+//! (`memctl-cli`) depends on this crate for the shared pieces, never the other way.
 
 pub mod background;
-pub mod cli;
-pub mod doctor;
-pub mod filters;
-pub mod forget;
 pub mod hook;
 pub mod install;
-pub mod lifecycle;
 pub mod logging;
-pub mod mcp;
 pub mod no_telemetry;
-pub mod open;
 pub mod pause;
 pub mod plugin;
 pub mod progress;
-pub mod setup;
-pub mod team;
-pub mod ui;

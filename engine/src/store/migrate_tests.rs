@@ -1,7 +1,7 @@
 //! Migrations and backups on real redb files. The schema-1 stores here are made the way
 //! schema 1 stored them (records without their version byte, schema version 1 in meta); the
 //! committed fixture written by the schema-1 release itself is tested through the binaries
-//! (`hooks/tests/store_v1_fixture.rs`).
+//! (`cli/tests/store_v1_fixture.rs`).
 
 use super::*;
 use crate::codec::{Record, decode_record, encode_record};

@@ -6,7 +6,7 @@
 //! that names a path of this machine (a checkout's `target/release/memctl-hook`, or a
 //! `--data-dir`) is useless, even harmful, to a teammate, so install writes it to
 //! `settings.local.json`; a command that is just `memctl-hook <Event>` (the binary found on
-//! PATH, e.g. after `cargo install --locked --path hooks`) works for everyone who installed memctl and
+//! PATH, e.g. after `cargo install --locked --path cli && cargo install --locked --path hooks`) works for everyone who installed memctl and
 //! goes to `settings.json`. `--local` and `--project` choose the file explicitly.
 
 use super::{Invocation, Settings, load, sources, write_atomic};
@@ -106,7 +106,7 @@ impl InstallEnv {
         let path = self.bin_dir.join(name);
         if !path.is_file() {
             bail!(
-                "{} not found: build it (cargo build --release) or install it (cargo install --locked --path hooks)",
+                "{} not found: build it (cargo build --release) or install it (cargo install --locked --path cli && cargo install --locked --path hooks)",
                 path.display()
             );
         }
@@ -249,7 +249,7 @@ fn add_hooks(
     let note = if scope == Scope::Local && !a.local {
         Some(format!(
             "note: the hook commands name paths of this machine ({}), so they go to the untracked \
-             .claude/settings.local.json; with memctl-hook on PATH (cargo install --locked --path hooks) and no \
+             .claude/settings.local.json; with memctl-hook on PATH (cargo install --locked --path cli && cargo install --locked --path hooks) and no \
              --data-dir they would go to the shared .claude/settings.json (--project forces that)",
             hook.command("<Event>")
         ))

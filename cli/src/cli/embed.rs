@@ -1,0 +1,90 @@
+//! `memctl embed-pending` and `memctl embedder`: model embedding outside the hooks' hot path.
+
+use super::open;
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use memctl_engine::{EngineOptions, Settings};
+use std::io::Write;
+
+/// `memctl embed-pending`.
+#[derive(Debug, Args)]
+pub struct EmbedPendingArgs {
+    /// Stop after this many chunks.
+    #[arg(long, default_value_t = 100_000)]
+    pub limit: usize,
+    /// Run as the hooks' background embedder: exit at once when another one holds the lock,
+    /// log to the data dir's log file instead of stderr.
+    #[arg(long)]
+    pub background: bool,
+    /// Print one JSON object: chunks, seconds, threads, and what the model computed (texts,
+    /// tokens, padded cells, padding fraction), for benchmarks and scripts.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `memctl embedder`.
+#[derive(Debug, Args)]
+pub struct EmbedderArgs {
+    /// Run as started by a hook: log to the data dir's log file instead of stderr.
+    #[arg(long)]
+    pub background: bool,
+}
+
+pub(super) fn embed_pending(
+    opts: EngineOptions,
+    a: EmbedPendingArgs,
+    out: &mut dyn Write,
+) -> Result<()> {
+    memctl_engine::paths::ensure_private_dir(&opts.data_dir)?;
+    let Some(_lock) = memctl_hooks::background::embed_lock(&opts.data_dir)? else {
+        writeln!(out, "another embedder is running")?;
+        return Ok(());
+    };
+    let threads = opts.onnx.intra_threads;
+    let engine = open(opts)?;
+    let started = std::time::Instant::now();
+    let n = if a.background {
+        memctl_engine::embed::lower_priority();
+        crate::background::keep_embedding(&engine, a.limit, crate::background::KEEP_ALIVE)
+    } else {
+        engine.embed_pending(a.limit)?
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    tracing::info!(chunks = n, seconds, threads, "embedded pending chunks");
+    if a.json {
+        let model = engine.loaded_model();
+        let stats = model.as_ref().map(|m| m.stats()).unwrap_or_default();
+        let load = model.as_ref().map(|m| m.info().load_seconds);
+        let report = serde_json::json!({
+            "chunks": n,
+            "seconds": seconds,
+            "threads": threads,
+            "model_load_seconds": load,
+            "texts": stats.texts,
+            "batches": stats.batches,
+            "tokens": stats.tokens,
+            "cells": stats.cells,
+            "padding_fraction": stats.padding_fraction(),
+        });
+        writeln!(out, "{report}")?;
+    } else {
+        writeln!(out, "embedded {n} chunks")?;
+    }
+    Ok(())
+}
+
+/// `memctl embedder`: serve until idle (the process exits from the server's watchdog).
+pub(super) fn embedder(opts: &EngineOptions, s: &Settings, out: &mut dyn Write) -> Result<()> {
+    if opts.model_disabled {
+        bail!("the resident embedder needs the model (MEMCTL_EMBEDDER=hash is set)");
+    }
+    match memctl_engine::resident::serve(&opts.data_dir, &opts.onnx, &s.resident)
+        .context("resident embedder")?
+    {
+        memctl_engine::resident::ServeEnd::AlreadyRunning => {
+            writeln!(out, "a resident embedder already runs for this data dir")?;
+        }
+        other => writeln!(out, "resident embedder ended: {other:?}")?,
+    }
+    Ok(())
+}

@@ -1,0 +1,373 @@
+//! `memctl search`: one query, or a batch of JSONL queries with the model loaded once.
+
+use super::short;
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use memctl_engine::explain;
+use memctl_engine::search::SearchMode;
+use memctl_engine::{Engine, SearchRequest};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+/// `memctl search`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// What to look for (omit with --queries).
+    #[arg(required_unless_present = "queries")]
+    pub query: Option<String>,
+    /// Batch mode: a JSONL file of `{"qid": .., "query": .., "project": ..}` (project optional);
+    /// prints one JSON line per query (`{"qid", "results"}`), loading the model once.
+    #[arg(long, conflicts_with = "query")]
+    pub queries: Option<PathBuf>,
+    /// Fusion parameters `lexical_max,lexical_min,dense_floor[,coverage_floor,dense_margin_lo,
+    /// dense_margin_hi,dense_trust]` (tuning; default 0.9,0.15,0.2,0.15,0.05,0.25,0.5).
+    #[arg(long, hide = true)]
+    pub fusion: Option<String>,
+    /// Project (the directory Claude Code ran in); default: the current directory.
+    #[arg(long, conflicts_with = "all_projects")]
+    pub project: Option<String>,
+    /// Search every project.
+    #[arg(long)]
+    pub all_projects: bool,
+    /// Only this session (its id or a unique prefix, e.g. the 8 characters search prints).
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Only turns that used this tool (e.g. Bash, Edit; any case).
+    #[arg(long)]
+    pub tool: Option<String>,
+    /// Only turns that touched a file path containing this text.
+    #[arg(long)]
+    pub file: Option<String>,
+    /// Only turns at or after this time: RFC 3339, a date (2025-10-24), an age (30m, 12h, 7d,
+    /// 2w) or today / yesterday.
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Only turns before this time (same forms as --since).
+    #[arg(long)]
+    pub until: Option<String>,
+    /// Number of results (at least 1).
+    #[arg(short = 'k', long, default_value_t = 10,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub k: usize,
+    /// Retrieval mode: hybrid, dense or lexical.
+    #[arg(long, default_value = "hybrid")]
+    pub mode: SearchMode,
+    /// JSON output (one object with `results`).
+    #[arg(long)]
+    pub json: bool,
+    /// Search the team store (PostgreSQL; projects shared with you) instead of the local
+    /// archive: each hit names the teammate, project and session. Takes --project and -k.
+    #[arg(long, conflicts_with_all = ["queries", "session", "tool", "file", "since", "until", "all_projects"])]
+    pub team: bool,
+}
+
+/// `memctl search --team`.
+pub(super) fn team(
+    engine: Engine,
+    s: &memctl_engine::Settings,
+    a: SearchArgs,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let q = a.query.as_deref().unwrap_or_default();
+    crate::team::search_cmd(&engine, s, q, a.k, a.project.as_deref(), a.json, out)
+}
+
+pub(super) fn search(
+    engine: Engine,
+    settings: &memctl_engine::Settings,
+    a: SearchArgs,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let mut req = SearchRequest::new(String::new(), a.k);
+    req.mode = a.mode;
+    crate::filters::apply(
+        &engine,
+        &crate::filters::FilterArgs {
+            session: a.session.as_deref(),
+            tool: a.tool.as_deref(),
+            file: a.file.as_deref(),
+            since: a.since.as_deref(),
+            until: a.until.as_deref(),
+        },
+        &mut req,
+    )?;
+    if let Some(f) = &a.fusion {
+        const USAGE: &str = "--fusion takes 3 or 7 numbers: lexical_max,lexical_min,dense_floor\
+                             [,coverage_floor,dense_margin_lo,dense_margin_hi,dense_trust]";
+        let v: Vec<f32> = f
+            .split(',')
+            .map(|x| x.trim().parse::<f32>())
+            .collect::<Result<_, _>>()
+            .context(USAGE)?;
+        if v.len() != 3 && v.len() != 7 {
+            bail!(USAGE);
+        }
+        // Omitted trailing parameters keep their defaults.
+        let d = memctl_engine::search::FusionParams::default();
+        let mut p = [
+            d.lexical_max,
+            d.lexical_min,
+            d.dense_floor,
+            d.coverage_floor,
+            d.dense_margin_lo,
+            d.dense_margin_hi,
+            d.dense_trust,
+        ];
+        p[..v.len()].copy_from_slice(&v);
+        req.fusion = memctl_engine::search::FusionParams {
+            lexical_max: p[0],
+            lexical_min: p[1],
+            dense_floor: p[2],
+            coverage_floor: p[3],
+            dense_margin_lo: p[4],
+            dense_margin_hi: p[5],
+            dense_trust: p[6],
+        };
+    }
+    if !a.all_projects {
+        let project = match &a.project {
+            Some(p) => crate::filters::project(&engine, p)?,
+            None => std::env::current_dir()
+                .context("current directory")?
+                .display()
+                .to_string(),
+        };
+        req.projects = vec![project];
+    }
+    // Chunks archived by hooks wait for the background embedder. A search never embeds them
+    // itself (the first search after a 5,000-turn backlog took 91 s): it answers
+    // at once, pending chunks found by their words and hash vectors, says how many wait, and
+    // starts the background embedder when none runs.
+    let pending = engine.pending_count()?;
+    if pending > 0 && req.mode != SearchMode::Lexical && settings.embed.background {
+        start_background_embedder(engine.data_dir());
+    }
+    if let Some(file) = &a.queries {
+        return search_batch(&engine, &req, file, a.all_projects, out);
+    }
+    req.query = a.query.clone().unwrap_or_default();
+    if req.query.trim().is_empty() {
+        bail!("empty query");
+    }
+    let found = engine.search(&req)?;
+    if a.json {
+        let doc = serde_json::json!({
+            "query": req.query,
+            "embedder": found.embedder,
+            "degraded": found.degraded,
+            "excluded_by": found.excluded_by,
+            "pending": pending,
+            "results": json_results(&found, &req.query),
+        });
+        serde_json::to_writer(&mut *out, &doc)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    if let Some(d) = &found.degraded {
+        writeln!(out, "note: {d}")?;
+    }
+    if pending > 0 {
+        writeln!(
+            out,
+            "note: {pending} chunks wait for the background embedder; until then they are found \
+             by their words only"
+        )?;
+    }
+    if found.results.is_empty() {
+        let scope = if req.projects.is_empty() {
+            "any project".to_string()
+        } else {
+            format!("project {} (try --all-projects)", req.projects.join(", "))
+        };
+        writeln!(out, "no results in {scope}")?;
+        if !found.excluded_by.is_empty() {
+            writeln!(
+                out,
+                "the query matched, but the filters excluded every match: {}",
+                found.excluded_by.join(", ")
+            )?;
+        }
+        return Ok(());
+    }
+    let bold = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    if !found.results.iter().any(|r| r.confident) {
+        writeln!(
+            out,
+            "no confident match (no hit reaches confidence {:.2}); the closest hits, marked weak:",
+            memctl_engine::recall::CONFIDENT
+        )?;
+    }
+    for (i, r) in found.results.iter().enumerate() {
+        write_hit(out, i, r, &req.query, bold)?;
+    }
+    Ok(())
+}
+
+/// One hit: its confidence (marked weak below the threshold), where it is, its summary, the
+/// lines that matched with the query's words marked, its files and tools.
+fn write_hit(
+    out: &mut dyn Write,
+    i: usize,
+    r: &memctl_engine::SearchResult,
+    query: &str,
+    bold: bool,
+) -> Result<()> {
+    let c = &r.record.chunk;
+    writeln!(
+        out,
+        "{:>2}. [{:.2}{}] chunk {} · session {} · turn {}{} · {}",
+        i + 1,
+        r.confidence,
+        if r.confident { "" } else { " weak" },
+        r.id,
+        short(&c.session_id),
+        c.turn_index,
+        if c.parts > 1 {
+            format!(" part {}/{}", c.part + 1, c.parts)
+        } else {
+            String::new()
+        },
+        c.started_at.as_deref().unwrap_or("-"),
+    )?;
+    writeln!(out, "    {}", c.summary)?;
+    for line in explain::matched_lines(&c.text, query, &c.summary) {
+        writeln!(out, "    > {}", marked(&line, query, bold))?;
+    }
+    if !c.files.is_empty() {
+        writeln!(out, "    files: {}", c.files.join(", "))?;
+    }
+    if !c.tools.is_empty() {
+        writeln!(out, "    tools: {}", c.tools.join(", "))?;
+    }
+    Ok(())
+}
+
+/// `line` with the query's words and identifiers in bold (ANSI) when `bold`, else as is.
+fn marked(line: &str, query: &str, bold: bool) -> String {
+    if !bold {
+        return line.to_string();
+    }
+    let mut s = String::with_capacity(line.len() + 16);
+    let mut at = 0;
+    for (b, e) in explain::highlight_spans(line, query) {
+        s.push_str(&line[at..b]);
+        s.push_str("\x1b[1m");
+        s.push_str(&line[b..e]);
+        s.push_str("\x1b[0m");
+        at = e;
+    }
+    s.push_str(&line[at..]);
+    s
+}
+
+/// Start `memctl embed-pending --background` unless an embedder already runs; only from the
+/// `memctl` binary itself (a test harness calling the CLI in-process is not).
+fn start_background_embedder(data_dir: &std::path::Path) {
+    if memctl_hooks::background::embedder_running(data_dir) {
+        return;
+    }
+    let Some(me) = std::env::current_exe()
+        .ok()
+        .filter(|p| p.file_stem().is_some_and(|n| n == "memctl"))
+    else {
+        return;
+    };
+    memctl_hooks::background::spawn_detached(
+        &me,
+        &["embed-pending", "--background"],
+        None,
+        Some(data_dir),
+    );
+}
+
+#[derive(serde::Deserialize)]
+struct BatchQuery {
+    qid: serde_json::Value,
+    query: String,
+    #[serde(default)]
+    project: Option<String>,
+}
+
+fn search_batch(
+    engine: &Engine,
+    base: &SearchRequest,
+    file: &Path,
+    all_projects: bool,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let q: BatchQuery = serde_json::from_str(line)
+            .with_context(|| format!("{}:{}: not a query object", file.display(), n + 1))?;
+        let mut req = base.clone();
+        req.query = q.query;
+        if let Some(p) = q.project
+            && !all_projects
+        {
+            req.projects = vec![p];
+        }
+        let found = engine.search(&req)?;
+        let doc = serde_json::json!({
+            "qid": q.qid,
+            "embedder": found.embedder,
+            "degraded": found.degraded,
+            "results": json_results(&found, &req.query),
+        });
+        serde_json::to_writer(&mut *out, &doc)?;
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// The results as JSON: `score` is the fused score that orders them (relative to the other
+/// candidates), `confidence` the absolute one and `confident` whether it clears the threshold.
+fn json_results(found: &memctl_engine::SearchOutcome, query: &str) -> Vec<serde_json::Value> {
+    found
+        .results
+        .iter()
+        .map(|r| {
+            let c = &r.record.chunk;
+            serde_json::json!({
+                "id": r.id,
+                "score": r.scores.score,
+                "dense": r.scores.dense,
+                "lexical": r.scores.lexical,
+                "session_id": c.session_id,
+                "project": c.project,
+                "turn_index": c.turn_index,
+                "part": c.part,
+                "turn_uuid": c.turn_uuid,
+                "line_uuids": c.line_uuids,
+                "started_at": c.started_at,
+                "tools": c.tools,
+                "files": c.files,
+                "summary": c.summary,
+                "text": c.text,
+                "confidence": r.confidence,
+                "confident": r.confident,
+                "coverage": r.evidence.coverage,
+                "cosine": r.evidence.dense,
+                "lines": explain::matched_lines(&c.text, query, &c.summary),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::marked;
+
+    #[test]
+    fn query_words_are_bold_on_a_terminal_and_plain_otherwise() {
+        let line = "FAIL src/billing.test.ts:52 while caching";
+        assert_eq!(marked(line, "billing.test.ts:52 cache", false), line);
+        assert_eq!(
+            marked(line, "billing.test.ts:52 cache", true),
+            "FAIL src/\x1b[1mbilling.test.ts:52\x1b[0m while \x1b[1mcaching\x1b[0m"
+        );
+    }
+}
