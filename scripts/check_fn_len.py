@@ -21,11 +21,6 @@ LONG = {
     "engine/src/restore/assemble.rs:restore_block": 227,
     "engine/src/hooks/handle.rs:handle": 143,
     "engine/src/settings/mod.rs:from_parsed": 137,
-    "engine/src/store/bulk.rs:lane": 132,
-    "cli/src/cli/search.rs:search": 130,
-    "engine/src/store/fault_inject.rs:trial": 129,
-    "cli/src/doctor.rs:hooks": 123,
-    "engine/src/swap/db.rs:put": 121,
 }
 FN = re.compile(r"^(\s*)(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?fn\s+(\w+)")
 CFG_TEST = re.compile(r"^(\s*)#\[cfg\(test\)\]\s*$")

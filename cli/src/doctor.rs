@@ -376,36 +376,10 @@ fn hooks(c: &mut Checks, found: &Found, env: &InstallEnv, data_dir: &Path) {
             );
             continue;
         }
-        let mut problems = Vec::new();
-        let mut other_dirs = Vec::new();
-        for (event, command) in &f.hooks {
-            let Some((bin, dd)) = parse_command(command) else {
-                problems.push(format!("{event}: cannot parse {command:?}"));
-                continue;
-            };
-            let runs = if bin.contains('/') {
-                Path::new(&bin).is_file()
-            } else {
-                env.which(&bin).is_some()
-            };
-            if !runs && !problems.iter().any(|p: &String| p.contains(&bin)) {
-                problems.push(format!(
-                    "binary missing: {bin} (install memctl again: cargo install --locked --path cli && cargo install --locked --path hooks, then memctl install)"
-                ));
-            }
-            // A hook without --data-dir uses the default data dir: not the one checked when
-            // this doctor was given --data-dir.
-            let other = match dd {
-                Some(d) if d != data_dir => Some(d.display().to_string()),
-                None if env.data_dir.is_some() => Some("the default data dir".to_string()),
-                _ => None,
-            };
-            if let Some(d) = other
-                && !other_dirs.contains(&d)
-            {
-                other_dirs.push(d);
-            }
-        }
+        let HookCommands {
+            problems,
+            other_dirs,
+        } = hook_commands(&f.hooks, env, data_dir);
         let missing: Vec<&str> = memctl_hooks::install::EVENTS
             .iter()
             .map(|e| e.as_str())
@@ -479,6 +453,51 @@ fn hooks(c: &mut Checks, found: &Found, env: &InstallEnv, data_dir: &Path) {
             "memctl's hooks are installed nowhere, so nothing is archived: run `memctl install` (or enable the plugin)",
         ),
         None => {}
+    }
+}
+
+/// What the hook commands of one settings file say: commands that cannot run, and data dirs
+/// other than the one this doctor checks.
+#[derive(Debug, Default)]
+struct HookCommands {
+    problems: Vec<String>,
+    other_dirs: Vec<String>,
+}
+
+fn hook_commands(hooks: &[(String, String)], env: &InstallEnv, data_dir: &Path) -> HookCommands {
+    let mut problems = Vec::new();
+    let mut other_dirs = Vec::new();
+    for (event, command) in hooks {
+        let Some((bin, dd)) = parse_command(command) else {
+            problems.push(format!("{event}: cannot parse {command:?}"));
+            continue;
+        };
+        let runs = if bin.contains('/') {
+            Path::new(&bin).is_file()
+        } else {
+            env.which(&bin).is_some()
+        };
+        if !runs && !problems.iter().any(|p: &String| p.contains(&bin)) {
+            problems.push(format!(
+                "binary missing: {bin} (install memctl again: cargo install --locked --path cli && cargo install --locked --path hooks, then memctl install)"
+            ));
+        }
+        // A hook without --data-dir uses the default data dir: not the one checked when
+        // this doctor was given --data-dir.
+        let other = match dd {
+            Some(d) if d != data_dir => Some(d.display().to_string()),
+            None if env.data_dir.is_some() => Some("the default data dir".to_string()),
+            _ => None,
+        };
+        if let Some(d) = other
+            && !other_dirs.contains(&d)
+        {
+            other_dirs.push(d);
+        }
+    }
+    HookCommands {
+        problems,
+        other_dirs,
     }
 }
 

@@ -78,62 +78,7 @@ pub(super) fn search(
     a: SearchArgs,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let mut req = SearchRequest::new(String::new(), a.k);
-    req.mode = a.mode;
-    crate::filters::apply(
-        &engine,
-        &crate::filters::FilterArgs {
-            session: a.session.as_deref(),
-            tool: a.tool.as_deref(),
-            file: a.file.as_deref(),
-            since: a.since.as_deref(),
-            until: a.until.as_deref(),
-        },
-        &mut req,
-    )?;
-    if let Some(f) = &a.fusion {
-        const USAGE: &str = "--fusion takes 3 or 7 numbers: lexical_max,lexical_min,dense_floor\
-                             [,coverage_floor,dense_margin_lo,dense_margin_hi,dense_trust]";
-        let v: Vec<f32> = f
-            .split(',')
-            .map(|x| x.trim().parse::<f32>())
-            .collect::<Result<_, _>>()
-            .context(USAGE)?;
-        if v.len() != 3 && v.len() != 7 {
-            bail!(USAGE);
-        }
-        // Omitted trailing parameters keep their defaults.
-        let d = memctl_engine::search::FusionParams::default();
-        let mut p = [
-            d.lexical_max,
-            d.lexical_min,
-            d.dense_floor,
-            d.coverage_floor,
-            d.dense_margin_lo,
-            d.dense_margin_hi,
-            d.dense_trust,
-        ];
-        p[..v.len()].copy_from_slice(&v);
-        req.fusion = memctl_engine::search::FusionParams {
-            lexical_max: p[0],
-            lexical_min: p[1],
-            dense_floor: p[2],
-            coverage_floor: p[3],
-            dense_margin_lo: p[4],
-            dense_margin_hi: p[5],
-            dense_trust: p[6],
-        };
-    }
-    if !a.all_projects {
-        let project = match &a.project {
-            Some(p) => crate::filters::project(&engine, p)?,
-            None => std::env::current_dir()
-                .context("current directory")?
-                .display()
-                .to_string(),
-        };
-        req.projects = vec![project];
-    }
+    let mut req = request(&engine, &a)?;
     // Chunks archived by hooks wait for the background embedder. A search never embeds them
     // itself (the first search after a 5,000-turn backlog took 91 s): it answers
     // at once, pending chunks found by their words and hash vectors, says how many wait, and
@@ -163,6 +108,82 @@ pub(super) fn search(
         writeln!(out)?;
         return Ok(());
     }
+    print_found(&found, &req, pending, out)
+}
+
+/// The request of `memctl search` without its query: mode, filters, fusion parameters and the
+/// project scope (the current directory unless `--project` or `--all-projects`).
+fn request(engine: &Engine, a: &SearchArgs) -> Result<SearchRequest> {
+    let mut req = SearchRequest::new(String::new(), a.k);
+    req.mode = a.mode;
+    crate::filters::apply(
+        engine,
+        &crate::filters::FilterArgs {
+            session: a.session.as_deref(),
+            tool: a.tool.as_deref(),
+            file: a.file.as_deref(),
+            since: a.since.as_deref(),
+            until: a.until.as_deref(),
+        },
+        &mut req,
+    )?;
+    if let Some(f) = &a.fusion {
+        req.fusion = fusion_params(f)?;
+    }
+    if !a.all_projects {
+        let project = match &a.project {
+            Some(p) => crate::filters::project(engine, p)?,
+            None => std::env::current_dir()
+                .context("current directory")?
+                .display()
+                .to_string(),
+        };
+        req.projects = vec![project];
+    }
+    Ok(req)
+}
+
+/// `--fusion a,b,c[,d,e,f,g]`: omitted trailing parameters keep their defaults.
+fn fusion_params(f: &str) -> Result<memctl_engine::search::FusionParams> {
+    const USAGE: &str = "--fusion takes 3 or 7 numbers: lexical_max,lexical_min,dense_floor\
+                         [,coverage_floor,dense_margin_lo,dense_margin_hi,dense_trust]";
+    let v: Vec<f32> = f
+        .split(',')
+        .map(|x| x.trim().parse::<f32>())
+        .collect::<Result<_, _>>()
+        .context(USAGE)?;
+    if v.len() != 3 && v.len() != 7 {
+        bail!(USAGE);
+    }
+    let d = memctl_engine::search::FusionParams::default();
+    let mut p = [
+        d.lexical_max,
+        d.lexical_min,
+        d.dense_floor,
+        d.coverage_floor,
+        d.dense_margin_lo,
+        d.dense_margin_hi,
+        d.dense_trust,
+    ];
+    p[..v.len()].copy_from_slice(&v);
+    Ok(memctl_engine::search::FusionParams {
+        lexical_max: p[0],
+        lexical_min: p[1],
+        dense_floor: p[2],
+        coverage_floor: p[3],
+        dense_margin_lo: p[4],
+        dense_margin_hi: p[5],
+        dense_trust: p[6],
+    })
+}
+
+/// The human-readable answer: notes (degraded, pending), then the hits, or why there are none.
+fn print_found(
+    found: &memctl_engine::SearchOutcome,
+    req: &SearchRequest,
+    pending: u64,
+    out: &mut dyn Write,
+) -> Result<()> {
     if let Some(d) = &found.degraded {
         writeln!(out, "note: {d}")?;
     }

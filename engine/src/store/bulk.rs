@@ -22,7 +22,7 @@ use crate::chunk::Chunk;
 use crate::codec::{self, encode_record};
 use crate::embed::EmbedderId;
 use crate::index::lexical;
-use redb::{ReadableTable, ReadableTableMetadata};
+use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
 use std::iter::Peekable;
 
 /// One chunk for [`StoreWriter::put_chunks`].
@@ -129,15 +129,7 @@ impl StoreWriter {
                 let project_id = match &project {
                     Some((name, id)) if *name == c.project => *id,
                     _ => {
-                        let known = projects.get(c.project.as_str())?.map(|v| v.value());
-                        let id = match known {
-                            Some(id) => id,
-                            None => {
-                                let id = projects.len()? as u32 + 1;
-                                projects.insert(c.project.as_str(), id)?;
-                                id
-                            }
-                        };
+                        let id = project_id_of(&mut projects, &c.project)?;
                         project = Some((c.project.clone(), id));
                         id
                     }
@@ -205,25 +197,49 @@ impl StoreWriter {
                 out.push(Put::Stored(PutOutcome::Inserted(id)));
             }
         }
-        if let Some(next) = next_id {
-            tx.open_table(META)?
-                .insert(META_NEXT_CHUNK, next.to_le_bytes().as_slice())?;
-        }
-        if !stats.is_empty() {
-            let mut t = tx.open_table(LEX_STATS)?;
-            for (project_id, docs, terms) in stats {
-                let (d, n) = t.get(project_id)?.map(|v| v.value()).unwrap_or((0, 0));
-                t.insert(project_id, (d + docs, n + terms))?;
-            }
-        }
-        if !sessions.is_empty() {
-            let mut t = tx.open_table(SESSIONS)?;
-            for (id, rec) in sessions {
-                t.insert(id.as_str(), encode_record(&rec)?.as_slice())?;
-            }
-        }
-        Ok(())
+        write_lane_totals(tx, next_id, stats, sessions)
     }
+}
+
+/// The id of `project`, given one the first time it is seen.
+fn project_id_of(
+    projects: &mut redb::Table<'_, &'static str, u32>,
+    project: &str,
+) -> Result<u32, StoreError> {
+    if let Some(id) = projects.get(project)?.map(|v| v.value()) {
+        return Ok(id);
+    }
+    let id = projects.len()? as u32 + 1;
+    projects.insert(project, id)?;
+    Ok(id)
+}
+
+/// What a lane adds up while it stores chunks, written once at its end: the next chunk id,
+/// per project the documents and terms added (first-seen order), the sessions touched.
+fn write_lane_totals(
+    tx: &WriteTransaction,
+    next_id: Option<ChunkId>,
+    stats: Vec<(u32, u64, u64)>,
+    sessions: Vec<(String, SessionRecord)>,
+) -> Result<(), StoreError> {
+    if let Some(next) = next_id {
+        tx.open_table(META)?
+            .insert(META_NEXT_CHUNK, next.to_le_bytes().as_slice())?;
+    }
+    if !stats.is_empty() {
+        let mut t = tx.open_table(LEX_STATS)?;
+        for (project_id, docs, terms) in stats {
+            let (d, n) = t.get(project_id)?.map(|v| v.value()).unwrap_or((0, 0));
+            t.insert(project_id, (d + docs, n + terms))?;
+        }
+    }
+    if !sessions.is_empty() {
+        let mut t = tx.open_table(SESSIONS)?;
+        for (id, rec) in sessions {
+            t.insert(id.as_str(), encode_record(&rec)?.as_slice())?;
+        }
+    }
+    Ok(())
 }
 
 /// The next chunk id stored in the meta table (see [`StoreWriter::next_chunk_id`]).

@@ -275,6 +275,35 @@ struct Outcome {
     repaired: bool,
 }
 
+/// Every turn closed when an ingest last reported Ok is there unchanged (the newest may
+/// still grow), and no turn is stored in part.
+fn assert_committed_turns_survive(
+    what: &str,
+    committed: &BTreeMap<u32, Vec<Part>>,
+    now: &BTreeMap<u32, Vec<Part>>,
+) {
+    let newest = committed.keys().next_back().copied();
+    for (turn, parts) in committed {
+        if Some(*turn) == newest {
+            continue; // still open when committed: a later ingest may extend it
+        }
+        assert_eq!(
+            now.get(turn),
+            Some(parts),
+            "{what}: turn {turn}, committed before the fault, is not there unchanged"
+        );
+    }
+    for (turn, parts) in now {
+        let want = parts.first().map_or(0, |p| p.1);
+        let have: Vec<u16> = parts.iter().map(|p| p.0).collect();
+        assert_eq!(
+            have,
+            (0..want).collect::<Vec<u16>>(),
+            "{what}: turn {turn} is there in part"
+        );
+    }
+}
+
 /// One trial: the fault `fault` at operation `fail_at`; returns the counts of a fault-free run
 /// when `fail_at` is `u64::MAX`.
 fn trial(fault: Fault, fail_at: u64, what: &str) -> (Outcome, Arc<Counters>) {
@@ -355,26 +384,7 @@ fn trial(fault: Fault, fail_at: u64, what: &str) -> (Outcome, Arc<Counters>) {
     out.repaired = report.integrity == super::check::Integrity::Repaired;
     let engine = Engine::open(opts).unwrap_or_else(|e| panic!("{what}: reopen: {e}"));
     let now = stored_turns(engine.store()).unwrap_or_else(|e| panic!("{what}: read: {e}"));
-    let newest = committed.keys().next_back().copied();
-    for (turn, parts) in &committed {
-        if Some(*turn) == newest {
-            continue; // still open when committed: a later ingest may extend it
-        }
-        assert_eq!(
-            now.get(turn),
-            Some(parts),
-            "{what}: turn {turn}, committed before the fault, is not there unchanged"
-        );
-    }
-    for (turn, parts) in &now {
-        let want = parts.first().map_or(0, |p| p.1);
-        let have: Vec<u16> = parts.iter().map(|p| p.0).collect();
-        assert_eq!(
-            have,
-            (0..want).collect::<Vec<u16>>(),
-            "{what}: turn {turn} is there in part"
-        );
-    }
+    assert_committed_turns_survive(what, &committed, &now);
     if let Some(k) = out.failed_step {
         out.failed_step_durable = markers(engine.store())
             .values()

@@ -285,7 +285,29 @@ pub(crate) fn put(
     tx.open_table(SWAP_VECTORS)?
         .insert((s, id), crate::codec::f32s_to_bytes(vector).as_slice())?;
 
-    // Entries per session: oldest never-accessed first, then least recently accessed.
+    evict_over_session_limit(tx, cfg, s, id, &mut report.evicted)?;
+    evict_over_total_bytes(tx, cfg, s, id, &mut report.evicted)?;
+
+    report.expired = prune(
+        w,
+        cfg,
+        now,
+        Some(cfg.auto_prune_batch),
+        false,
+        Some((s, id)),
+    )?;
+    Ok(report)
+}
+
+/// Entries of session `s` beyond its limit go, oldest never-accessed first, then least recently
+/// accessed; never `id` (the entry just written) nor an output swapped in place.
+fn evict_over_session_limit(
+    tx: &WriteTransaction,
+    cfg: &SwapConfig,
+    s: &str,
+    id: &str,
+    evicted: &mut Vec<Removed>,
+) -> Result<(), StoreError> {
     let mine = session_entries(&tx.open_table(SWAP_ENTRIES)?, s)?;
     if mine.len() > cfg.max_entries_per_session {
         // Never an output swapped in place: its digest in a live context names it.
@@ -297,12 +319,22 @@ pub(crate) fn put(
             .take(mine.len() - cfg.max_entries_per_session)
         {
             if let Some(e) = remove_entry(tx, s, &v.id)? {
-                report.evicted.push(removed(&e, RemoveReason::SessionLimit));
+                evicted.push(removed(&e, RemoveReason::SessionLimit));
             }
         }
     }
+    Ok(())
+}
 
-    // Total bytes: global order (never accessed oldest first), never the new entry.
+/// Entries go in the global order (never accessed, oldest first) until the total is within
+/// its limit; never `id` (the entry just written).
+fn evict_over_total_bytes(
+    tx: &WriteTransaction,
+    cfg: &SwapConfig,
+    s: &str,
+    id: &str,
+    evicted: &mut Vec<Removed>,
+) -> Result<(), StoreError> {
     loop {
         let (total, _) = stats(&tx.open_table(SWAP_STATS)?)?;
         if total <= cfg.max_total_bytes {
@@ -335,7 +367,7 @@ pub(crate) fn put(
             break;
         };
         match remove_entry(tx, &vs, &vi)? {
-            Some(e) => report.evicted.push(removed(&e, RemoveReason::TotalBytes)),
+            Some(e) => evicted.push(removed(&e, RemoveReason::TotalBytes)),
             None => {
                 // An order key without its entry (should not happen): drop the stale key.
                 tx.open_table(SWAP_ORDER)?
@@ -343,16 +375,7 @@ pub(crate) fn put(
             }
         }
     }
-
-    report.expired = prune(
-        w,
-        cfg,
-        now,
-        Some(cfg.auto_prune_batch),
-        false,
-        Some((s, id)),
-    )?;
-    Ok(report)
+    Ok(())
 }
 
 /// Last activity of a session: its archive record's update time and its swap entries' times.
