@@ -47,6 +47,7 @@ pub mod swap;
 pub mod telemetry;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub(crate) mod text;
 pub mod transcript;
 
 pub use chunk::Chunk;
