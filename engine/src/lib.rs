@@ -23,6 +23,7 @@ mod core;
 pub mod embed;
 mod engine;
 pub mod error;
+pub(crate) mod evidence;
 pub mod export;
 pub mod filter;
 pub mod forget;
