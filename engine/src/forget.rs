@@ -337,7 +337,7 @@ pub(crate) fn forget(
         let plan = r.forget_plan(&sel)?;
         let swap_sel = swap_for(&swap, &plan);
         let outputs = crate::swap::forget::plan(&r, &swap_sel)?;
-        let spooled = crate::hooks::spool::forget_tools(core.data_dir(), &swap_sel, false)?;
+        let spooled = crate::spool::forget_tools(core.data_dir(), &swap_sel, false)?;
         return Ok(report_of(
             criteria,
             &plan,
@@ -370,7 +370,7 @@ pub(crate) fn forget(
         Ok((plan, applied, outputs, swap_sel))
     })?;
     // Synced copies: none exist yet (see the module doc); team sync removes them here.
-    let spooled = crate::hooks::spool::forget_tools(core.data_dir(), &swap_sel, true)?;
+    let spooled = crate::spool::forget_tools(core.data_dir(), &swap_sel, true)?;
     let mut rep = report_of(criteria, &plan, outputs.len() as u64, spooled, false);
     // Each removed tool output leaves a tombstone of its own (swap::forget::tombstone_key).
     rep.tombstones = applied.tombstones + outputs.len() as u64;

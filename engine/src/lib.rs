@@ -42,6 +42,7 @@ pub mod restore;
 pub mod retrieve;
 pub mod search;
 pub mod settings;
+pub(crate) mod spool;
 pub mod store;
 pub mod summary;
 pub mod swap;
