@@ -7,10 +7,9 @@ reaches B through `super::`). The crate root (lib.rs) only re-exports and is not
 code (`#[cfg(test)]` modules, inline or in their own files) is left out: tests may reach across.
 Prints every strongly connected component of more than one module with the edges inside it.
 
-The goal is no cycle at all. Until the engine's layering gets there, `--allow CRATE=N` lets a
-crate keep one cycle of at most N modules: the check fails when a cycle grows, a second one
-appears, or a crate without an allowance gets one, so the count only goes down. Lower the
-allowance in `.ci/run` whenever a cycle shrinks.
+No crate has a cycle, and CI runs this with no allowance. `--allow CRATE=N` lets a crate keep
+one cycle of at most N modules (for a branch mid-way through cutting one): the check fails when
+a cycle grows, a second one appears, or a crate without an allowance gets one.
 
 Usage: scripts/check_modules.py [--allow CRATE=N ...] [crate_dir ...]
        (default: every crate of the workspace)

@@ -11,3 +11,11 @@ pub fn unix_now() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
 }
+
+/// A stored RFC 3339 time as restore and recall lines show it: "MM-DD HH:MM" (empty when
+/// there is none).
+pub(crate) fn short_time(ts: Option<&str>) -> String {
+    ts.and_then(|t| t.get(5..16))
+        .map(|t| t.replace('T', " "))
+        .unwrap_or_default()
+}

@@ -1,5 +1,6 @@
 //! Typed errors, one enum per operation family.
 
+use crate::filter::FilterError;
 use std::path::PathBuf;
 
 /// The command that installs the runtime and model for every data dir of the machine.
@@ -182,6 +183,49 @@ store_from_redb!(
     redb::CompactionError
 );
 
+/// A request that does not say what to forget, or a forget that could not finish.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ForgetError {
+    /// No criterion at all.
+    #[error(
+        "nothing to forget was named: give chunk ids, a session, a project, a time range \
+         (since/until) or a text; there is no \"forget everything\" (delete the store for that)"
+    )]
+    NoCriterion,
+    /// A text criterion with no words.
+    #[error("the text to forget is empty")]
+    EmptyText,
+    /// Chunk ids that name no stored chunk.
+    #[error("no chunk with id {} (forgotten or pruned already? ids come from search or show)", .ids.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))]
+    UnknownChunks {
+        /// The ids not found (store chunk ids; named `u64` so this leaf needs no store).
+        ids: Vec<u64>,
+    },
+    /// `since` is not before `until`.
+    #[error("the time range is empty: since {since} is not before until {until}")]
+    EmptyRange {
+        /// Parsed `since`.
+        since: String,
+        /// Parsed `until`.
+        until: String,
+    },
+    /// A session, project or time that does not parse or resolve.
+    #[error(transparent)]
+    Filter(#[from] FilterError),
+    /// The removal was committed but the store file was not rewritten: the forgotten bytes may
+    /// still be in its free pages. The next memctl command (or forget) retries.
+    #[error(
+        "forgotten, but the store file could not be rewritten, so their bytes may still be in \
+         its free pages (the next memctl command retries the rewrite)"
+    )]
+    Rewrite {
+        /// Why the rewrite failed.
+        #[source]
+        source: StoreError,
+    },
+}
+
 /// Errors from engine operations (ingest, search, restore).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -207,5 +251,5 @@ pub enum EngineError {
     Invalid(String),
     /// A forget request that does not say what to forget ([`crate::forget`]).
     #[error(transparent)]
-    Forget(#[from] crate::forget::ForgetError),
+    Forget(#[from] ForgetError),
 }

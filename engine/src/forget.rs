@@ -38,6 +38,8 @@
 
 use crate::clock::unix_now;
 use crate::core::Core;
+// Defined in the leaf `error`, beside `EngineError` that wraps it: error names no module above.
+pub use crate::error::ForgetError;
 use crate::error::{EngineError, StoreError};
 use crate::filter::{self, FilterError};
 use crate::store::remove::{Plan, Selector};
@@ -68,49 +70,6 @@ pub struct ForgetRequest {
     pub until: Option<String>,
     /// Turns whose text contains this, ignoring case.
     pub text: Option<String>,
-}
-
-/// A request that does not say what to forget, or a forget that could not finish.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ForgetError {
-    /// No criterion at all.
-    #[error(
-        "nothing to forget was named: give chunk ids, a session, a project, a time range \
-         (since/until) or a text; there is no \"forget everything\" (delete the store for that)"
-    )]
-    NoCriterion,
-    /// A text criterion with no words.
-    #[error("the text to forget is empty")]
-    EmptyText,
-    /// Chunk ids that name no stored chunk.
-    #[error("no chunk with id {} (forgotten or pruned already? ids come from search or show)", .ids.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))]
-    UnknownChunks {
-        /// The ids not found.
-        ids: Vec<ChunkId>,
-    },
-    /// `since` is not before `until`.
-    #[error("the time range is empty: since {since} is not before until {until}")]
-    EmptyRange {
-        /// Parsed `since`.
-        since: String,
-        /// Parsed `until`.
-        until: String,
-    },
-    /// A session, project or time that does not parse or resolve.
-    #[error(transparent)]
-    Filter(#[from] FilterError),
-    /// The removal was committed but the store file was not rewritten: the forgotten bytes may
-    /// still be in its free pages. The next memctl command (or forget) retries.
-    #[error(
-        "forgotten, but the store file could not be rewritten, so their bytes may still be in \
-         its free pages (the next memctl command retries the rewrite)"
-    )]
-    Rewrite {
-        /// Why the rewrite failed.
-        #[source]
-        source: StoreError,
-    },
 }
 
 /// One forgotten turn, as reports list them.
@@ -378,7 +337,7 @@ pub(crate) fn forget(
         let plan = r.forget_plan(&sel)?;
         let swap_sel = swap_for(&swap, &plan);
         let outputs = crate::swap::forget::plan(&r, &swap_sel)?;
-        let spooled = crate::hooks::spool::forget_tools(core.data_dir(), &swap_sel, false)?;
+        let spooled = crate::spool::forget_tools(core.data_dir(), &swap_sel, false)?;
         return Ok(report_of(
             criteria,
             &plan,
@@ -411,7 +370,7 @@ pub(crate) fn forget(
         Ok((plan, applied, outputs, swap_sel))
     })?;
     // Synced copies: none exist yet (see the module doc); team sync removes them here.
-    let spooled = crate::hooks::spool::forget_tools(core.data_dir(), &swap_sel, true)?;
+    let spooled = crate::spool::forget_tools(core.data_dir(), &swap_sel, true)?;
     let mut rep = report_of(criteria, &plan, outputs.len() as u64, spooled, false);
     // Each removed tool output leaves a tombstone of its own (swap::forget::tombstone_key).
     rep.tombstones = applied.tombstones + outputs.len() as u64;

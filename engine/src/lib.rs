@@ -23,6 +23,7 @@ mod core;
 pub mod embed;
 mod engine;
 pub mod error;
+pub(crate) mod evidence;
 pub mod export;
 pub mod filter;
 pub mod forget;
@@ -41,12 +42,14 @@ pub mod restore;
 pub mod retrieve;
 pub mod search;
 pub mod settings;
+pub(crate) mod spool;
 pub mod store;
 pub mod summary;
 pub mod swap;
 pub mod telemetry;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub(crate) mod text;
 pub mod transcript;
 
 pub use chunk::Chunk;

@@ -8,7 +8,7 @@
 
 use super::{Embedder, EmbedderId, l2_normalize};
 use crate::error::EmbedError;
-use crate::index::terms::lower_into;
+use crate::text::lower_into;
 
 /// Dimension shared with all-MiniLM-L6-v2, so storage layouts are uniform.
 pub const HASH_DIMS: usize = 384;

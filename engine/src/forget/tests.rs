@@ -436,7 +436,7 @@ fn spooled_calls_and_context_files_of_what_is_forgotten_go_too() {
             tool_use_id: None,
             failed: false,
         };
-        crate::hooks::spool::spool_tool(&data, &call).expect("spool");
+        crate::spool::spool_tool(&data, &call).expect("spool");
     }
     // Context states: C's (gone after the forget), A's naming one chunk that goes.
     let a_ids: Vec<ChunkId> = e

@@ -209,7 +209,7 @@ fn archive(engine: &Engine, p: &HookPayload, effects: &mut HookEffects) -> Resul
         }
         Err(EngineError::Store(StoreError::Busy { waited_ms })) => {
             tracing::warn!(waited_ms, transcript = t, "store busy; transcript spooled");
-            super::spool::spool_transcript(engine.data_dir(), path)
+            crate::spool::spool_transcript(engine.data_dir(), path)
         }
         Err(e) => Err(e),
     }
@@ -334,7 +334,7 @@ fn swap_output(engine: &Engine, call: &crate::swap::ToolCall<'_>, cfg: &crate::s
 fn swap_failed(engine: &Engine, call: &crate::swap::ToolCall<'_>, e: EngineError) {
     match e {
         EngineError::Store(StoreError::Busy { waited_ms }) => {
-            match super::spool::spool_tool(engine.data_dir(), call) {
+            match crate::spool::spool_tool(engine.data_dir(), call) {
                 Ok(()) => tracing::warn!(
                     tool = call.tool_name,
                     waited_ms,

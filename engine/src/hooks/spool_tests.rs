@@ -3,6 +3,7 @@
 use super::*;
 use crate::claim::test_util::{names, unreadable_at};
 use crate::engine::EngineOptions;
+use crate::spool::spool_dir;
 
 fn engine(dir: &Path) -> Engine {
     Engine::open(EngineOptions {

@@ -2,6 +2,7 @@
 //! module doc. Its own module because ingest calls it on every chunk of a first archive
 //! (megabytes of text), so it is written not to allocate per token.
 
+use crate::text::lower_into;
 use rust_stemmers::{Algorithm, Stemmer};
 use std::sync::LazyLock;
 
@@ -229,19 +230,6 @@ fn with_stem(lower: &str, f: &mut impl FnMut(&str)) {
         f(&stem);
         c.insert(lower.to_owned(), stem);
     });
-}
-
-/// `s` lowercased into `buf` (cleared first): ASCII in place, other scripts through
-/// `str::to_lowercase` (same result as calling it on the whole string). Also the hash
-/// embedder's word lowering (its vectors used `to_lowercase` on the whole word).
-pub(crate) fn lower_into(buf: &mut String, s: &str) {
-    buf.clear();
-    if s.is_ascii() {
-        buf.push_str(s);
-        buf.make_ascii_lowercase();
-    } else {
-        buf.push_str(&s.to_lowercase());
-    }
 }
 
 fn push_part(f: &mut impl FnMut(&str), part: &str, lower: &mut String) {

@@ -22,17 +22,15 @@
 //! - **The same retrieval as search** ([`crate::retrieve::Retriever`]), hybrid when the model
 //!   is available.
 
-mod gate;
-mod passage;
 mod reinforce;
 mod state;
 #[cfg(test)]
 mod tests;
 
-pub use gate::{
+pub use crate::evidence::{
     CONFIDENT, Evidence, GateParams, PromptKind, Thresholds, confidence, gate, prompt_kind,
 };
-pub(crate) use passage::{passages, units};
+pub(crate) use crate::evidence::{informative_terms, passage};
 pub use reinforce::{MAX_PENDING, PendingUse, SCAN_TURNS, UsageReport, chunk_identifiers};
 pub(crate) use reinforce::{judge, next_agent_turn};
 pub use state::{ContextState, load_state, save_state, state_path};
@@ -233,15 +231,6 @@ fn eligible(rec: &ChunkRecord, session: &str, state: &ContextState) -> bool {
         return false;
     }
     c.session_id != session || c.turn_index < state.boundary_turn
-}
-
-/// Lowercased prompt terms that carry meaning (the BM25 tokenizer, stopwords out).
-pub(crate) fn informative_terms(prompt: &str) -> Vec<String> {
-    let mut t = crate::index::lexical::query_terms(prompt);
-    t.retain(|w| w.chars().count() > 2);
-    t.sort();
-    t.dedup();
-    t
 }
 
 /// Characters of the block's frame (tags, label, newlines).

@@ -15,7 +15,7 @@ use super::lines::{LineHead, turn_line, turn_parts};
 use super::reinjected::{Reinjected, is_reinjected_path, normalize};
 use super::sources::{RestoreMode, RestoreSources};
 use super::{RestoreBudget, RestoreLine, build};
-use crate::clock::unix_now;
+use crate::clock::{short_time, unix_now};
 use crate::core::Core;
 use crate::error::EngineError;
 use crate::rank::{RankParams, importance};
@@ -124,13 +124,6 @@ pub struct Restored {
 /// A turn that is only a slash command (`/compact`, `/clear`) with no answer: nothing to restore.
 pub(crate) fn is_bare_command(text: &str) -> bool {
     text.starts_with("User: /") && !text.lines().any(|l| l.starts_with("Assistant:"))
-}
-
-pub(crate) fn short_time(ts: Option<&str>) -> String {
-    // RFC 3339: keep "MM-DD HH:MM".
-    ts.and_then(|t| t.get(5..16))
-        .map(|t| t.replace('T', " "))
-        .unwrap_or_default()
 }
 
 /// True when the compaction summary already holds every identifier of the line.

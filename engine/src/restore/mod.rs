@@ -22,7 +22,7 @@ mod sources;
 
 use crate::transcript::clip_line as clip;
 pub use assemble::{RestoreConfig, RestoreKind, Restored};
-pub(crate) use assemble::{is_bare_command, restore_block, short_time};
+pub(crate) use assemble::{is_bare_command, restore_block};
 pub(crate) use precompact::compaction_instructions;
 pub use sources::{RestoreMode, RestoreSources};
 

@@ -39,7 +39,7 @@ impl FromStr for RestoreMode {
             "full" => Ok(Self::Full),
             "brief" => Ok(Self::Brief),
             "off" | "none" => Ok(Self::Off),
-            other => match crate::settings::parse_bool(other) {
+            other => match crate::text::parse_bool(other) {
                 Some(true) => Ok(Self::Full),
                 Some(false) => Ok(Self::Off),
                 None => Err(()),

@@ -5,18 +5,18 @@
 //! Why an absolute confidence: the fused score is normalised over the candidate set (the best
 //! hit scores 1 whatever it is), so it cannot say "nothing relevant" and changes with `-k` and
 //! the filters. The confidence is the prompt-time recall's calibrated gate made continuous
-//! ([`crate::recall::confidence`]): a function of the hit's own cosine and lexical coverage only.
+//! ([`crate::evidence::confidence`]): a function of the hit's own cosine and lexical coverage only.
 //! Search uses the gate's thresholds for questions: a search is a lookup in the archive, which
 //! is what those were calibrated for (the strict ones exist because a request to act restates
 //! old work, which does not apply to someone searching for it).
 
-use crate::recall::{CONFIDENT, Evidence, GateParams, PromptKind};
+use crate::evidence::{CONFIDENT, Evidence, GateParams, PromptKind};
 use regex::Regex;
 use std::sync::LazyLock;
 
 /// The confidence of a search hit with this evidence (0..=1; see the module doc).
 pub fn hit_confidence(e: &Evidence) -> f32 {
-    crate::recall::confidence(e, PromptKind::Question, &GateParams::default())
+    crate::evidence::confidence(e, PromptKind::Question, &GateParams::default())
 }
 
 /// Whether a confidence clears the calibrated threshold.
@@ -99,10 +99,10 @@ const LINES_MAX: usize = 3;
 /// [`LINES_MAX`], none already in `shown`. A line holding an exact identifier of the query
 /// comes first.
 pub fn matched_lines(text: &str, query: &str, shown: &str) -> Vec<String> {
-    let terms = crate::recall::informative_terms(query);
+    let terms = crate::evidence::informative_terms(query);
     let ids = query_identifiers(query);
     let mut lines: Vec<String> = Vec::new();
-    for l in crate::recall::passages(text, &terms, query, shown, LINES_CHARS) {
+    for l in crate::evidence::passages(text, &terms, query, shown, LINES_CHARS) {
         if let Some(l) = unshown_part(&l, shown)
             && !lines.iter().any(|o| o == l)
         {
@@ -111,7 +111,7 @@ pub fn matched_lines(text: &str, query: &str, shown: &str) -> Vec<String> {
     }
     // Stable: passage order among lines holding as many identifiers.
     lines.sort_by_key(|l| std::cmp::Reverse(identifiers_held(l, &ids)));
-    if let Some(exact) = crate::recall::units(text)
+    if let Some(exact) = crate::evidence::units(text)
         .into_iter()
         .find(|u| identifiers_held(u, &ids) > 0 && !shown.contains(*u))
         && !lines.iter().any(|l| identifiers_held(l, &ids) > 0)

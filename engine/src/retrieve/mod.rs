@@ -22,8 +22,8 @@ pub mod explain;
 
 use crate::embed::EmbedderId;
 use crate::error::StoreError;
+use crate::evidence::Evidence;
 use crate::index::{Bm25Params, Hit, bm25_search};
-use crate::recall::Evidence;
 use crate::search::{FusedHit, FusionParams, SearchMode, fuse};
 use crate::store::{ChunkId, ChunkRecord, StoreReader};
 use explain::{hit_confidence, identifiers_held, is_confident};

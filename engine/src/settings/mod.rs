@@ -32,11 +32,11 @@ mod keys;
 mod source;
 mod vars;
 
+pub use crate::text::parse_bool;
 pub use error::SettingsError;
 pub use file::{ConfigFile, FileScope};
 pub use keys::{KEYS, KNOWN_VARS, Key, ProjectRule, TOOLING_VARS};
 pub use source::{ConfigEntry, Source};
-pub use vars::parse_bool;
 
 use crate::autopilot::AutopilotConfig;
 use crate::prune::AutoPruneConfig;

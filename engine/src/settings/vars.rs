@@ -4,19 +4,10 @@ use super::error::SettingsError;
 use super::file::Value;
 use super::source::Source;
 use crate::restore::{MAX_RESTORE_CHARS, RestoreMode};
+use crate::text::parse_bool;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::str::FromStr;
-
-/// Parse a switch: `1/0`, `true/false`, `yes/no`, `on/off`, any case, surrounding blanks
-/// ignored. `None` for anything else.
-pub fn parse_bool(value: &str) -> Option<bool> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Some(true),
-        "0" | "false" | "no" | "off" => Some(false),
-        _ => None,
-    }
-}
 
 /// The values of interest (the winning one per variable), and the errors found so far.
 pub(super) struct Vars {

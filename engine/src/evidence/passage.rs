@@ -390,7 +390,7 @@ pub(crate) fn recall_line(
     allowance: usize,
 ) -> String {
     let c = &rec.chunk;
-    let when = crate::restore::short_time(c.started_at.as_deref());
+    let when = crate::clock::short_time(c.started_at.as_deref());
     let whose = if c.session_id == session {
         "this session".to_string()
     } else {
