@@ -420,111 +420,20 @@ pub fn handle(
     let mut fx = HookEffects::default();
     let out = match &p.event {
         HookEvent::UserPromptSubmit { prompt } => {
-            let big = p
-                .common
-                .transcript_path
-                .as_deref()
-                .map(Path::new)
-                .filter(|t| t.is_file())
-                .map(|t| backlog(engine, t).map(|b| (t, b)))
-                .transpose()?
-                .filter(|(_, b)| *b > cfg.inline_bytes);
-            match big {
-                Some((t, bytes)) => {
-                    if claim_background(engine, t) {
-                        tracing::info!(transcript = %t.display(), bytes, "large backlog: archiving in the background");
-                        fx.background_ingest.push(t.to_path_buf());
-                    }
-                }
-                None => archive(engine, p, &mut fx)?,
-            }
-            super::spool::drain(engine, deadline, &cfg.swap);
-            let mut parts: Vec<String> = Vec::new();
-            parts.extend(prompt_recall(engine, p, prompt, cfg, deadline, &mut fx));
-            parts.extend(crate::autopilot::on_prompt_hook(
-                engine.data_dir(),
-                &p.common.session_id,
-                p.common.transcript_path.as_deref(),
-                &cfg.autopilot,
-            ));
-            prompt_output(parts)
+            on_prompt(engine, p, prompt, deadline, cfg, &mut fx)?
         }
         HookEvent::PreCompact {
             custom_instructions,
             ..
-        } => {
-            archive(engine, p, &mut fx)?;
-            crate::summary::on_hook(engine.core(), &p.common.session_id, &cfg.summary, deadline);
-            if Instant::now() >= deadline {
-                HookOutput::None
-            } else {
-                let text = engine.compaction_instructions(
-                    &p.common.session_id,
-                    custom_instructions.as_deref(),
-                    &cfg.restore,
-                )?;
-                if text.is_empty() {
-                    HookOutput::None
-                } else {
-                    HookOutput::Plain(text)
-                }
-            }
-        }
-        HookEvent::SessionStart { source } => {
-            let kind = match source {
-                SessionSource::Compact => Some(RestoreKind::Compact),
-                SessionSource::Resume => Some(RestoreKind::Resume),
-                SessionSource::Clear => Some(RestoreKind::Clear),
-                SessionSource::Startup => Some(RestoreKind::Startup),
-                SessionSource::Fork | SessionSource::Other(_) => None,
-            }
-            .filter(|k| cfg.restore.sources.mode(*k) != crate::restore::RestoreMode::Off);
-            match kind {
-                None => HookOutput::None,
-                Some(kind) => {
-                    if kind == RestoreKind::Resume {
-                        // The resumed transcript may hold turns we never saw.
-                        archive(engine, p, &mut fx)?;
-                        if resumed_without_compaction(engine, p)? {
-                            // Claude Code reloads the whole uncompacted conversation: restoring
-                            // would duplicate it (and stack one more block per resume).
-                            return Ok((HookOutput::None, fx));
-                        }
-                    }
-                    let project = p.project();
-                    let mut state = boundary_state(engine, &p.common.session_id, kind)?;
-                    // Recall can happen from the next prompt on: have its embedder ready.
-                    fx.start_resident = cfg.recall.enabled && state.lost && wants_resident(engine);
-                    let exclude = state.injected.iter().copied().collect();
-                    let restored = engine.restore_excluding(
-                        &p.common.session_id,
-                        &project,
-                        kind,
-                        &cfg.restore,
-                        &exclude,
-                    )?;
-                    state.add_injected(&restored.chunk_ids);
-                    // Not boosted for being restored: boosted if the agent uses them.
-                    state.await_use(
-                        &restored.chunk_ids,
-                        engine.next_agent_turn(&p.common.session_id)?,
-                    );
-                    if let Err(e) =
-                        crate::recall::save_state(engine.data_dir(), &p.common.session_id, &state)
-                    {
-                        tracing::warn!(error = %e, "context state not saved");
-                    }
-                    if restored.text.is_empty() {
-                        HookOutput::None
-                    } else {
-                        HookOutput::Context {
-                            event: HookEventName::SessionStart.as_str().into(),
-                            text: restored.text,
-                        }
-                    }
-                }
-            }
-        }
+        } => on_pre_compact(
+            engine,
+            p,
+            custom_instructions.as_deref(),
+            deadline,
+            cfg,
+            &mut fx,
+        )?,
+        HookEvent::SessionStart { source } => on_session_start(engine, p, source, cfg, &mut fx)?,
         HookEvent::PostCompact { compact_summary } => {
             if let Some(summary) = compact_summary.as_deref().filter(|s| !s.is_empty()) {
                 let summary = crate::redact::redact(summary).into_owned();
@@ -553,4 +462,122 @@ pub fn handle(
         HookEvent::Other(_) => HookOutput::None,
     };
     Ok((out, fx))
+}
+
+/// UserPromptSubmit: archive (in the background when the backlog is large), drain the spool,
+/// then recall and autopilot lines.
+fn on_prompt(
+    engine: &Engine,
+    p: &HookPayload,
+    prompt: &str,
+    deadline: Instant,
+    cfg: &HookConfig,
+    fx: &mut HookEffects,
+) -> Result<HookOutput, EngineError> {
+    let big = p
+        .common
+        .transcript_path
+        .as_deref()
+        .map(Path::new)
+        .filter(|t| t.is_file())
+        .map(|t| backlog(engine, t).map(|b| (t, b)))
+        .transpose()?
+        .filter(|(_, b)| *b > cfg.inline_bytes);
+    match big {
+        Some((t, bytes)) => {
+            if claim_background(engine, t) {
+                tracing::info!(transcript = %t.display(), bytes, "large backlog: archiving in the background");
+                fx.background_ingest.push(t.to_path_buf());
+            }
+        }
+        None => archive(engine, p, fx)?,
+    }
+    super::spool::drain(engine, deadline, &cfg.swap);
+    let mut parts: Vec<String> = Vec::new();
+    parts.extend(prompt_recall(engine, p, prompt, cfg, deadline, fx));
+    parts.extend(crate::autopilot::on_prompt_hook(
+        engine.data_dir(),
+        &p.common.session_id,
+        p.common.transcript_path.as_deref(),
+        &cfg.autopilot,
+    ));
+    Ok(prompt_output(parts))
+}
+
+/// PreCompact: archive, summarize, and give Claude Code the compaction instructions.
+fn on_pre_compact(
+    engine: &Engine,
+    p: &HookPayload,
+    custom_instructions: Option<&str>,
+    deadline: Instant,
+    cfg: &HookConfig,
+    fx: &mut HookEffects,
+) -> Result<HookOutput, EngineError> {
+    archive(engine, p, fx)?;
+    crate::summary::on_hook(engine.core(), &p.common.session_id, &cfg.summary, deadline);
+    if Instant::now() >= deadline {
+        return Ok(HookOutput::None);
+    }
+    let text =
+        engine.compaction_instructions(&p.common.session_id, custom_instructions, &cfg.restore)?;
+    Ok(if text.is_empty() {
+        HookOutput::None
+    } else {
+        HookOutput::Plain(text)
+    })
+}
+
+/// SessionStart: the restore block of the source's kind (none on a resume that kept the whole
+/// conversation), remembered in the session's context state.
+fn on_session_start(
+    engine: &Engine,
+    p: &HookPayload,
+    source: &SessionSource,
+    cfg: &HookConfig,
+    fx: &mut HookEffects,
+) -> Result<HookOutput, EngineError> {
+    let kind = match source {
+        SessionSource::Compact => Some(RestoreKind::Compact),
+        SessionSource::Resume => Some(RestoreKind::Resume),
+        SessionSource::Clear => Some(RestoreKind::Clear),
+        SessionSource::Startup => Some(RestoreKind::Startup),
+        SessionSource::Fork | SessionSource::Other(_) => None,
+    }
+    .filter(|k| cfg.restore.sources.mode(*k) != crate::restore::RestoreMode::Off);
+    let Some(kind) = kind else {
+        return Ok(HookOutput::None);
+    };
+    if kind == RestoreKind::Resume {
+        // The resumed transcript may hold turns we never saw.
+        archive(engine, p, fx)?;
+        if resumed_without_compaction(engine, p)? {
+            // Claude Code reloads the whole uncompacted conversation: restoring
+            // would duplicate it (and stack one more block per resume).
+            return Ok(HookOutput::None);
+        }
+    }
+    let project = p.project();
+    let mut state = boundary_state(engine, &p.common.session_id, kind)?;
+    // Recall can happen from the next prompt on: have its embedder ready.
+    fx.start_resident = cfg.recall.enabled && state.lost && wants_resident(engine);
+    let exclude = state.injected.iter().copied().collect();
+    let restored =
+        engine.restore_excluding(&p.common.session_id, &project, kind, &cfg.restore, &exclude)?;
+    state.add_injected(&restored.chunk_ids);
+    // Not boosted for being restored: boosted if the agent uses them.
+    state.await_use(
+        &restored.chunk_ids,
+        engine.next_agent_turn(&p.common.session_id)?,
+    );
+    if let Err(e) = crate::recall::save_state(engine.data_dir(), &p.common.session_id, &state) {
+        tracing::warn!(error = %e, "context state not saved");
+    }
+    Ok(if restored.text.is_empty() {
+        HookOutput::None
+    } else {
+        HookOutput::Context {
+            event: HookEventName::SessionStart.as_str().into(),
+            text: restored.text,
+        }
+    })
 }
