@@ -19,7 +19,6 @@ LIMIT = 120
 LONG = {
     "hooks/src/hook.rs:main": 237,
     "engine/src/restore/assemble.rs:restore_block": 227,
-    "engine/src/settings/mod.rs:from_parsed": 137,
 }
 FN = re.compile(r"^(\s*)(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?fn\s+(\w+)")
 CFG_TEST = re.compile(r"^(\s*)#\[cfg\(test\)\]\s*$")

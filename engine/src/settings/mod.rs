@@ -480,6 +480,35 @@ impl Settings {
         s.data_dir = s.home.clone().unwrap_or_else(|| s.install_dir.clone());
         s.project_dir = v.text("CLAUDE_PROJECT_DIR");
 
+        Self::embed_vars(v, &mut s);
+        Self::restore_vars(v, &mut s);
+        Self::feature_vars(v, &mut s);
+
+        s.summarizer.command = v
+            .text("MEMCTL_SUMMARIZER_CMD")
+            .filter(|c| !c.trim().is_empty());
+        if let Some(n) = v.number("MEMCTL_SUMMARIZER_TIMEOUT_SECS", |n: &u64| *n >= 1, ">= 1") {
+            s.summarizer.timeout = Duration::from_secs(n);
+        }
+        if let Some(n) = v.number("MEMCTL_HOOK_INLINE_BYTES", |_: &u64| true, ">= 0") {
+            s.hook.inline_bytes = n;
+        }
+        if let Some(b) = v.switch("MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE") {
+            s.hook.inline_prompt_archive = b;
+        }
+        if let Some(b) = v.switch("MEMCTL_HOOK_PAUSE_EMBEDDER") {
+            s.hook.pause_embedder = b;
+        }
+        s.hook.deadline_ms = v.number("MEMCTL_HOOK_DEADLINE_MS", |n: &u64| *n >= 1, ">= 1");
+        s.log = v.text("MEMCTL_LOG");
+        s.team.url = v.text("MEMCTL_TEAM_URL");
+        s.team.url_file = v.os("MEMCTL_TEAM_URL_FILE");
+        s.team.ca_file = v.os("MEMCTL_TEAM_CA_FILE");
+        s
+    }
+
+    /// The embedder: which one, where its runtime and model are, its threads.
+    fn embed_vars(v: &mut Vars, s: &mut Self) {
         if let Some(e) = v.text("MEMCTL_EMBEDDER") {
             match e.trim().to_ascii_lowercase().as_str() {
                 "onnx" | "model" => s.embed.embedder = EmbedderChoice::Onnx,
@@ -502,7 +531,10 @@ impl Settings {
         if let Some(b) = v.switch("MEMCTL_BACKGROUND_EMBED") {
             s.embed.background = b;
         }
+    }
 
+    /// What SessionStart restores, from which sources, and the memory files it adds.
+    fn restore_vars(v: &mut Vars, s: &mut Self) {
         if let Some(n) = v.chars("MEMCTL_RESTORE_CHARS") {
             s.restore.budget.max_chars = n;
         }
@@ -534,7 +566,10 @@ impl Settings {
             m.file_chars = n;
         }
         m.dir = v.os("MEMCTL_MEMORY_DIR");
+    }
 
+    /// Autopilot, pruning, swap, recall and the resident embedder.
+    fn feature_vars(v: &mut Vars, s: &mut Self) {
         let a = &mut s.autopilot;
         if let Some(n) = v.number("MEMCTL_CONTEXT_WINDOW", |n: &u64| *n >= 1, ">= 1") {
             a.window_tokens = n;
@@ -581,28 +616,6 @@ impl Settings {
         if let Some(b) = v.switch("MEMCTL_MCP_RESIDENT_VECTORS") {
             s.mcp_resident_vectors = b;
         }
-
-        s.summarizer.command = v
-            .text("MEMCTL_SUMMARIZER_CMD")
-            .filter(|c| !c.trim().is_empty());
-        if let Some(n) = v.number("MEMCTL_SUMMARIZER_TIMEOUT_SECS", |n: &u64| *n >= 1, ">= 1") {
-            s.summarizer.timeout = Duration::from_secs(n);
-        }
-        if let Some(n) = v.number("MEMCTL_HOOK_INLINE_BYTES", |_: &u64| true, ">= 0") {
-            s.hook.inline_bytes = n;
-        }
-        if let Some(b) = v.switch("MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE") {
-            s.hook.inline_prompt_archive = b;
-        }
-        if let Some(b) = v.switch("MEMCTL_HOOK_PAUSE_EMBEDDER") {
-            s.hook.pause_embedder = b;
-        }
-        s.hook.deadline_ms = v.number("MEMCTL_HOOK_DEADLINE_MS", |n: &u64| *n >= 1, ">= 1");
-        s.log = v.text("MEMCTL_LOG");
-        s.team.url = v.text("MEMCTL_TEAM_URL");
-        s.team.url_file = v.os("MEMCTL_TEAM_URL_FILE");
-        s.team.ca_file = v.os("MEMCTL_TEAM_CA_FILE");
-        s
     }
 }
 
