@@ -207,9 +207,10 @@ pub(crate) fn restore_block(
     let now = unix_now();
     let compact_summary = focus_rec.compact_summary.clone().unwrap_or_default();
 
-    // Decisions and open items first: turn lines leave those sentences out (said once).
+    // Decisions and open items first: turn lines leave those sentences out (said once). After
+    // a compaction they come from the summary PreCompact stored (see `current_or_build`).
     let mut lines: Vec<RestoreLine> = Vec::new();
-    let summary = crate::summary::build(
+    let summary = crate::summary::current_or_build(
         &r,
         &focus,
         &crate::summary::SummaryConfig {

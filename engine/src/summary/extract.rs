@@ -71,6 +71,9 @@ static OPEN_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
     .unwrap_or_else(|_| unreachable!())
 });
 
+/// The prefix of the open item that is the last prompt, left without an answer.
+pub(super) const UNANSWERED: &str = "Unanswered: ";
+
 const FILE_TOOLS: [&str; 4] = ["Edit", "Write", "MultiEdit", "NotebookEdit"];
 
 /// Files a chunk text's Edit / Write / MultiEdit / NotebookEdit calls wrote (as written in the
@@ -562,13 +565,13 @@ pub(super) fn extract(recs: &[&ChunkRecord], project: &str, cfg: &SummaryConfig)
     {
         push_unique(
             &mut s.open_items,
-            format!("Unanswered: {}", clip(prompt, 200)),
+            format!("{UNANSWERED}{}", clip(prompt, 200)),
         );
     }
-    keep_last(&mut open, cfg.open_items);
+    // The newest TODO-like ones fill the rest (the unanswered prompt takes a place).
+    keep_last(&mut open, cfg.open_items.saturating_sub(s.open_items.len()));
     for o in open {
         push_unique(&mut s.open_items, o);
     }
-    s.open_items.truncate(cfg.open_items);
     s
 }

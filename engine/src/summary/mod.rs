@@ -233,6 +233,57 @@ pub(crate) fn build(
     Ok(Some(s))
 }
 
+/// The summary of `session` for a restore that wants `cfg`'s decisions and open items: the
+/// stored one when it is current, else built from the latest `cfg.max_turns` turns.
+///
+/// Current: built at the session's present turn count and last timestamp (PreCompact leaves
+/// it a moment before SessionStart(compact)), over at least the turns `cfg` reads, with the
+/// default limits (hooks build with them), which hold at least as many items as `cfg` asks.
+/// Its lists are cut to `cfg`'s: the newest decisions; the unanswered prompt, then the newest
+/// open items. Why: building decodes every chunk of those turns, most of a restore's CPU.
+pub(crate) fn current_or_build(
+    r: &StoreReader,
+    session: &str,
+    cfg: &SummaryConfig,
+) -> Result<Option<SessionSummary>, StoreError> {
+    let Some(rec) = r.session(session)? else {
+        return Ok(None);
+    };
+    let limits = SummaryConfig::default();
+    let fits = cfg.decisions <= limits.decisions && cfg.open_items <= limits.open_items;
+    let window = cfg
+        .max_turns
+        .min(rec.turns.saturating_sub(rec.compactions) as usize);
+    if fits
+        && let Some(mut s) = stored(r, session)?
+        && s.turns == rec.turns
+        && s.last_ts == rec.last_ts
+        && s.turns_covered as usize >= window
+    {
+        keep_newest(&mut s, cfg);
+        return Ok(Some(s));
+    }
+    build(r, session, cfg)
+}
+
+/// Cut a summary built with larger limits to `cfg`'s decisions and open items.
+fn keep_newest(s: &mut SessionSummary, cfg: &SummaryConfig) {
+    let cut = s.decisions.len().saturating_sub(cfg.decisions);
+    s.decisions.drain(..cut);
+    // The unanswered prompt leads the open items (see `extract`); TODO-like ones follow, oldest
+    // first.
+    let lead = usize::from(
+        s.open_items
+            .first()
+            .is_some_and(|o| o.starts_with(extract::UNANSWERED)),
+    );
+    let keep = cfg.open_items.saturating_sub(lead);
+    let todo = s.open_items.len() - lead;
+    let cut = todo.saturating_sub(keep);
+    s.open_items.drain(lead..lead + cut);
+    s.open_items.truncate(cfg.open_items);
+}
+
 /// The stored structured summary of a session.
 pub(crate) fn stored(r: &StoreReader, session: &str) -> Result<Option<SessionSummary>, StoreError> {
     let t = match r.raw_tx().open_table(SUMMARIES) {

@@ -236,3 +236,86 @@ fn external_summariser_output_is_kept_and_survives_extractive_updates() {
         Err(external::ExternalError::Disabled)
     ));
 }
+
+/// The limits a SessionStart restore asks for at its default budget.
+fn restore_cfg() -> SummaryConfig {
+    SummaryConfig {
+        max_turns: 80,
+        decisions: 5,
+        open_items: 3,
+        ..SummaryConfig::default()
+    }
+}
+
+#[test]
+fn a_current_stored_summary_serves_the_restore_and_says_what_a_build_says() {
+    let (_d, engine) = crate::prune::tests::engine_with_fixture();
+    let sid = crate::prune::tests::SID;
+    summarize_session(engine.core(), sid, &SummaryConfig::default())
+        .unwrap()
+        .unwrap();
+    let r = engine.store().read().unwrap();
+    let built = build(&r, sid, &restore_cfg()).unwrap().unwrap();
+    let served = current_or_build(&r, sid, &restore_cfg()).unwrap().unwrap();
+    assert_eq!(served.decisions, built.decisions);
+    assert_eq!(served.open_items, built.open_items);
+    drop(r);
+    // Served from the store: what is stored is what the restore gets.
+    let mut marked = served.clone();
+    marked.decisions = vec!["Decided to keep the stored one.".into()];
+    engine.store().write(|w| put(w, &marked)).unwrap();
+    let r = engine.store().read().unwrap();
+    let got = current_or_build(&r, sid, &restore_cfg()).unwrap().unwrap();
+    assert_eq!(got.decisions, marked.decisions);
+}
+
+#[test]
+fn a_stale_stored_summary_is_rebuilt() {
+    let (_d, engine) = crate::prune::tests::engine_with_fixture();
+    let sid = crate::prune::tests::SID;
+    let mut s = summarize_session(engine.core(), sid, &SummaryConfig::default())
+        .unwrap()
+        .unwrap();
+    let r = engine.store().read().unwrap();
+    let built = build(&r, sid, &restore_cfg()).unwrap().unwrap();
+    drop(r);
+    // Built before the latest turn was archived (one turn fewer): not current.
+    s.turns -= 1;
+    s.decisions = vec!["Decided something stale.".into()];
+    engine.store().write(|w| put(w, &s)).unwrap();
+    let r = engine.store().read().unwrap();
+    let got = current_or_build(&r, sid, &restore_cfg()).unwrap().unwrap();
+    assert_eq!(got.decisions, built.decisions);
+    // A restore asking for more than hooks store is built too.
+    let more = SummaryConfig {
+        decisions: SummaryConfig::default().decisions + 1,
+        ..restore_cfg()
+    };
+    assert_eq!(
+        current_or_build(&r, sid, &more).unwrap(),
+        build(&r, sid, &more).unwrap()
+    );
+}
+
+#[test]
+fn open_items_keep_the_unanswered_prompt_and_the_newest_todos() {
+    let mut recs: Vec<ChunkRecord> = (0..6)
+        .map(|i| rec(i, 0, &format!("User: step {i}\nAssistant: TODO: item {i}.")))
+        .collect();
+    recs.push(rec(6, 0, "User: and the queue?"));
+    let refs: Vec<&ChunkRecord> = recs.iter().collect();
+    let s = extract(&refs, "/p", &restore_cfg());
+    assert_eq!(
+        s.open_items,
+        vec![
+            "Unanswered: and the queue?",
+            "TODO: item 4.",
+            "TODO: item 5."
+        ]
+    );
+    // Cutting a summary built with the hooks' limits gives the same items.
+    let mut wide = extract(&refs, "/p", &SummaryConfig::default());
+    assert_eq!(wide.open_items.len(), SummaryConfig::default().open_items);
+    keep_newest(&mut wide, &restore_cfg());
+    assert_eq!(wide.open_items, s.open_items);
+}
