@@ -6,6 +6,13 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+# What the demo needs before it spends minutes on set-up: a missing tool is named at once.
+for tool in cargo python3; do
+  command -v "$tool" >/dev/null || {
+    echo "demo.sh: $tool not found on PATH (prerequisites: README.md, \"Prerequisites and cost\")" >&2
+    exit 1
+  }
+done
 bash scripts/setup.sh
 # shellcheck disable=SC1091
 source .cache/env.sh
