@@ -21,7 +21,7 @@ use crate::error::EngineError;
 use crate::rank::{RankParams, importance};
 use crate::retrieve::{Retrieval, Retriever};
 use crate::search::{FusionParams, SearchMode};
-use crate::store::{ChunkId, ChunkRecord, StoreReader};
+use crate::store::{ChunkId, ChunkRecord, SessionRecord, StoreReader};
 use std::collections::HashSet;
 use std::path::PathBuf;
 
@@ -178,38 +178,24 @@ pub(crate) fn restore_block(
         },
     };
     if mode == RestoreMode::Brief {
-        let mut lines = memory_lines(project, cfg, &reinjected);
-        lines.push(RestoreLine {
-            section: 1,
-            order: 0,
-            value: 1.0,
-            text: brief_pointer(
-                kind,
-                &focus,
-                focus_rec.turns,
-                &short_time(focus_rec.last_ts.as_deref()),
-            ),
-        });
-        return Ok(Restored {
-            text: build(
-                &[crate::memory::SECTION_TITLE, "Archived conversation"],
-                &lines,
-                cfg.budget,
-            ),
-            chunk_ids: Vec::new(),
-            focus_session: Some(focus),
-        });
+        return Ok(brief_restore(
+            kind,
+            focus,
+            &focus_rec,
+            project,
+            cfg,
+            &reinjected,
+        ));
     }
     let Some(pid) = r.project_id(project)?.or(Some(focus_rec.project_id)) else {
         return Ok(memory_only(project, cfg, &reinjected));
     };
     let caps = Caps::for_config(cfg);
-    let now = unix_now();
     let compact_summary = focus_rec.compact_summary.clone().unwrap_or_default();
 
     // Decisions and open items first: turn lines leave those sentences out (said once). After
     // a compaction they come from the summary PreCompact stored (see `current_or_build`).
-    let mut lines: Vec<RestoreLine> = Vec::new();
+    let mut picked = Picked::default();
     let summary = crate::summary::current_or_build(
         &r,
         &focus,
@@ -224,7 +210,7 @@ pub(crate) fn restore_block(
     if let Some(s) = &summary {
         for line in decision_lines(s, project, &reinjected) {
             said.insert(normalize(line.text.split_once(": ").map_or("", |x| x.1)));
-            lines.push(line);
+            picked.push(line, None);
         }
     }
     for d in summary
@@ -234,37 +220,138 @@ pub(crate) fn restore_block(
         said.insert(normalize(d));
     }
     let known = |s: &str| reinjected.covers(s) || said.contains(&normalize(s));
-    // Lines for chunks are pushed with their id into `ids`, at the same index as in `lines`:
-    // decision lines came first, so `ids` starts with as many placeholders.
-    let mut ids: Vec<Option<ChunkId>> = vec![None; lines.len()];
-
+    let ctx = LineContext {
+        r: &r,
+        project,
+        reinjected: &reinjected,
+        known: &known,
+        compact_summary: &compact_summary,
+        exclude,
+    };
     let recent = latest_chunks(&r, &focus, caps.recent)?;
-    let mut shown: HashSet<ChunkId> = HashSet::new();
-    let mut seen_words: Vec<HashSet<String>> = Vec::new();
-    let mut turns_shown: HashSet<u32> = HashSet::new();
-    for (rank, (id, rec)) in recent.iter().enumerate() {
-        shown.insert(*id);
-        if exclude.contains(id) || !turns_shown.insert(rec.chunk.turn_index) {
-            continue; // already in the live context, or another part of a listed turn
-        }
-        let Some(text) = chunk_line(&r, rec, None, project, &reinjected, &known)? else {
-            continue;
-        };
-        seen_words.push(word_set(&rec.chunk.summary));
-        let mut value = 3.0 - rank as f32 * 0.1;
-        if !compact_summary.is_empty() && covered_by(&compact_summary, rec) {
-            value *= 0.3;
-        }
-        lines.push(RestoreLine {
-            section: LATEST,
-            order: turn_order(rec),
-            value,
-            text,
-        });
-        ids.push(Some(*id));
+    add_latest(&ctx, &mut picked, &recent)?;
+    let ranked = related(&r, pid, &recent, caps.candidates)?;
+    add_ranked(&ctx, &mut picked, &ranked, &focus, &caps, &cfg.rank)?;
+    for line in swap_lines(&r, &focus, session_id) {
+        picked.push(line, None);
+    }
+    for line in memory_lines(project, cfg, &reinjected) {
+        picked.push(line, None);
+    }
+    let titles = section_titles(focus_is_self, &focus, &focus_rec);
+    let titles: Vec<&str> = titles.iter().map(String::as_str).collect();
+    // A small budget shows more turns, each shorter, rather than two long ones.
+    let budget = RestoreBudget {
+        max_line_chars: cfg
+            .budget
+            .max_line_chars
+            .min((cfg.budget.max_chars / 4).max(160)),
+        ..cfg.budget
+    };
+    let (text, kept) = super::build_kept(super::RESTORE_FRAME, &titles, &picked.lines, budget);
+    // Only chunks whose line survived the budget count as restored.
+    let chunk_ids = kept
+        .into_iter()
+        .filter_map(|i| picked.ids.get(i).copied().flatten())
+        .collect();
+    Ok(Restored {
+        text,
+        chunk_ids,
+        focus_session: Some(focus),
+    })
+}
+
+/// The lines a restore picked so far; `ids[i]` is the chunk of `lines[i]` (None for a line of
+/// no chunk), and what is shown already, so that no turn or near-duplicate is listed twice.
+#[derive(Debug, Default)]
+struct Picked {
+    lines: Vec<RestoreLine>,
+    ids: Vec<Option<ChunkId>>,
+    shown: HashSet<ChunkId>,
+    seen_words: Vec<HashSet<String>>,
+    turns_shown: HashSet<u32>,
+}
+
+impl Picked {
+    fn push(&mut self, line: RestoreLine, id: Option<ChunkId>) {
+        self.lines.push(line);
+        self.ids.push(id);
+    }
+}
+
+/// What turning a chunk into a restore line needs.
+struct LineContext<'a> {
+    r: &'a StoreReader,
+    project: &'a str,
+    reinjected: &'a Reinjected,
+    /// Sentences said already (decisions, open items, re-injected memory).
+    known: &'a dyn Fn(&str) -> bool,
+    /// Claude Code's own compaction summary: a line it covers is worth less.
+    compact_summary: &'a str,
+    /// Chunks in the live context already.
+    exclude: &'a HashSet<ChunkId>,
+}
+
+impl LineContext<'_> {
+    fn line(
+        &self,
+        rec: &ChunkRecord,
+        session: Option<&str>,
+    ) -> Result<Option<String>, EngineError> {
+        chunk_line(
+            self.r,
+            rec,
+            session,
+            self.project,
+            self.reinjected,
+            self.known,
+        )
     }
 
-    // Retrieval seeded by the latest turns: dense (stored vectors) + BM25 (latest prompts).
+    /// `value`, lowered when Claude Code's compaction summary covers the chunk.
+    fn discounted(&self, value: f32, rec: &ChunkRecord) -> f32 {
+        if !self.compact_summary.is_empty() && covered_by(self.compact_summary, rec) {
+            value * 0.3
+        } else {
+            value
+        }
+    }
+}
+
+/// The latest turns of the focus session, newest valued most.
+fn add_latest(
+    ctx: &LineContext<'_>,
+    picked: &mut Picked,
+    recent: &[(ChunkId, ChunkRecord)],
+) -> Result<(), EngineError> {
+    for (rank, (id, rec)) in recent.iter().enumerate() {
+        picked.shown.insert(*id);
+        if ctx.exclude.contains(id) || !picked.turns_shown.insert(rec.chunk.turn_index) {
+            continue; // already in the live context, or another part of a listed turn
+        }
+        let Some(text) = ctx.line(rec, None)? else {
+            continue;
+        };
+        picked.seen_words.push(word_set(&rec.chunk.summary));
+        let line = RestoreLine {
+            section: LATEST,
+            order: turn_order(rec),
+            value: ctx.discounted(3.0 - rank as f32 * 0.1, rec),
+            text,
+        };
+        picked.push(line, Some(*id));
+    }
+    Ok(())
+}
+
+/// Retrieval seeded by the latest turns: dense (their stored vectors) + BM25 (their prompts and
+/// summaries, informative words only).
+fn related(
+    r: &StoreReader,
+    pid: u32,
+    recent: &[(ChunkId, ChunkRecord)],
+    candidates: usize,
+) -> Result<crate::retrieve::Ranked, EngineError> {
     let query_text: String = recent
         .iter()
         .take(2)
@@ -281,36 +368,51 @@ pub(crate) fn restore_block(
         })
         .collect::<Vec<_>>()
         .join(" ");
-    let seed = seed_vector(&r, &recent)?;
+    let seed = seed_vector(r, recent)?;
     let lexical = r.lexical(&[pid])?;
     let query_text = informative_words(&lexical, &query_text)?;
-    let ranked = Retriever::new(&r).rank(&Retrieval {
+    Ok(Retriever::new(r).rank(&Retrieval {
         text: &query_text,
         vector: seed.as_ref().map(|(e, v)| (e, v.as_slice())),
         project_ids: &[pid],
-        candidates: caps.candidates,
+        candidates,
         mode: SearchMode::Hybrid,
         fusion: FusionParams::default(),
-    })?;
+    })?)
+}
+
+/// Key earlier turns of the focus session and related turns of other sessions, from the ranked
+/// hits, up to their caps, skipping what is shown or nearly duplicates it.
+fn add_ranked(
+    ctx: &LineContext<'_>,
+    picked: &mut Picked,
+    ranked: &crate::retrieve::Ranked,
+    focus: &str,
+    caps: &Caps,
+    rank: &RankParams,
+) -> Result<(), EngineError> {
+    let now = unix_now();
     let (mut key_n, mut related_n) = (0, 0);
-    for h in ranked.hits {
-        if shown.contains(&h.id) || exclude.contains(&h.id) {
+    for h in &ranked.hits {
+        if picked.shown.contains(&h.id) || ctx.exclude.contains(&h.id) {
             continue;
         }
-        let Some(rec) = r.chunk(h.id)? else { continue };
+        let Some(rec) = ctx.r.chunk(h.id)? else {
+            continue;
+        };
         let same_session = rec.chunk.session_id == focus;
         if (same_session && key_n >= caps.key) || (!same_session && related_n >= caps.related) {
             continue;
         }
-        if same_session && turns_shown.contains(&rec.chunk.turn_index) {
+        if same_session && picked.turns_shown.contains(&rec.chunk.turn_index) {
             continue;
         }
         let words = word_set(&rec.chunk.summary);
-        if near_duplicate(&words, &seen_words) {
+        if near_duplicate(&words, &picked.seen_words) {
             continue;
         }
         let session = (!same_session).then_some(rec.chunk.session_id.as_str());
-        let Some(text) = chunk_line(&r, &rec, session, project, &reinjected, &known)? else {
+        let Some(text) = ctx.line(&rec, session)? else {
             continue;
         };
         let age_days = (now - rec.ingested_at).max(0) as f32 / 86_400.0;
@@ -319,69 +421,81 @@ pub(crate) fn restore_block(
             rec.access_count,
             !rec.chunk.tools.is_empty(),
             !rec.chunk.files.is_empty(),
-            &cfg.rank,
+            rank,
         );
-        let mut value = h.score * imp * rec.confidence.max(0.1);
-        if !compact_summary.is_empty() && covered_by(&compact_summary, &rec) {
-            value *= 0.3;
-        }
+        let value = ctx.discounted(h.score * imp * rec.confidence.max(0.1), &rec);
         let section = if same_session {
             key_n += 1;
-            turns_shown.insert(rec.chunk.turn_index);
+            picked.turns_shown.insert(rec.chunk.turn_index);
             KEY
         } else {
             related_n += 1;
             RELATED
         };
-        seen_words.push(words);
-        shown.insert(h.id);
-        lines.push(RestoreLine {
+        picked.seen_words.push(words);
+        picked.shown.insert(h.id);
+        let line = RestoreLine {
             section,
             order: turn_order(&rec),
             value,
             text,
-        });
-        ids.push(Some(h.id));
+        };
+        picked.push(line, Some(h.id));
     }
-    lines.extend(swap_lines(&r, &focus, session_id));
+    Ok(())
+}
+
+/// The restore's section titles, in section order.
+fn section_titles(focus_is_self: bool, focus: &str, focus_rec: &SessionRecord) -> [String; 6] {
     let who = if focus_is_self {
         "this session".to_string()
     } else {
         format!(
             "previous session {} (last active {})",
-            focus.get(..8).unwrap_or(&focus),
+            focus.get(..8).unwrap_or(focus),
             short_time(focus_rec.last_ts.as_deref())
         )
     };
-    let titles = [
+    [
         crate::memory::SECTION_TITLE.to_string(),
         format!("Latest turns of {who}"),
         format!("Decisions and open items of {who}"),
         format!("Key earlier turns of {who}"),
         "Related turns from other sessions of this project".to_string(),
         SWAP_INVENTORY_TITLE.to_string(),
-    ];
-    lines.extend(memory_lines(project, cfg, &reinjected));
-    let titles: Vec<&str> = titles.iter().map(String::as_str).collect();
-    // A small budget shows more turns, each shorter, rather than two long ones.
-    let budget = RestoreBudget {
-        max_line_chars: cfg
-            .budget
-            .max_line_chars
-            .min((cfg.budget.max_chars / 4).max(160)),
-        ..cfg.budget
-    };
-    let (text, kept) = super::build_kept(super::RESTORE_FRAME, &titles, &lines, budget);
-    // Only chunks whose line survived the budget count as restored.
-    let chunk_ids = kept
-        .into_iter()
-        .filter_map(|i| ids.get(i).copied().flatten())
-        .collect();
-    Ok(Restored {
-        text,
-        chunk_ids,
+    ]
+}
+
+/// A brief restore: memory lines and one pointer to the archived session (no turns).
+fn brief_restore(
+    kind: RestoreKind,
+    focus: String,
+    focus_rec: &SessionRecord,
+    project: &str,
+    cfg: &RestoreConfig,
+    reinjected: &Reinjected,
+) -> Restored {
+    let mut lines = memory_lines(project, cfg, reinjected);
+    lines.push(RestoreLine {
+        section: 1,
+        order: 0,
+        value: 1.0,
+        text: brief_pointer(
+            kind,
+            &focus,
+            focus_rec.turns,
+            &short_time(focus_rec.last_ts.as_deref()),
+        ),
+    });
+    Restored {
+        text: build(
+            &[crate::memory::SECTION_TITLE, "Archived conversation"],
+            &lines,
+            cfg.budget,
+        ),
+        chunk_ids: Vec::new(),
         focus_session: Some(focus),
-    })
+    }
 }
 
 /// Print order of a chunk's line inside its section: turn order.
