@@ -45,7 +45,8 @@ def kind_of_test(name: str) -> str | None:
     module = name.split("::", 1)[0]
     for kind, parts in SUITES.items():
         d = os.path.join(ROOT, *parts)
-        if os.path.exists(os.path.join(d, module + ".rs")) or os.path.isdir(os.path.join(d, module)):
+        path = os.path.join(d, module)
+        if os.path.isfile(path + ".rs") or os.path.isdir(path):
             return kind
     return None
 

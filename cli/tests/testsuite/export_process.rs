@@ -4,18 +4,8 @@
 
 use crate::common;
 
+use common::{memctl_hash as memctl, ok_hash as ok};
 use std::path::Path;
-use std::process::Output;
-
-fn memctl(home: &Path, args: &[&str]) -> Output {
-    common::memctl(home, args, b"", &[("MEMCTL_EMBEDDER", "hash")])
-}
-
-fn ok(home: &Path, args: &[&str]) -> String {
-    let out = memctl(home, args);
-    assert!(out.status.success(), "memctl {args:?}: {out:?}");
-    String::from_utf8(out.stdout).expect("utf-8")
-}
 
 /// Exit 1 with exactly one `memctl: error:` line; returns it.
 fn fails(home: &Path, args: &[&str]) -> String {

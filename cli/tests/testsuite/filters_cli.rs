@@ -6,13 +6,8 @@
 
 use crate::common;
 
-use common::{PROJECT, SID, fixture};
-use std::path::Path;
+use common::{PROJECT, SID, fixture, memctl_hash as memctl};
 use std::process::Output;
-
-fn memctl(home: &Path, args: &[&str]) -> Output {
-    common::memctl(home, args, b"", &[("MEMCTL_EMBEDDER", "hash")])
-}
 
 fn text(o: &Output) -> String {
     format!(

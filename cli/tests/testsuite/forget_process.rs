@@ -12,9 +12,9 @@
 
 use crate::common;
 
+use common::{memctl_hash as memctl, ok_hash as ok};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 const SID_A: &str = "f0f0f0f0-1111-4222-8333-444455556666";
 const SID_B: &str = "b0b0b0b0-1111-4222-8333-444455556666";
@@ -22,16 +22,6 @@ const SID_B: &str = "b0b0b0b0-1111-4222-8333-444455556666";
 const MARKER: &str = "QuokkaLedger-7731";
 /// Said in B only.
 const OTHER: &str = "WombatSignal-2209";
-
-fn memctl(home: &Path, args: &[&str]) -> Output {
-    common::memctl(home, args, b"", &[("MEMCTL_EMBEDDER", "hash")])
-}
-
-fn ok(home: &Path, args: &[&str]) -> String {
-    let out = memctl(home, args);
-    assert!(out.status.success(), "memctl {args:?}: {out:?}");
-    String::from_utf8(out.stdout).expect("utf-8")
-}
 
 /// A session in `project`: turn 0 asks about `word` and runs a Bash command whose (big) output
 /// says it; turn 1 is unrelated.

@@ -1,5 +1,4 @@
 //! Shared helpers for the process-level tests: run the real binaries with a payload on stdin.
-#![allow(dead_code)] // each test module uses a subset
 
 pub mod outside;
 pub mod ui;
@@ -95,6 +94,19 @@ pub fn hook(home: &Path, event: &str, stdin: &[u8], env: &[(&str, &str)]) -> Out
 /// Run `memctl args`.
 pub fn memctl(home: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> Output {
     run(env!("CARGO_BIN_EXE_memctl"), home, args, stdin, env)
+}
+
+/// `memctl args` with the hash embedder: what the CLI does, not what the model finds (no model
+/// load, so these tests stay fast).
+pub fn memctl_hash(home: &Path, args: &[&str]) -> Output {
+    memctl(home, args, b"", &[("MEMCTL_EMBEDDER", "hash")])
+}
+
+/// [`memctl_hash`], which must exit 0; its stdout.
+pub fn ok_hash(home: &Path, args: &[&str]) -> String {
+    let out = memctl_hash(home, args);
+    assert!(out.status.success(), "memctl {args:?}: {out:?}");
+    String::from_utf8(out.stdout).expect("utf-8")
 }
 
 /// A data dir `<tmp>/home` holding the sample transcript archived without model vectors (its

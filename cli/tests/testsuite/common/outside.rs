@@ -2,7 +2,6 @@
 //! copied) into a temp dir outside the repository, run with a clean environment, so nothing
 //! (no `ORT_DYLIB_PATH`, no `MEMCTL_MODEL_DIR`, no ancestor of the executable) leads them back
 //! to the checkout's `.cache` and `models/`.
-#![allow(dead_code)] // each test module uses a subset
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -1,7 +1,6 @@
 //! Helpers of the viewer's tests (`ui_http.rs`, `ui_browser.rs`): a store built from the sample
 //! transcript and a hostile one, the real `memctl ui` process, and a plain HTTP/1.1 client over
 //! a TCP socket (so a test can send what a browser would not: a forged `Host`, no token).
-#![allow(dead_code)] // each test module uses a subset
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
