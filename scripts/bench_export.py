@@ -18,7 +18,7 @@ Then each case runs as its own process under `/usr/bin/time -v` (wall time, peak
 
 MB/s is the size of the file read or written (compressed size for .gz); chunks/s the chunk
 records. Prints one JSON object. Nothing here is a pass/fail test (tests/tests/
-export_roundtrip.rs and cli/tests/export_process.rs are).
+testsuite/export_roundtrip.rs and cli/tests/testsuite/export_process.rs are).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ and measures the whole process (wall time), with the report's own figures:
 
 `rewrite_ms` is the fresh-file copy that leaves no forgotten byte (engine/src/store/rewrite.rs),
 `bytes_before` / `bytes_after` the store file around it. Prints one JSON object. Nothing here is
-a pass/fail test (cli/tests/forget_process.rs and engine/src/forget/tests.rs are).
+a pass/fail test (cli/tests/testsuite/forget_process.rs and engine/src/forget/tests.rs are).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ is the project), then per run spawns `memctl mcp` in that project and measures:
   warm search  median / p90 of the next `--warm` searches (varied queries)
   tokens/hit   chars/4 of each hit's JSON, and of a whole search answer (k=5)
 
-Prints one JSON object. Nothing here is a pass/fail test (cli/tests/mcp_process.rs is).
+Prints one JSON object. Nothing here is a pass/fail test (cli/tests/testsuite/mcp_process.rs is).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ with `memctl import` (real redb), and then through the real client path:
              `embedding <=> q` through the HNSW index (ef_search 100, as the client sets it)
              against the exact top 10 (index scans off: a sequential scan), averaged
 
-Prints one JSON object. Nothing here is a pass/fail test (cli/tests/team.rs is).
+Prints one JSON object. Nothing here is a pass/fail test (cli/tests/testsuite/team.rs is).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ so every hook has something to archive and, with a team store, starts `memctl sy
 --background`, which then fails to connect, logs it and exits). Both data dirs start from the
 same ingested sample. Prints one JSON object: p50/p95 ms per case, whether the outputs were
 byte-identical, and the log lines the background syncs wrote. Not a pass/fail test
-(cli/tests/team.rs checks the behaviour).
+(cli/tests/testsuite/team.rs checks the behaviour).
 """
 
 from __future__ import annotations

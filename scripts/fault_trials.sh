@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # fault_trials.sh — the fault trials at full size (CI runs them reduced):
-#   kill -9 at random points of `memctl ingest` and of each hook (cli/tests/kill_trials.rs),
+#   kill -9 at random points of `memctl ingest` and of each hook
+#   (cli/tests/testsuite/kill_trials.rs),
 #   I/O faults injected under redb (engine/src/store/fault_inject.rs).
 # Prints each trial's seed and the outcome tables.
 #   scripts/fault_trials.sh [--kills N] [--io N] [--seed S]
@@ -27,7 +28,7 @@ seed_env=()
 [[ -z $seed ]] || seed_env=(MEMCTL_TRIAL_SEED="$seed")
 start=$SECONDS
 env "${seed_env[@]}" MEMCTL_FAULT_TRIALS="$kills" \
-    cargo test --workspace --test kill_trials -- --nocapture --test-threads 1
+    cargo test --workspace --test testsuite -- kill_trials:: --nocapture --test-threads 1
 env "${seed_env[@]}" MEMCTL_FAULT_TRIALS="$io" \
     cargo test -p memctl-engine --lib store::fault_inject -- --nocapture --test-threads 1
 echo "fault_trials.sh: $kills kill -9 trials, $((io * 5)) injected-fault trials: ok in $((SECONDS - start)) s"

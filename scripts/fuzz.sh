@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# fuzz.sh — the fuzz targets of engine/tests/fuzz.rs and cli/tests/fuzz_cli.rs (proptest, stable
-# Rust) run long, on demand.
+# fuzz.sh — the fuzz targets of engine/tests/fuzz.rs and cli/tests/testsuite/fuzz_cli.rs
+# (proptest, stable Rust) run long, on demand.
 # CI runs them short (1000 cases each, fixed seed). Prints executions per target and findings;
 # a finding fails with its seed and the minimized input (add it as a regression test).
 #   scripts/fuzz.sh [--cases N | --secs S] [--seed X] [TARGET-FILTER]
@@ -33,7 +33,8 @@ if [[ -z $filter || $filter == *cli* ]]; then
         *) cli_cases=${mode[0]#MEMCTL_FUZZ_CASES=} ;;
     esac
     MEMCTL_FUZZ_CASES=$cli_cases MEMCTL_FUZZ_SEED="$seed" \
-        cargo test --workspace --test fuzz_cli -- --nocapture 2>&1 | tee -a "$LOG" || rc=$?
+        cargo test --workspace --test testsuite -- fuzz_cli:: --nocapture 2>&1 \
+        | tee -a "$LOG" || rc=$?
 fi
 echo
 echo "fuzz.sh: executions per target (seed $seed):"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # install_chromium.sh — Debian's Chromium and chromedriver for the viewer's browser tests
-# (cli/tests/ui_browser.rs). Idempotent: does nothing when both are on PATH. Installs with
+# (cli/tests/testsuite/ui_browser.rs). Idempotent: does nothing when both are on PATH. Installs with
 # apt-get (root, or sudo without a password), `apt-get update` only when the first install
 # fails, every step bounded by `timeout`; fails loudly when they cannot be installed.
 set -euo pipefail

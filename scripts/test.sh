@@ -13,7 +13,7 @@ start=$SECONDS
 # Everything the machine must provide, before a minute is spent building.
 bash scripts/prereqs.sh
 bash scripts/setup.sh
-# The viewer's browser tests (cli/tests/ui_browser.rs) drive Debian's Chromium.
+# The viewer's browser tests (cli/tests/testsuite/ui_browser.rs) drive Debian's Chromium.
 bash scripts/install_chromium.sh
 # shellcheck disable=SC1091
 source .cache/env.sh
@@ -28,15 +28,15 @@ export CARGO_TARGET_DIR
 export ORT_DISABLE_TELEMETRY=1
 cargo build --workspace --quiet
 LOG=$(mktemp "${TMPDIR:-/tmp}/memctl-test.XXXXXX")
-# A real PostgreSQL 18 + pgvector for the team-memory tests (cli/tests/team.rs), from the
-# pinned wheel; stopped on exit whatever happens. A server that does not start fails the run.
+# A real PostgreSQL 18 + pgvector for the team-memory tests (cli/tests/testsuite/team.rs), from
+# the pinned wheel; stopped on exit whatever happens. A server that does not start fails the run.
 PG_RUN=
 PG_TLS_RUN=
 trap 'rm -f "$LOG"; [[ -z $PG_RUN ]] || bash scripts/pg.sh stop "$PG_RUN"; [[ -z $PG_TLS_RUN ]] || bash scripts/pg.sh stop "$PG_TLS_RUN"' EXIT
 PG_RUN=$(bash scripts/pg.sh start)
 MEMCTL_TEST_PG_URL=$(<"$PG_RUN/url")
 export MEMCTL_TEST_PG_URL
-# TLS tests (cli/tests/team_tls.rs): the distribution's PostgreSQL with ssl=on (the wheel's
+# TLS tests (cli/tests/testsuite/team_tls.rs): the distribution's PostgreSQL with ssl=on (the wheel's
 # is built without OpenSSL); its dir holds the throw-away CA (ca.crt) that signed the server's
 # certificate, and one (other-ca.crt) that did not.
 PG_TLS_RUN=$(bash scripts/pg.sh start-tls)

@@ -24,10 +24,11 @@
 //!
 //! Tuned by replaying the fusion offline on the candidate lists (dense top 50, BM25 top 50,
 //! coverage) of LoCoMo (1,982 questions, `scripts/locomo.sh`) and of the coding query set
-//! `tests/fixtures/queries/coding.jsonl` (`tests/tests/retrieval_quality.rs`), then checked with
-//! the real CLI (`memctl search --fusion ...`). Turn R@1/5/10 on LoCoMo: 0.413/0.687/0.760 (BM25
-//! 0.421/0.683/0.740, dense 0.215/0.460/0.560; coverage alone: 0.422/0.689/0.769). Coding set
-//! R@5: identifiers 25/25 (= BM25, R@1 25/25), paraphrases 17/21 (= dense; coverage alone 13/21).
+//! `tests/fixtures/queries/coding.jsonl` (`tests/tests/testsuite/retrieval_quality.rs`), then
+//! checked with the real CLI (`memctl search --fusion ...`). Turn R@1/5/10 on LoCoMo:
+//! 0.413/0.687/0.760 (BM25 0.421/0.683/0.740, dense 0.215/0.460/0.560; coverage alone:
+//! 0.422/0.689/0.769). Coding set R@5: identifiers 25/25 (= BM25, R@1 25/25), paraphrases
+//! 17/21 (= dense; coverage alone 13/21).
 //! Each new part is needed there: without the coverage floor 14/21, without the dense margin
 //! 15/21, without the low-cosine floor 16/21.
 

@@ -1,39 +1,20 @@
 //! Shared fixtures for memctl integration tests (real model, real redb files).
 
+use memctl_test_support::repo_root;
 use std::path::PathBuf;
 
 pub mod heldout;
 pub mod transcript_gen;
 
-/// Repository root (the workspace directory).
-pub fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."))
-}
-
-/// Path of a file under `tests/fixtures/`.
-pub fn fixture(name: &str) -> PathBuf {
-    repo_root().join("tests/fixtures").join(name)
-}
-
 /// The ONNX config that `scripts/setup.sh` prepares. Panics with a clear message when setup has
 /// not run: these tests exercise the real model and must not silently skip.
 pub fn onnx_config() -> memctl_engine::embed::OnnxConfig {
-    let root = repo_root();
-    let cfg = memctl_engine::embed::OnnxConfig::new(
+    let root = memctl_test_support::require_setup();
+    memctl_engine::embed::OnnxConfig::new(
         root.join(".cache/onnxruntime")
             .join(memctl_engine::embed::onnx::ORT_LIB_FILE),
         root.join("models/all-MiniLM-L6-v2"),
-    );
-    assert!(
-        cfg.dylib_path.is_file() && cfg.model_path().is_file(),
-        "ONNX Runtime or the model is missing: run scripts/setup.sh first ({} / {})",
-        cfg.dylib_path.display(),
-        cfg.model_path().display()
-    );
-    cfg
+    )
 }
 
 /// An engine on `dir` with the real model (from [`onnx_config`]); asserts the model loads, so a

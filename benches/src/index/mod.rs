@@ -5,7 +5,8 @@
 //! commands scan the store's encoded int8 blocks, `memctl_engine::retrieve`), and cargo unifies
 //! a package's features across every member of a workspace build: an engine feature that this
 //! crate turned on linked hnsw_rs into `memctl` and `memctl-hook` on any `cargo build
-//! --workspace`. Only this crate depends on hnsw_rs (checked by `tests/tests/shipped_deps.rs`).
+//! --workspace`. Only this crate depends on hnsw_rs (checked by
+//! `tests/tests/testsuite/shipped_deps.rs`).
 //!
 //! Both implement the engine's [`VectorIndex`] trait and are tested against the same
 //! conformance suite (`conformance.rs`) and recall bounds (`recall_tests.rs`).

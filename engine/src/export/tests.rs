@@ -1,5 +1,5 @@
 //! The format's own rules (the round trips through real stores are in
-//! `tests/tests/export_roundtrip.rs` and `cli/tests/export_process.rs`).
+//! `tests/tests/testsuite/export_roundtrip.rs` and `cli/tests/testsuite/export_process.rs`).
 
 use super::format::{Counts, KINDS, MemoryFileRec, Record, VectorRec};
 

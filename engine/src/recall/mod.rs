@@ -13,8 +13,8 @@
 //! - **A confidence gate** ([`gate`]): nothing is injected when nothing is a good match (a
 //!   prompt like "yes, go on" gets no block); lenient for questions, strict for requests to
 //!   act ([`prompt_kind`]).
-//!   Pure functions, tuned on a labelled set (`tests/tests/recall_gate.rs`) and checked on a
-//!   held-out one (`tests/tests/recall_heldout.rs`).
+//!   Pure functions, tuned on a labelled set (`tests/tests/testsuite/recall_gate.rs`) and
+//!   checked on a held-out one (`tests/tests/testsuite/recall_heldout.rs`).
 //! - **Passages that answer** (`passage.rs`): lines sharing the prompt's terms or holding the
 //!   shape of answer it asks for, several per turn when the budget allows.
 //! - **A small budget** (default 1,500 chars, [`RecallConfig::budget_chars`]), shared by the

@@ -56,7 +56,7 @@ pub const TOOLING_VARS: &[&str] = &[
     "MEMCTL_LOCOMO_JSON",
     "MEMCTL_E2E_",
     "MEMCTL_BENCH_",
-    // scripts/pg.sh's server for the team tests (cli/tests/team.rs).
+    // scripts/pg.sh's server for the team tests (cli/tests/testsuite/team.rs).
     "MEMCTL_TEST_PG_URL",
     "MEMCTL_TEST_PG_TLS_URL",
     "MEMCTL_TEST_PG_TLS_DIR",

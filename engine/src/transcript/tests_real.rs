@@ -1,7 +1,7 @@
 //! Real transcripts (Claude Code CLI 2.1.330, harness runs), a generated fixture, and the
 //! incremental-equals-one-pass property. Long generated transcripts (500 turns, both layouts)
-//! are checked in the tests crate (`tests/tests/generated_turns_kept.rs`), where the generator
-//! lives.
+//! are checked in the tests crate (`tests/tests/testsuite/generated_turns_kept.rs`), where the
+//! generator lives.
 //!
 //! The oracles here read the JSONL with `serde_json::Value` on purpose: they must be an
 //! independent path from the typed parser they check.

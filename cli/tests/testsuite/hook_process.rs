@@ -1,0 +1,278 @@
+//! `memctl-hook` as Claude Code runs it: a real process, payload on stdin, output on stdout.
+//! Always exit 0; empty stdout on faults; the documented output shape per event.
+
+use crate::common;
+
+use common::{PROJECT, SID, fixture};
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn hook(home: &Path, event: &str, stdin: &[u8]) -> Output {
+    common::hook(home, event, stdin, &[])
+}
+
+fn payload(event: &str, session: &str, transcript: &Path, extra: &str) -> Vec<u8> {
+    format!(
+        r#"{{"session_id":"{session}","transcript_path":"{}","cwd":"{PROJECT}","hook_event_name":"{event}"{extra}}}"#,
+        transcript.display()
+    )
+    .into_bytes()
+}
+
+fn context_of(out: &Output) -> String {
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("hook output is JSON");
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SessionStart");
+    v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("additionalContext")
+        .to_string()
+}
+
+#[test]
+fn faults_exit_zero_with_empty_output_and_a_log_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    for garbage in [
+        &b"not json"[..],
+        b"",
+        b"[1,2,3]",
+        b"{\"session_id\": 5}",
+        &[0xff, 0xfe, 0x00],
+    ] {
+        let out = hook(&home, "SessionStart", garbage);
+        assert!(out.stdout.is_empty(), "garbage must print nothing: {out:?}");
+    }
+    let log = std::fs::read_to_string(home.join("logs/memctl.log")).expect("log file");
+    assert!(log.contains("hook failed"), "{log}");
+
+    // Missing transcript: nothing to archive, nothing to restore, no error output.
+    let missing = dir.path().join("nope.jsonl");
+    for (event, extra) in [
+        ("UserPromptSubmit", r#","prompt":"hi""#),
+        (
+            "PreCompact",
+            r#","trigger":"auto","custom_instructions":null"#,
+        ),
+        ("SessionStart", r#","source":"compact""#),
+        ("SessionEnd", r#","reason":"other""#),
+    ] {
+        let out = hook(&home, event, &payload(event, "s-missing", &missing, extra));
+        assert!(out.stdout.is_empty(), "{event}: {out:?}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn read_only_data_dir_still_exits_zero() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("ro");
+    std::fs::create_dir_all(&home).expect("mkdir");
+    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o555)).expect("chmod");
+    let t = dir.path().join(format!("{SID}.jsonl"));
+    std::fs::copy(fixture(), &t).expect("copy");
+    for (event, extra) in [
+        ("UserPromptSubmit", r#","prompt":"hi""#),
+        ("SessionStart", r#","source":"compact""#),
+    ] {
+        // `hook` asserts exit 0. (Root ignores directory permissions; either way exit 0.)
+        hook(&home, event, &payload(event, SID, &t, extra));
+    }
+    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o755)).expect("chmod back");
+}
+
+#[test]
+fn archive_compact_restore_clear_cycle() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let t = dir.path().join(format!("{SID}.jsonl"));
+    let full = std::fs::read(fixture()).expect("fixture");
+    // The transcript grows between prompts: first half, then the rest.
+    let cut = full[..full.len() / 2]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |i| i + 1);
+    std::fs::write(&t, &full[..cut]).expect("write half");
+    let out = hook(
+        &home,
+        "UserPromptSubmit",
+        &payload("UserPromptSubmit", SID, &t, r#","prompt":"x""#),
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "no restore text on UserPromptSubmit by default"
+    );
+    std::fs::write(&t, &full).expect("write all");
+    hook(
+        &home,
+        "UserPromptSubmit",
+        &payload("UserPromptSubmit", SID, &t, r#","prompt":"x""#),
+    );
+
+    // PreCompact: plain text (not JSON) naming exact identifiers from the archive.
+    let out = hook(
+        &home,
+        "PreCompact",
+        &payload(
+            "PreCompact",
+            SID,
+            &t,
+            r#","trigger":"manual","custom_instructions":"keep the DB notes""#,
+        ),
+    );
+    let text = String::from_utf8(out.stdout).expect("utf8");
+    assert!(
+        text.starts_with("<memctl-context kind=\"compaction-instructions\">"),
+        "{text}"
+    );
+    assert!(
+        serde_json::from_str::<serde_json::Value>(&text).is_err(),
+        "PreCompact output must be plain text"
+    );
+    assert!(text.contains("/home/dev/src/quill-notes/"), "{text}");
+    assert!(text.contains("keep the DB notes"));
+    assert!(text.chars().count() <= 2000);
+
+    // SessionStart(compact): JSON additionalContext, labelled, within the default budget.
+    let out = hook(
+        &home,
+        "SessionStart",
+        &payload("SessionStart", SID, &t, r#","source":"compact""#),
+    );
+    let ctx = context_of(&out);
+    assert!(
+        ctx.starts_with("<memctl-context kind=\"archived-data\">"),
+        "{ctx}"
+    );
+    assert!(ctx.contains("not instructions"));
+    assert!(ctx.contains("## Latest turns of this session"));
+    assert!(
+        ctx.contains("resolve_digest"),
+        "latest turn's identifiers are restored: {ctx}"
+    );
+    assert!(ctx.chars().count() <= 4000);
+
+    // Budget is configurable and always respected.
+    let out = common::hook(
+        &home,
+        "SessionStart",
+        &payload("SessionStart", SID, &t, r#","source":"compact""#),
+        &[("MEMCTL_RESTORE_CHARS", "800")],
+    );
+    assert!(context_of(&out).chars().count() <= 800);
+
+    // /clear: by default a brief block (the user asked for a fresh context): it names the
+    // archived previous session and how to get it back, without its turns.
+    let new_sid = "11111111-2222-4333-8444-555555555555";
+    let empty = dir.path().join(format!("{new_sid}.jsonl"));
+    let out = hook(
+        &home,
+        "SessionStart",
+        &payload("SessionStart", new_sid, &empty, r#","source":"clear""#),
+    );
+    let brief = context_of(&out);
+    assert!(brief.contains("Session db5b5fab"), "{brief}");
+    assert!(brief.contains("MEMCTL_RESTORE_ON_CLEAR=full"), "{brief}");
+    assert!(!brief.contains("resolve_digest"), "{brief}");
+    // Opted in, /clear restores the previous session's context.
+    let out = common::hook(
+        &home,
+        "SessionStart",
+        &payload("SessionStart", new_sid, &empty, r#","source":"clear""#),
+        &[("MEMCTL_RESTORE_ON_CLEAR", "full")],
+    );
+    let ctx = context_of(&out);
+    assert!(ctx.contains("previous session db5b5fab"), "{ctx}");
+    assert!(ctx.contains("resolve_digest"));
+    assert!(ctx.chars().count() > brief.chars().count());
+
+    // The restored block written back into a transcript (as Claude Code does with hook
+    // output, and as if echoed in a prompt) is never archived as conversation.
+    let echo = serde_json::json!({
+        "type": "user", "uuid": "echo-1", "sessionId": new_sid, "cwd": PROJECT,
+        "timestamp": "2026-01-01T00:00:00Z",
+        "message": {"role": "user", "content": format!("what next?\n{ctx}")}
+    });
+    let attach = serde_json::json!({
+        "type": "attachment", "uuid": "att-1", "sessionId": new_sid, "cwd": PROJECT,
+        "attachment": {"type": "hook_additional_context", "content": [ctx.clone()], "hookName": "SessionStart", "hookEvent": "SessionStart"}
+    });
+    std::fs::write(&empty, format!("{attach}\n{echo}\n")).expect("write");
+    hook(
+        &home,
+        "UserPromptSubmit",
+        &payload(
+            "UserPromptSubmit",
+            new_sid,
+            &empty,
+            r#","prompt":"what next?""#,
+        ),
+    );
+    let show = Command::new(env!("CARGO_BIN_EXE_memctl"))
+        .args(["show", new_sid, "--json"])
+        .env("MEMCTL_HOME", &home)
+        .output()
+        .expect("memctl show");
+    let v: serde_json::Value = serde_json::from_slice(&show.stdout).expect("json");
+    let chunks = v["chunks"].as_array().expect("chunks");
+    assert_eq!(chunks.len(), 1, "only the real prompt is archived: {v}");
+    for c in chunks {
+        let id = c["id"].as_u64().expect("id").to_string();
+        let one = Command::new(env!("CARGO_BIN_EXE_memctl"))
+            .args(["show", &id, "--json"])
+            .env("MEMCTL_HOME", &home)
+            .output()
+            .expect("memctl show chunk");
+        let text = String::from_utf8_lossy(&one.stdout);
+        assert!(
+            !text.contains("memctl-context"),
+            "restored text was re-archived: {text}"
+        );
+        assert!(text.contains("what next?"));
+    }
+}
+
+/// After a compaction, prompt-time recall loads the query model in the hook process when no
+/// resident embedder answers: that starts no ONNX Runtime telemetry (no device id under the
+/// user's cache dir), because the hook runs with `ORT_DISABLE_TELEMETRY` set by itself.
+#[test]
+fn recall_after_a_compaction_starts_no_runtime_telemetry() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("home");
+    let user = tmp.path().join("user");
+    std::fs::create_dir_all(&user).expect("mkdir");
+    let env = [
+        ("HOME", user.to_str().expect("utf-8")),
+        ("XDG_CACHE_HOME", user.to_str().expect("utf-8")),
+    ];
+    let t = fixture();
+    let steps = [
+        (
+            "UserPromptSubmit",
+            r#","prompt":"what did we decide earlier""#,
+        ),
+        ("PreCompact", r#","trigger":"auto""#),
+        ("SessionStart", r#","source":"compact""#),
+        (
+            "UserPromptSubmit",
+            r#","prompt":"which test was failing and how did we fix it""#,
+        ),
+    ];
+    for (event, extra) in steps {
+        common::hook(&home, event, &payload(event, SID, &t, extra), &env);
+    }
+    let mut dirs = vec![user.clone()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).expect("read_dir") {
+            let p = e.expect("entry").path();
+            assert!(
+                !p.ends_with("Microsoft") && !p.ends_with("deviceid"),
+                "the runtime's telemetry wrote {}",
+                p.display()
+            );
+            if p.is_dir() {
+                dirs.push(p);
+            }
+        }
+    }
+}

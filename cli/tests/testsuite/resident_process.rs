@@ -1,0 +1,215 @@
+//! The resident query embedder and the deferred prompt archive, as hooks use them: real
+//! binaries, the real model, real redb files.
+//!
+//! - `memctl embedder` serves prompt vectors over its socket, one per data dir, and goes away by
+//!   itself (idle, or its socket removed);
+//! - after a compaction, the first recalling UserPromptSubmit embeds in process and starts the
+//!   embedder; later ones get their vector from it (the log says which);
+//! - an uncompacted session's UserPromptSubmit opens no store: a detached
+//!   `memctl ingest --background` archives the new turns a moment later.
+
+use crate::common;
+
+use common::{PROJECT, SID, fixture};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn wait_for(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !ok() {
+        assert!(t0.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn start_embedder(home: &Path, idle_secs: &str) -> Child {
+    std::fs::create_dir_all(home).expect("data dir");
+    Command::new(env!("CARGO_BIN_EXE_memctl"))
+        .args(["embedder"])
+        .env("MEMCTL_HOME", home)
+        .env("MEMCTL_RESIDENT_IDLE_SECS", idle_secs)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn memctl embedder")
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[test]
+fn one_embedder_per_data_dir_answers_with_the_model_and_exits_when_idle() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let sock = memctl_engine::resident::socket_path(&home);
+    let mut server = start_embedder(&home, "3");
+    wait_for("the embedder's socket", Duration::from_secs(60), || {
+        sock.exists()
+    });
+
+    // A second one exits at once and says why.
+    let second = common::memctl(&home, &["embedder"], b"", &[]);
+    assert_eq!(second.status.code(), Some(0), "{second:?}");
+    assert!(
+        String::from_utf8_lossy(&second.stdout).contains("already runs"),
+        "{second:?}"
+    );
+
+    // Its vectors are the model's: the same text embedded here agrees.
+    let text = "which host do the reporting queries go to now?";
+    let (id, served) =
+        memctl_engine::resident::embed_query(&home, text, Duration::from_secs(5)).expect("served");
+    assert_eq!(served.len(), 384);
+    let onnx = memctl_engine::embed::OnnxConfig::from_settings(
+        &memctl_engine::Settings::load(std::env::vars_os()).settings,
+    );
+    let local = memctl_engine::embed::OnnxEmbedder::load(&onnx).expect("model");
+    use memctl_engine::embed::Embedder as _;
+    assert_eq!(&id, local.id(), "the same embedding space");
+    let mine = local.embed_batch(&[text]).expect("embed").remove(0);
+    let cos = cosine(&served, &mine);
+    assert!(cos > 0.999, "cosine {cos}");
+
+    // Idle for 3 s: it exits by itself and removes its socket.
+    wait_for("the idle embedder to exit", Duration::from_secs(30), || {
+        matches!(server.try_wait(), Ok(Some(_)))
+    });
+    assert!(!sock.exists(), "socket removed on exit");
+    assert!(matches!(
+        memctl_engine::resident::embed_query(&home, text, Duration::from_millis(100)),
+        Err(memctl_engine::resident::ResidentError::NotRunning { .. })
+    ));
+}
+
+#[test]
+fn an_embedder_whose_socket_is_removed_exits() {
+    // The data dir deleted under a running embedder (a test's temp dir, a user's `rm -rf`).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let sock = memctl_engine::resident::socket_path(&home);
+    let mut server = start_embedder(&home, "600");
+    wait_for("the embedder's socket", Duration::from_secs(60), || {
+        sock.exists()
+    });
+    std::fs::remove_file(&sock).expect("remove socket");
+    wait_for("the embedder to notice", Duration::from_secs(10), || {
+        matches!(server.try_wait(), Ok(Some(_)))
+    });
+}
+
+fn payload(event: &str, transcript: &Path, extra: &str) -> Vec<u8> {
+    format!(
+        r#"{{"session_id":"{SID}","transcript_path":"{}","cwd":"{PROJECT}","hook_event_name":"{event}"{extra}}}"#,
+        transcript.display()
+    )
+    .into_bytes()
+}
+
+fn archived_turns(home: &Path) -> u64 {
+    let out = common::memctl(home, &["sessions", "--json"], b"", &[]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .find(|s| s["session_id"] == SID)
+        .and_then(|s| s["turns"].as_u64())
+        .unwrap_or(0)
+}
+
+#[test]
+fn prompts_of_an_uncompacted_session_are_archived_by_a_detached_ingest() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let t = dir.path().join(format!("{SID}.jsonl"));
+    std::fs::copy(fixture(), &t).expect("copy fixture");
+    let out = common::hook(
+        &home,
+        "UserPromptSubmit",
+        &payload("UserPromptSubmit", &t, r#","prompt":"go on""#),
+        &[("MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE", "0")],
+    );
+    assert!(out.stdout.is_empty(), "nothing to say: {out:?}");
+    wait_for("the detached archive", Duration::from_secs(60), || {
+        archived_turns(&home) > 0
+    });
+    // The same turns as an inline archive stores.
+    let inline = dir.path().join("inline");
+    let direct = common::memctl(
+        &inline,
+        &["ingest", "--no-embed", "--quiet", &t.display().to_string()],
+        b"",
+        &[],
+    );
+    assert!(direct.status.success(), "{direct:?}");
+    wait_for("all turns", Duration::from_secs(60), || {
+        archived_turns(&home) == archived_turns(&inline)
+    });
+}
+
+#[test]
+fn recall_starts_the_embedder_and_then_uses_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let t = dir.path().join(format!("{SID}.jsonl"));
+    std::fs::copy(fixture(), &t).expect("copy fixture");
+    let env = [
+        ("MEMCTL_RESIDENT", "1"),
+        ("MEMCTL_RESIDENT_IDLE_SECS", "20"),
+        ("MEMCTL_LOG", "info"),
+    ];
+    // Archive, then compact: the session lost context, recall is on from the next prompt.
+    common::hook(
+        &home,
+        "PreCompact",
+        &payload("PreCompact", &t, r#","trigger":"manual""#),
+        &env,
+    );
+    common::hook(
+        &home,
+        "SessionStart",
+        &payload("SessionStart", &t, r#","source":"compact""#),
+        &env,
+    );
+    let sock = memctl_engine::resident::socket_path(&home);
+    wait_for(
+        "the embedder started by SessionStart",
+        Duration::from_secs(60),
+        || sock.exists(),
+    );
+    let prompt = r#","prompt":"how did we end up resolving the image digest in the build?""#;
+    common::hook(
+        &home,
+        "UserPromptSubmit",
+        &payload("UserPromptSubmit", &t, prompt),
+        &env,
+    );
+    let log = std::fs::read_to_string(home.join("logs/memctl.log")).expect("log");
+    let recall_lines: Vec<&str> = log.lines().filter(|l| l.contains("recall")).collect();
+    assert!(
+        recall_lines
+            .iter()
+            .any(|l| l.contains("embedded_by=Resident")),
+        "the prompt vector came from the resident embedder: {recall_lines:#?}"
+    );
+    std::fs::remove_file(&sock).expect("stop the embedder");
+}
+
+#[test]
+fn an_embedder_never_recreates_a_deleted_data_dir() {
+    // A hook starts the embedder detached; the data dir may be gone by the time it runs (a
+    // test's temp dir). It must exit, not re-create the dir and idle there for 15 minutes.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("gone");
+    for args in [&["embedder"][..], &["embedder", "--background"][..]] {
+        let out = common::memctl(&home, args, b"", &[]);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("does not exist"),
+            "{out:?}"
+        );
+        assert!(!home.exists(), "{args:?}: the data dir was re-created");
+    }
+}
