@@ -44,6 +44,8 @@ pub mod settings;
 pub mod store;
 pub mod summary;
 pub mod swap;
+#[cfg(target_os = "linux")]
+mod sys;
 pub mod telemetry;
 #[cfg(feature = "testing")]
 pub mod testing;

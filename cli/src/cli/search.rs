@@ -134,12 +134,16 @@ pub(super) fn search(
         };
         req.projects = vec![project];
     }
-    // Chunks archived by hooks wait for the background embedder. A search never embeds them
+    // Chunks archived by hooks wait for the resident service. A search never embeds them
     // itself (the first search after a 5,000-turn backlog took 91 s): it answers
     // at once, pending chunks found by their words and hash vectors, says how many wait, and
-    // starts the background embedder when none runs.
+    // has the resident service embed them.
     let pending = engine.pending_count()?;
-    if pending > 0 && req.mode != SearchMode::Lexical && settings.embed.background {
+    if pending > 0
+        && req.mode != SearchMode::Lexical
+        && settings.embed.background
+        && !engine.options().model_disabled
+    {
         start_background_embedder(engine.data_dir());
     }
     if let Some(file) = &a.queries {
@@ -260,24 +264,10 @@ fn marked(line: &str, query: &str, bold: bool) -> String {
     s
 }
 
-/// Start `memctl embed-pending --background` unless an embedder already runs; only from the
-/// `memctl` binary itself (a test harness calling the CLI in-process is not).
+/// Have the resident service embed the pending chunks (see
+/// [`crate::background::wake_service`]).
 fn start_background_embedder(data_dir: &std::path::Path) {
-    if memctl_hooks::background::embedder_running(data_dir) {
-        return;
-    }
-    let Some(me) = std::env::current_exe()
-        .ok()
-        .filter(|p| p.file_stem().is_some_and(|n| n == "memctl"))
-    else {
-        return;
-    };
-    memctl_hooks::background::spawn_detached(
-        &me,
-        &["embed-pending", "--background"],
-        None,
-        Some(data_dir),
-    );
+    crate::background::wake_service(data_dir);
 }
 
 #[derive(serde::Deserialize)]
