@@ -169,7 +169,10 @@ fn burst(opts: &EngineOptions, signals: &Bulk) -> Result<usize> {
     loop {
         signals.yield_to_queries();
         let round = Instant::now();
-        let n = engine.embed_pending(BATCH)?;
+        let n = {
+            let _batch = signals.batch_started();
+            engine.embed_pending(BATCH)?
+        };
         if n == 0 {
             if idle_since.elapsed() >= KEEP_ALIVE {
                 return Ok(done);

@@ -238,13 +238,14 @@ const SERVICE_ENV: &[(&str, &str)] = &[
     ("MEMCTL_LOG", "debug"),
 ];
 
-/// Wait until every archived chunk has its model vector; returns the pid that embedded them
-/// (from the progress record), checked to be the resident service while it still runs.
-fn wait_embedded_by_the_service(home: &Path) -> u64 {
+/// Wait until more than `chunks` chunks are archived and every one has its model vector;
+/// returns the pid that embedded them (from the progress record), checked to be the resident
+/// service while it still runs.
+fn wait_embedded_by_the_service(home: &Path, chunks: u64) -> u64 {
     let mut last = serde_json::Value::Null;
-    wait_for("the service to embed", Duration::from_secs(120), || {
+    wait_for("the service to embed", Duration::from_secs(300), || {
         last = status(home);
-        last["chunks"].as_u64().unwrap_or(0) > 0
+        last["chunks"].as_u64().unwrap_or(0) > chunks
             && last["pending"].as_u64() == Some(0)
             && last["background"]["embedded"].as_u64().unwrap_or(0) > 0
     });
@@ -280,7 +281,7 @@ fn the_service_embeds_what_an_archive_left_pending_and_a_killed_one_is_replaced(
         assert!(out.stdout.is_empty(), "nothing to recall: {out:?}");
     };
     prompt("go on");
-    let first = wait_embedded_by_the_service(&home);
+    let first = wait_embedded_by_the_service(&home, 0);
     let sock = memctl_engine::resident::socket_path(&home);
     assert!(sock.exists(), "the service listens");
 
@@ -297,7 +298,7 @@ fn the_service_embeds_what_an_archive_left_pending_and_a_killed_one_is_replaced(
     let before = status(&home)["chunks"].as_u64().expect("chunks");
     std::fs::write(&t, format!("{}\n", lines.join("\n"))).expect("the whole session");
     prompt("and now?");
-    let second = wait_embedded_by_the_service(&home);
+    let second = wait_embedded_by_the_service(&home, before);
     assert_ne!(second, first, "a new service embedded the new chunks");
     let after = status(&home);
     assert!(
@@ -321,7 +322,7 @@ fn a_query_is_answered_while_the_service_embeds_a_backlog() {
     let sock = memctl_engine::resident::socket_path(&home);
     // The bulk thread's first batch is recorded: it is embedding the backlog now.
     let progress = home.join(memctl_hooks::progress::FILE);
-    wait_for("the first batch", Duration::from_secs(120), || {
+    wait_for("the first batch", Duration::from_secs(300), || {
         common::assert_running(&mut service, "the service ended early");
         progress.exists() && sock.exists()
     });
@@ -341,7 +342,7 @@ fn a_query_is_answered_while_the_service_embeds_a_backlog() {
         assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
     }
     // The backlog goes on to the end, in the same process.
-    wait_for("the backlog", Duration::from_secs(120), || {
+    wait_for("the backlog", Duration::from_secs(300), || {
         status(&home)["pending"].as_u64() == Some(0)
     });
     let b = status(&home)["background"].clone();
@@ -360,7 +361,7 @@ fn embed_pending_in_the_foreground_leaves_the_work_to_a_busy_service() {
     let home = common::home_with_pending(dir.path());
     let mut service = common::spawn_service(&home, "20");
     let progress = home.join(memctl_hooks::progress::FILE);
-    wait_for("the first batch", Duration::from_secs(120), || {
+    wait_for("the first batch", Duration::from_secs(300), || {
         common::assert_running(&mut service, "the service ended early");
         progress.exists()
     });

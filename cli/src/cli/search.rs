@@ -139,12 +139,8 @@ pub(super) fn search(
     // at once, pending chunks found by their words and hash vectors, says how many wait, and
     // has the resident service embed them.
     let pending = engine.pending_count()?;
-    if pending > 0
-        && req.mode != SearchMode::Lexical
-        && settings.embed.background
-        && !engine.options().model_disabled
-    {
-        start_background_embedder(engine.data_dir());
+    if pending > 0 && req.mode != SearchMode::Lexical && settings.embed.background {
+        start_background_embedder(&engine);
     }
     if let Some(file) = &a.queries {
         return search_batch(&engine, &req, file, a.all_projects, out);
@@ -265,9 +261,11 @@ fn marked(line: &str, query: &str, bold: bool) -> String {
 }
 
 /// Have the resident service embed the pending chunks (see
-/// [`crate::background::wake_service`]).
-fn start_background_embedder(data_dir: &std::path::Path) {
-    crate::background::wake_service(data_dir);
+/// [`crate::background::wake_service`]); not without a model (it would refuse to start).
+fn start_background_embedder(engine: &memctl_engine::Engine) {
+    if !engine.options().model_disabled {
+        crate::background::wake_service(engine.data_dir());
+    }
 }
 
 #[derive(serde::Deserialize)]

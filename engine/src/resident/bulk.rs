@@ -25,9 +25,23 @@ struct Shared {
     woken: Mutex<bool>,
     wake: Condvar,
     queries: AtomicUsize,
+    /// Batches running now (0 or 1): the service is not idle while one runs, however long.
+    batches: AtomicUsize,
     /// Milliseconds since `epoch` of the last request or bulk batch.
     last: AtomicU64,
     epoch: Instant,
+}
+
+/// Marks a bulk batch as running until dropped.
+#[derive(Debug)]
+pub struct BatchGuard<'a>(&'a Bulk);
+
+impl Drop for BatchGuard<'_> {
+    fn drop(&mut self) {
+        // No `touch`: a batch that found nothing to embed is no activity (the bulk thread
+        // touches when it embedded something).
+        self.0.shared.batches.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Marks a query as being answered until dropped.
@@ -55,6 +69,7 @@ impl Bulk {
                 woken: Mutex::new(false),
                 wake: Condvar::new(),
                 queries: AtomicUsize::new(0),
+                batches: AtomicUsize::new(0),
                 last: AtomicU64::new(0),
                 epoch: Instant::now(),
             }),
@@ -100,14 +115,24 @@ impl Bulk {
         start.elapsed()
     }
 
+    /// A bulk batch runs until the guard drops: the service does not idle out meanwhile (a
+    /// batch at nice 19 on a busy machine may take longer than the idle limit).
+    pub fn batch_started(&self) -> BatchGuard<'_> {
+        self.shared.batches.fetch_add(1, Ordering::AcqRel);
+        BatchGuard(self)
+    }
+
     /// Record activity now (a request answered, a batch embedded).
     pub fn touch(&self) {
         let ms = self.shared.epoch.elapsed().as_millis() as u64;
         self.shared.last.store(ms, Ordering::Relaxed);
     }
 
-    /// How long since the last activity.
+    /// How long since the last activity (zero while a batch runs).
     pub fn quiet_for(&self) -> Duration {
+        if self.shared.batches.load(Ordering::Acquire) > 0 {
+            return Duration::ZERO;
+        }
         self.shared
             .epoch
             .elapsed()
@@ -152,5 +177,22 @@ mod tests {
         t.join().expect("query");
         assert!(!b.query_in_flight());
         assert!(b.quiet_for() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn the_service_is_not_quiet_while_a_batch_runs() {
+        let b = Bulk::new();
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(b.quiet_for() >= Duration::from_millis(30));
+        let g = b.batch_started();
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(b.quiet_for(), Duration::ZERO);
+        drop(g);
+        assert!(
+            b.quiet_for() >= Duration::from_millis(60),
+            "an empty batch is no activity"
+        );
+        b.touch();
+        assert!(b.quiet_for() < Duration::from_millis(30));
     }
 }
