@@ -179,9 +179,8 @@ if [ -n "$big" ]; then
 fi
 
 # Bulk embedding on 1 and 2 threads (real chunks of the 500-turn transcript), and
-# UserPromptSubmit p50/p95 on a growing 500-turn session with no embedder vs a background
-# embedder busy on the biggest history's backlog (`embedder`: the hooks as shipped, which pause it
-# while they run; `embedder-nopause`: MEMCTL_HOOK_PAUSE_EMBEDDER=0).
+# UserPromptSubmit p50/p95 on a growing 500-turn session with no embedder vs the resident
+# service busy embedding the biggest history's backlog (`embedder`).
 ET="$OUT/embed_threads.jsonl"
 CT="$OUT/contention.jsonl"
 : > "$ET"; : > "$CT"
@@ -195,7 +194,7 @@ if [ -s "$sess" ]; then
     echo "bench: UserPromptSubmit with and without a running embedder (backlog n=$big)" >&2
     # 300 calls per mode in blocks of 20: at 100 calls, p95 is the 5th-worst call and one
     # scheduler tick moves it; each ratio comes with its 90 % bootstrap interval.
-    python3 scripts/bench_embedder_contention.py "$sess" "$OUT/t$big.jsonl" "$OUT/ct" "$CONTENTION_CALLS" "$RELEASE" --block "$CONTENTION_BLOCK" --gap "$CONTENTION_GAP" --burner --no-pause >> "$CT"
+    python3 scripts/bench_embedder_contention.py "$sess" "$OUT/t$big.jsonl" "$OUT/ct" "$CONTENTION_CALLS" "$RELEASE" --block "$CONTENTION_BLOCK" --gap "$CONTENTION_GAP" --burner >> "$CT"
   fi
 fi
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Whole-process UserPromptSubmit latency with no embedder running vs with a background
-embedder busy on a big backlog of pending chunks.
+"""Whole-process UserPromptSubmit latency with no embedder running vs with the resident
+service busy embedding a big backlog of pending chunks.
 
 usage: bench_embedder_contention.py <session.jsonl> <backlog.jsonl> <workdir> <calls> <bin dir>
-       [--block N] [--gap S] [--embedder <label>=<bin dir> ...] [--burner] [--stop-embedder]
-       [--no-pause] [--hook <label>=<bin dir> ...] [--phases] [--ag19]
+       [--block N] [--gap S] [--embedder <label>=<bin dir> ...] [--burner]
+       [--hook <label>=<bin dir> ...] [--phases] [--ag19]
 
 Setup (one MEMCTL_HOME): the backlog transcript (e.g. 5,000 turns) is archived with the
 background embedder off, so its chunks (thousands) wait for the model; the session transcript
@@ -16,10 +16,11 @@ Modes, in alternating blocks of `--block` calls (default 10) so that a drifting 
 both alike:
 - `idle`: nothing else of memctl runs;
 - `embedder` (or `embedder-<label>` per `--embedder`, to compare embedder builds in one run;
-  the hooks are always `<bin dir>`'s): `memctl embed-pending --background` runs (as the hooks start it: nice 19, idle
-  I/O class, at most cores - 1 threads: one here), started before the block and killed (by its
-  pid) after it; the script waits until it holds the embed lock and has loaded the model (the
-  progress file says it embedded) before the first call, and checks it still runs after.
+  the hooks are always `<bin dir>`'s): the resident service `memctl embedder --background`
+  runs (as the hooks start it; its bulk thread at nice 19, idle I/O class, at most cores - 1
+  threads: one here), started before the block and killed (by its pid) after it; the script
+  waits until its bulk thread has loaded its model and embedded a batch (the progress file
+  says so) before the first call, and checks it still runs after.
   Sessions as with the real client: Claude Code (2.1.330, seen in the e2e harness) starts every
   hook command in a new session, and the embedder stays in the session of the hook that
   started it; with autogroups (Linux, processes in the root CPU cgroup) the scheduler shares
@@ -31,23 +32,17 @@ timed on CLOCK_MONOTONIC (`time.monotonic_ns`) around fork/exec+wait4, then `--g
 reference mode, `burner`: instead of an embedder, a plain process that copies a 48 MiB buffer in a
 loop at nice 19 under SCHED_IDLE (the embedder's policy before), i.e. what any background job costs
 the hook on this machine, and `burner-slice`, the same under the embedder's policy now (SCHED_BATCH,
-nice 19, a 100 ms slice). `--stop-embedder` adds `embedder-stopped`: the embedder runs as in `embedder`
-but is frozen (SIGSTOP) around each hook call and resumed (SIGCONT) after it, i.e. what the
-hook would get if the embedder paused for it from before its start (the hook's own pause is
-off in that mode, or it would resume the embedder at its end). `embedder` runs the hooks as
-users get them: UserPromptSubmit pauses the embedder itself
-(`MEMCTL_HOOK_PAUSE_EMBEDDER`, default on) from its settings load until 5 ms after it has
-ended; `--no-pause` adds `embedder-nopause`, the same with that setting off; `--hook
-<label>=<dir>` adds `embedder-hook-<label>`, another build's hooks beside the same embedder.
+nice 19, a 100 ms slice). `--hook <label>=<dir>` adds `embedder-hook-<label>`, another build's
+hooks beside the same service.
 Prints one JSON
 line per mode: calls, p50, p95, max wall ms, and for every other mode the ratio of its p95 to
 idle's with a 90 % bootstrap interval (`p95_ratio_ci90`, seed printed) and how many calls saw
 the embedder still running.
 
 `--phases`: the hooks log at debug level, and each call is split at the hook's own clock
-readings (its "hook done" line: `started_mono_ns` on CLOCK_MONOTONIC, `paused_ms`, `ms`,
+readings (its "hook done" line: `started_mono_ns` on CLOCK_MONOTONIC, `ms`,
 `run_ms` / `wait_ms` of its main thread from `/proc/thread-self/schedstat`) into `to_main`
-(the caller's spawn to the hook's `main`: fork, exec, loader, runtime start), `main_to_pause`,
+(the caller's spawn to the hook's `main`: fork, exec, loader, runtime start),
 `main_to_end` and `end_to_return` (exit, the caller's wake-up), plus `main_thread_cpu` and
 `main_thread_wait` (time on a CPU and waiting for one, since the fork); one more JSON line per
 mode with p50 / p95 ms of each. `--ag19` adds `embedder-ag19`: the embedder's autogroup (its
@@ -85,13 +80,6 @@ if phases:
 ag19 = "--ag19" in args
 if ag19:
     args.remove("--ag19")
-if "--stop-embedder" in args:
-    args.remove("--stop-embedder")
-    embedders += [(m + "-stopped", d) for m, d in (embedders or [("embedder", None)])]
-if "--no-pause" in args:
-    args.remove("--no-pause")
-    running = [(m, d) for m, d in embedders if not m.endswith("-stopped")] or [("embedder", None)]
-    embedders += [(m + "-nopause", d) for m, d in running]
 if "--block" in args:
     i = args.index("--block")
     block = int(args[i + 1])
@@ -108,8 +96,8 @@ session_src, backlog_src, workdir, calls, bindir = (os.path.abspath(args[0]), os
 hook, memctl = os.path.join(bindir, "memctl-hook"), os.path.join(bindir, "memctl")
 embedders = [(m, d or bindir) for m, d in embedders]
 hook_of = {m: os.path.join(d, "memctl-hook") for m, d in other_hooks}
-if not embedders or all(m.endswith(("-stopped", "-nopause")) for m, _ in embedders):
-    embedders = [("embedder", bindir)] + embedders
+if not embedders:
+    embedders = [("embedder", bindir)]
 embedders += [(m, bindir) for m, _ in other_hooks]
 if ag19:
     embedders.append(("embedder-ag19", bindir))
@@ -196,7 +184,7 @@ def progress():
 
 
 LOG = os.path.join(home, "logs", "memctl.log")
-DONE = re.compile(r"hook done .*?ms=([0-9.]+) started_mono_ns=([0-9]+)(?: paused_ms=([0-9.]+))?"
+DONE = re.compile(r"hook done .*?ms=([0-9.]+) started_mono_ns=([0-9]+)"
                   r"(?: run_ms=([0-9.]+) wait_ms=([0-9.]+))?")
 log_at = [0]
 
@@ -224,25 +212,20 @@ def hook_phases(t0_ns, t1_ns):
         return None
     opt = lambda g: float(m.group(g)) if m.group(g) else None
     ms, start = float(m.group(1)), int(m.group(2))
-    return {"to_main": (start - t0_ns) / 1e6, "main_to_pause": opt(3), "main_to_end": ms,
-            "end_to_return": (t1_ns - start) / 1e6 - ms, "main_thread_cpu": opt(4),
-            "main_thread_wait": opt(5)}
+    return {"to_main": (start - t0_ns) / 1e6, "main_to_end": ms,
+            "end_to_return": (t1_ns - start) / 1e6 - ms, "main_thread_cpu": opt(3),
+            "main_thread_wait": opt(4)}
 
 
-def call(i, freeze=None, pause=True, hook_bin=None, mode=None):
+def call(i, hook_bin=None, mode=None):
     append_turn(i)
     if phases:
         new_log_text()  # skip what others logged since the last call
     # CLOCK_MONOTONIC, the clock of the hook's `started_mono_ns`.
     t0_ns = time.monotonic_ns()
-    if freeze is not None:
-        os.kill(freeze, signal.SIGSTOP)
-    extra = {} if pause else {"MEMCTL_HOOK_PAUSE_EMBEDDER": "0"}
     # A session of its own, as Claude Code (2.1.330) starts every hook command.
     r = subprocess.run([hook_bin or hook, "UserPromptSubmit"], input=payload(live, session), capture_output=True,
-                       env=env(**extra), cwd=workdir, start_new_session=True)
-    if freeze is not None:
-        os.kill(freeze, signal.SIGCONT)
+                       env=env(), cwd=workdir, start_new_session=True)
     t1_ns = time.monotonic_ns()
     wall = (t1_ns - t0_ns) / 1e6
     if r.returncode != 0:
@@ -282,8 +265,8 @@ while len(res["idle"]) < calls:
         proc.kill()
         proc.wait()
     for mode, ebin in embedders:
-        proc = subprocess.Popen([os.path.join(ebin, "memctl"), "embed-pending", "--background"],
-                                env=env(MEMCTL_BACKGROUND_EMBED="1"), cwd=workdir, stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen([os.path.join(ebin, "memctl"), "embedder", "--background"],
+                                env=env(MEMCTL_BACKGROUND_EMBED="1", MEMCTL_RESIDENT_IDLE_SECS="3600"), cwd=workdir, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                                 preexec_fn=autogroup_nice() if mode == "embedder-ag19" else None)
         # A build without the progress record: give it time to load the model instead.
@@ -297,10 +280,7 @@ while len(res["idle"]) < calls:
                     break
             time.sleep(0.05)
         for _ in range(block):
-            frozen = proc.pid if mode.endswith("-stopped") else None
-            # Frozen by this script: the hook must not resume it at its own end.
-            pause = frozen is None and not mode.endswith("-nopause")
-            res.setdefault(mode, []).append(call(i, frozen, pause, hook_of.get(mode), mode))
+            res.setdefault(mode, []).append(call(i, hook_of.get(mode), mode))
             i += 1
             if proc.poll() is None:
                 running_seen[mode] = running_seen.get(mode, 0) + 1
@@ -346,7 +326,7 @@ for mode in ["idle"] + [b for b, _ in BURNERS] + [m for m, _ in embedders]:
     if phases:
         rows = phase_rows.get(mode, [])
         out = {}
-        for k in ("to_main", "main_to_pause", "main_to_end", "end_to_return", "main_thread_cpu",
+        for k in ("to_main", "main_to_end", "end_to_return", "main_thread_cpu",
                   "main_thread_wait"):
             v = sorted(r[k] for r in rows if r[k] is not None)
             out[k] = [round(statistics.median(v), 2), round(p95_of(v), 2)] if v else None

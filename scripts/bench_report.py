@@ -182,8 +182,8 @@ if fa or sb or et or sp or ct:
     table("Search with every chunk pending (`scripts/bench_search_pending.py`)", sp,
           "Whole `memctl search --json` processes in hybrid mode; the background embedder is off.")
     table("UserPromptSubmit with and without a running embedder (`scripts/bench_embedder_contention.py`)", ct,
-          "Whole hook processes; one turn appended before each call. `embedder`: the hooks as shipped "
-          "(UserPromptSubmit pauses the embedder while it runs); `embedder-nopause`: that pause off.")
+          "Whole hook processes; one turn appended before each call. `embedder`: the resident "
+          "service busy embedding the backlog on its bulk thread.")
 
 loc = sorted(f for f in os.listdir(os.path.dirname(report) or ".") if f.startswith("locomo-") and f.endswith(".md") and "sweep" not in f)
 if loc:

@@ -46,6 +46,8 @@ pub(crate) mod spool;
 pub mod store;
 pub mod summary;
 pub mod swap;
+#[cfg(target_os = "linux")]
+mod sys;
 pub mod telemetry;
 #[cfg(feature = "testing")]
 pub mod testing;

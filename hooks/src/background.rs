@@ -1,6 +1,7 @@
-//! The detached processes a hook starts, and how a hook tells whether one runs: the
-//! background embedder (`memctl embed-pending --background`), the deferred archiver
-//! (`memctl ingest --background`), the team sync (`memctl sync --background`) and the end of an
+//! The detached processes a hook starts, and how a hook tells whether one runs: the resident
+//! service (`memctl embedder --background`: query embeddings and the embedding of pending
+//! chunks), the deferred archiver (`memctl ingest --background`), the team sync (`memctl sync
+//! --background`), the migration (`memctl migrate --background`) and the end of an
 //! interrupted forget (`memctl forget --finish`). A hook never waits for any of them; each
 //! holds a lock file in the data dir while it runs, so a hook checks without starting one.
 
@@ -42,18 +43,32 @@ pub fn team_sync_running(data_dir: &Path) -> bool {
         )
 }
 
-/// The data dir's embedder lock (`embed.lock`): one embedder of pending chunks at a time
-/// (`memctl embed-pending` and deferred archives share it). None when another holds it.
+/// The data dir's embedder lock (`embed.lock`): one embedder of pending chunks at a time (the
+/// resident service's bulk thread while it embeds, or a foreground `memctl embed-pending`).
+/// None when another holds it.
 pub fn embed_lock(data_dir: &Path) -> Result<Option<std::fs::File>> {
     let path = data_dir.join("embed.lock");
     memctl_engine::paths::try_lock_file(&path)
         .with_context(|| format!("locking {}", path.display()))
 }
 
-/// True when a background embedder holds the data dir's embed lock (it keeps watching for
-/// new chunks a while: a second one would only find the lock taken, after starting up).
+/// True when an embedder of pending chunks holds the data dir's embed lock (the resident
+/// service keeps it while it embeds and a while after, watching for new chunks).
 pub fn embedder_running(data_dir: &Path) -> bool {
     matches!(embed_lock(data_dir), Ok(None))
+}
+
+/// Have the resident service of `data_dir` embed pending chunks: tell a running one (one line
+/// into its socket, no wait), else start one with `memctl` (its bulk thread looks for pending
+/// chunks first; a second one started while one loads exits at once on the data dir's lock).
+pub fn wake_service(memctl: &Path, data_dir: &Path) {
+    match memctl_engine::resident::notify_pending(data_dir) {
+        Ok(()) => tracing::debug!("told the resident service about pending chunks"),
+        Err(e) => {
+            tracing::debug!(error = %e, "starting the resident service for pending chunks");
+            spawn_detached(memctl, &["embedder", "--background"], None, Some(data_dir));
+        }
+    }
 }
 
 /// Start `program <args> [path]` detached: own process group, no stdio; the caller never

@@ -9,9 +9,7 @@
 //! PostToolUse take `{"hookSpecificOutput":{"hookEventName":..,"additionalContext":..}}`;
 //! PreCompact / PostCompact / SessionEnd take plain text (JSON fails validation there).
 
-use memctl_engine::hooks::{
-    HookConfig, HookEffects, HookEvent, HookOutput, HookPayload, jobs, policy,
-};
+use memctl_engine::hooks::{HookConfig, HookEffects, HookOutput, HookPayload, jobs, policy};
 use memctl_engine::{Engine, EngineOptions, Settings};
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -82,13 +80,6 @@ pub fn main() -> ExitCode {
     let cwd = std::env::current_dir().ok();
     let loaded = Settings::load_layered(vars, cwd.as_deref());
     let settings = loaded.settings;
-    // A UserPromptSubmit named on the command line (as `memctl install` writes it) pauses
-    // the background embedder as soon as its data dir is known: everything from here on runs
-    // beside a stopped embedder. The stdin read below is the one wait outside the watchdog;
-    // the pause's guardian bounds it ([`crate::pause::LEASE`]).
-    let early_pause = (settings.hook.pause_embedder
-        && args.event.as_deref() == Some("UserPromptSubmit"))
-    .then(|| crate::pause::EmbedderPause::pause(&settings.data_dir));
     let logging = crate::logging::init_file(&settings.data_dir, settings.log.as_deref());
     if !logging {
         // No writable log file (read-only data dir): stderr reaches Claude Code's debug log,
@@ -119,25 +110,6 @@ pub fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
-    // The payload's type decides: a UserPromptSubmit whose command line named no event is
-    // paused now; a pause the command line asked for but the payload is not a prompt for
-    // ends here. Resumed before the store is opened (`run`), by its guardian once
-    // this process has ended, and on drop.
-    let is_prompt = matches!(payload.event, HookEvent::UserPromptSubmit { .. });
-    let pause = std::sync::Arc::new(match early_pause {
-        Some(p) if is_prompt => p,
-        Some(p) => {
-            p.resume();
-            crate::pause::EmbedderPause::none()
-        }
-        None if settings.hook.pause_embedder && is_prompt => {
-            crate::pause::EmbedderPause::pause(&settings.data_dir)
-        }
-        None => crate::pause::EmbedderPause::none(),
-    });
-    if let Some(pid) = pause.paused_pid() {
-        tracing::debug!(pid, "paused the background embedder");
-    }
     drop(raw);
     payload.fill_project_dir(settings.project_dir.as_deref());
     let deadline = started + policy::deadline(payload.event.kind(), settings.hook.deadline_ms);
@@ -146,18 +118,11 @@ pub fn main() -> ExitCode {
     let worker_payload = payload.clone();
     let worker_opts = opts.clone();
     let worker_cfg = cfg.clone();
-    let worker_pause = std::sync::Arc::clone(&pause);
     let spawned = std::thread::Builder::new()
         .name("memctl-hook".into())
         .spawn(move || {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                run(
-                    &worker_payload,
-                    worker_opts,
-                    &worker_cfg,
-                    deadline,
-                    &worker_pause,
-                )
+                run(&worker_payload, worker_opts, &worker_cfg, deadline)
             }));
             // The watchdog may have given up already; nobody to tell then.
             let _ = tx.send(r);
@@ -172,7 +137,7 @@ pub fn main() -> ExitCode {
         Err(e) => {
             tracing::warn!(error = %e, "no worker thread; running without a watchdog");
             Ok(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
-                || run(&payload, opts, &cfg, deadline, &pause),
+                || run(&payload, opts, &cfg, deadline),
             )))
         }
     };
@@ -195,15 +160,17 @@ pub fn main() -> ExitCode {
                 };
                 spawn_background(args, Some(t), home);
             }
-            // Not while an embedder runs (it keeps watching for new chunks a while): a second
-            // process would only find the lock taken, after starting up.
-            if fx.pending_embeds > 0
-                && settings.embed.background
-                && !crate::background::embedder_running(&data_dir)
-            {
-                spawn_background(&["embed-pending", "--background"], None, home);
-            }
-            if fx.start_resident {
+            // Chunks stored with hash vectors: the resident service embeds them (told if it
+            // runs, started if not). Never a process of its own: the service holds the model.
+            let wake = fx.pending_embeds > 0 && settings.embed.background && !opts_model_disabled;
+            if wake {
+                match memctl_binary() {
+                    Some(memctl) => crate::background::wake_service(&memctl, &data_dir),
+                    None => tracing::warn!(
+                        "memctl binary not found next to memctl-hook; chunks stay pending"
+                    ),
+                }
+            } else if fx.start_resident {
                 // Exits at once when one already runs for this data dir.
                 spawn_background(&["embedder", "--background"], None, home);
             }
@@ -278,10 +245,6 @@ pub fn main() -> ExitCode {
             Err(e) => tracing::warn!(error = %e, "writing hook output failed"),
         }
     }
-    // Explicitly: after a watchdog timeout the worker still holds a clone, so no drop would.
-    // Still paused (the no-store path): its guardian resumes it once this process has
-    // ended, so that the embedder does not slow the exit either.
-    pause.resume_after_exit();
     if logging && tracing::enabled!(tracing::Level::DEBUG) {
         // The main thread's time on a CPU and waiting for one, since the fork that made this
         // process (the kernel's schedstat): whether a slow call ran slowly or waited for a core.
@@ -290,9 +253,6 @@ pub fn main() -> ExitCode {
             event,
             ms = started.elapsed().as_secs_f64() * 1e3,
             started_mono_ns = started_mono,
-            paused_ms = pause
-                .stopped_at()
-                .map(|t| t.duration_since(started).as_secs_f64() * 1e3),
             run_ms,
             wait_ms,
             "hook done"
@@ -301,19 +261,16 @@ pub fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Open the engine with every store wait bounded by `deadline`, and handle the event. A
-/// paused embedder is resumed before the store is opened: stopped, it may hold the write lock.
+/// Open the engine with every store wait bounded by `deadline`, and handle the event.
 pub fn run(
     payload: &HookPayload,
     opts: EngineOptions,
     cfg: &HookConfig,
     deadline: Instant,
-    pause: &crate::pause::EmbedderPause,
 ) -> anyhow::Result<(HookOutput, HookEffects)> {
     if let Some(light) = memctl_engine::hooks::handle_without_store(payload, &opts.data_dir, cfg) {
         return Ok(light);
     }
-    pause.resume_before_store(&opts.data_dir);
     let data_dir = opts.data_dir.clone();
     let mut engine = Engine::open(opts)?;
     engine.set_deadline(deadline.checked_sub(STORE_RESERVE).unwrap_or(deadline));
@@ -367,18 +324,25 @@ fn job_needed(data_dir: &Path, kind: &str, file: &Path) -> bool {
 }
 
 /// Start `memctl <args> [path]` (the binary next to `memctl-hook`) detached, see
-/// [`crate::background::spawn_detached`]. (`embed-pending --background` exits at once when
-/// another embedder holds the lock; hooks start it only when `MEMCTL_BACKGROUND_EMBED` is on.)
+/// [`crate::background::spawn_detached`]. (`embedder --background` exits at once when
+/// another service holds the data dir's lock.)
 fn spawn_background(args: &[&str], path: Option<&Path>, data_dir: Option<&Path>) {
-    let Some(memctl) = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.parent().map(|d| d.join("memctl")))
-        .filter(|p| p.is_file())
-    else {
-        tracing::warn!("memctl binary not found next to memctl-hook; chunks stay pending");
+    let Some(memctl) = memctl_binary() else {
+        tracing::warn!(
+            ?args,
+            "memctl binary not found next to memctl-hook; not started"
+        );
         return;
     };
     crate::background::spawn_detached(&memctl, args, path, data_dir);
+}
+
+/// The `memctl` binary next to this `memctl-hook`.
+fn memctl_binary() -> Option<PathBuf> {
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join("memctl")))
+        .filter(|p| p.is_file())
 }
 
 /// `memctl-hook [--data-dir DIR] <Event>`: what `memctl install` writes. Parsing never fails

@@ -1,6 +1,6 @@
 //! The Claude Code side of memctl: the `memctl-hook` binary's logic ([`hook::main`]), the
 //! settings it installs ([`install`], [`plugin`]) and the small process plumbing a hook needs to
-//! start and check detached `memctl` processes ([`background`], [`progress`], [`pause`]).
+//! start and check detached `memctl` processes ([`background`], [`progress`]).
 //!
 //! This crate links the engine and nothing of the CLI's surfaces (MCP, viewer, team store):
 //! a hook runs on every prompt and starts in a few milliseconds. The `memctl` CLI
@@ -11,6 +11,5 @@ pub mod hook;
 pub mod install;
 pub mod logging;
 pub mod no_telemetry;
-pub mod pause;
 pub mod plugin;
 pub mod progress;

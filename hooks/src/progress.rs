@@ -1,10 +1,11 @@
-//! The background embedder's progress, for `memctl status`: a small JSON file in the data dir
-//! (`embed-progress.json`), rewritten atomically after every round of the embedder.
+//! The embedding of pending chunks' progress, for `memctl status`: a small JSON file in the
+//! data dir (`embed-progress.json`), rewritten atomically after every batch of the resident
+//! service's bulk thread.
 //!
 //! Why a file and not the store: the embedder writes it every few seconds, and a store commit
 //! costs fsyncs and the write lock the hooks wait for; `memctl status` must stay cheap and
 //! never take that lock. Whether the embedder still runs is not read from the file (a killed
-//! embedder leaves it behind) but from the embed lock it holds
+//! service leaves it behind) but from the embed lock it holds
 //! ([`crate::background::embedder_running`]).
 
 use serde::{Deserialize, Serialize};
@@ -16,10 +17,10 @@ pub const FILE: &str = "embed-progress.json";
 /// Largest progress file read (it is a few hundred bytes; anything bigger is not ours).
 const MAX_BYTES: u64 = 64 * 1024;
 
-/// One background embedder run, as last recorded.
+/// One burst of the bulk thread, as last recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Progress {
-    /// The embedder's process id.
+    /// The process id of the service that embeds.
     pub pid: u32,
     /// When it started (Unix seconds).
     pub started_at: i64,
@@ -31,10 +32,6 @@ pub struct Progress {
     pub busy_seconds: f64,
     /// Intra-op threads of its model.
     pub threads: usize,
-    /// Its start time in clock ticks since boot (Linux `/proc`): with `pid`, who may be
-    /// paused by a hook ([`crate::pause`]). None in records of earlier releases.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start_ticks: Option<u64>,
 }
 
 impl Progress {
@@ -48,7 +45,6 @@ impl Progress {
             embedded: 0,
             busy_seconds: 0.0,
             threads,
-            start_ticks: own_start_ticks(),
         }
     }
 
@@ -103,59 +99,9 @@ pub fn read(data_dir: &Path) -> Option<Progress> {
     }
 }
 
-/// This process's start time in clock ticks since boot (`/proc/self/stat` field 22): with
-/// the pid, an identity that survives pid reuse. None off Linux or when `/proc` is missing.
-pub fn own_start_ticks() -> Option<u64> {
-    #[cfg(target_os = "linux")]
-    {
-        start_ticks(std::process::id())
-    }
-    #[cfg(not(target_os = "linux"))]
-    None
-}
-
-/// The start time (clock ticks since boot) of process `pid`, from `/proc/<pid>/stat`.
-/// One `read` into a buffer: the line is a few hundred bytes (the name is at most 16), and
-/// `read_to_string` took six reads and a `statx` on this size-0 file (strace of a hook).
-#[cfg(target_os = "linux")]
-pub fn start_ticks(pid: u32) -> Option<u64> {
-    use std::io::Read;
-    let mut buf = [0u8; 1024];
-    let n = std::fs::File::open(format!("/proc/{pid}/stat"))
-        .ok()?
-        .read(&mut buf)
-        .ok()?;
-    parse_start_ticks(std::str::from_utf8(&buf[..n]).ok()?)
-}
-
-/// Field 22 of a `/proc/<pid>/stat` line. The command name (field 2) is in parentheses and
-/// may hold spaces and parentheses itself, so fields are counted after its *last* `)`.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-fn parse_start_ticks(stat: &str) -> Option<u64> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    // After the name: field 3 (state) is the first, so field 22 is the 20th.
-    rest.split_ascii_whitespace().nth(19)?.parse().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_start_time_is_field_22_even_with_parentheses_and_spaces_in_the_name() {
-        let fields_after_name: Vec<String> = (3..=52).map(|f| format!("{}", f * 10)).collect();
-        let line = format!("4242 (memctl (x) y) {}\n", fields_after_name.join(" "));
-        assert_eq!(parse_start_ticks(&line), Some(220));
-        assert_eq!(parse_start_ticks("4242 (memctl) S 1 2"), None);
-        assert_eq!(parse_start_ticks("garbage"), None);
-    }
-
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn this_process_has_a_start_time() {
-        let a = own_start_ticks().expect("start ticks");
-        assert_eq!(own_start_ticks(), Some(a));
-    }
 
     #[test]
     fn a_written_record_reads_back_and_gives_a_rate_and_eta() {
@@ -173,15 +119,15 @@ mod tests {
     }
 
     #[test]
-    fn a_record_of_an_earlier_release_without_start_ticks_still_reads() {
+    fn a_record_of_an_earlier_release_with_start_ticks_still_reads() {
         let d = tempfile::tempdir().expect("tempdir");
         std::fs::write(
             path(d.path()),
-            br#"{"pid":7,"started_at":1,"updated_at":2,"embedded":3,"busy_seconds":1.5,"threads":2}"#,
+            br#"{"pid":7,"started_at":1,"updated_at":2,"embedded":3,"busy_seconds":1.5,"threads":2,"start_ticks":99}"#,
         )
         .expect("write");
         let back = read(d.path()).expect("record");
-        assert_eq!((back.pid, back.embedded, back.start_ticks), (7, 3, None));
+        assert_eq!((back.pid, back.embedded), (7, 3));
     }
 
     #[test]

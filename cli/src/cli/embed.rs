@@ -1,4 +1,6 @@
 //! `memctl embed-pending` and `memctl embedder`: model embedding outside the hooks' hot path.
+//! `memctl embedder` is the resident service of a data dir (see [`memctl_engine::resident`]);
+//! `memctl embed-pending` is the user's foreground run.
 
 use super::open;
 use anyhow::{Context, Result, bail};
@@ -12,10 +14,6 @@ pub struct EmbedPendingArgs {
     /// Stop after this many chunks.
     #[arg(long, default_value_t = 100_000)]
     pub limit: usize,
-    /// Run as the hooks' background embedder: exit at once when another one holds the lock,
-    /// log to the data dir's log file instead of stderr.
-    #[arg(long)]
-    pub background: bool,
     /// Print one JSON object: chunks, seconds, threads, and what the model computed (texts,
     /// tokens, padded cells, padding fraction), for benchmarks and scripts.
     #[arg(long)]
@@ -37,18 +35,15 @@ pub(super) fn embed_pending(
 ) -> Result<()> {
     memctl_engine::paths::ensure_private_dir(&opts.data_dir)?;
     let Some(_lock) = memctl_hooks::background::embed_lock(&opts.data_dir)? else {
+        // The resident service's bulk thread (or another `embed-pending`) is at it.
+        let _ = memctl_engine::resident::notify_pending(&opts.data_dir);
         writeln!(out, "another embedder is running")?;
         return Ok(());
     };
     let threads = opts.onnx.intra_threads;
     let engine = open(opts)?;
     let started = std::time::Instant::now();
-    let n = if a.background {
-        memctl_engine::embed::lower_priority();
-        crate::background::keep_embedding(&engine, a.limit, crate::background::KEEP_ALIVE)
-    } else {
-        engine.embed_pending(a.limit)?
-    };
+    let n = engine.embed_pending(a.limit)?;
     let seconds = started.elapsed().as_secs_f64();
     tracing::info!(chunks = n, seconds, threads, "embedded pending chunks");
     if a.json {
@@ -73,12 +68,17 @@ pub(super) fn embed_pending(
     Ok(())
 }
 
-/// `memctl embedder`: serve until idle (the process exits from the server's watchdog).
+/// `memctl embedder`: serve until idle (the process exits from the server's watchdog), with
+/// the bulk thread embedding pending chunks unless `MEMCTL_BACKGROUND_EMBED` is off.
 pub(super) fn embedder(opts: &EngineOptions, s: &Settings, out: &mut dyn Write) -> Result<()> {
     if opts.model_disabled {
         bail!("the resident embedder needs the model (MEMCTL_EMBEDDER=hash is set)");
     }
-    match memctl_engine::resident::serve(&opts.data_dir, &opts.onnx, &s.resident)
+    let bulk = s
+        .embed
+        .background
+        .then(|| crate::background::bulk_embedder(opts.clone().for_background(s)));
+    match memctl_engine::resident::serve(&opts.data_dir, &opts.onnx, &s.resident, bulk)
         .context("resident embedder")?
     {
         memctl_engine::resident::ServeEnd::AlreadyRunning => {

@@ -73,10 +73,11 @@ pub enum Command {
     /// Check the store: redb's integrity check and every cross-table rule (exits 1 when one
     /// is broken).
     Check(CheckArgs),
-    /// Embed chunks stored without a model vector (run in the background by hooks).
+    /// Embed chunks stored without a model vector now, in this process (the resident service
+    /// does it in the background; when it is embedding, this tells it and returns).
     EmbedPending(EmbedPendingArgs),
-    /// Keep the model loaded and embed prompts for hooks over a Unix socket (started by hooks
-    /// when a session lost context; exits when idle).
+    /// The resident service: keep the model loaded, embed prompts for hooks over a Unix
+    /// socket and pending chunks at the lowest priority (started by hooks; exits when idle).
     Embedder(EmbedderArgs),
     /// Tool outputs stored whole by the PostToolUse hook: list, show, search, prune.
     #[command(subcommand)]
@@ -133,7 +134,7 @@ pub fn main() -> ExitCode {
     );
     let cwd = std::env::current_dir().ok();
     let loaded = Settings::load_layered(std::env::vars_os(), cwd.as_deref());
-    // Started by a hook (`embed-pending --background`) or by Claude Code (`statusline`):
+    // Started by a hook (`embedder --background`) or by Claude Code (`statusline`):
     // these behave like hooks, a bad setting is logged and keeps its default.
     let background = std::env::args().any(|a| a == "--background");
     // The MCP server's stdout is the protocol and its stderr goes to Claude Code's debug log:
@@ -158,16 +159,9 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    // A hook killed while it had paused the background embedder left it stopped (maybe
-    // holding the store's write lock): a command the user runs lets it go on first
-    // (`memctl_hooks::pause`). Not the ones that run beside hooks: `--background` ones (hooks start
-    // them a moment before they exit) and `statusline` (Claude Code runs it at each prompt)
-    // would cut a running hook's pause short.
+    // Run beside hooks: `--background` ones (started by hooks) and `statusline` (Claude Code
+    // runs it at each prompt).
     let beside_hooks = background || matches!(cli.command, Command::Statusline(_));
-    if !beside_hooks {
-        let data_dir = cli.data_dir.as_ref().unwrap_or(&loaded.settings.data_dir);
-        memctl_hooks::pause::resume_recorded(data_dir);
-    }
     let lenient = beside_hooks || matches!(cli.command, Command::Mcp);
     for v in &loaded.unknown {
         if background {
@@ -307,9 +301,6 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
         Command::Check(a) => {
             existing_data_dir(&opts)?;
             check::check(&opts.store_path(), &a, out)
-        }
-        Command::EmbedPending(a) if a.background => {
-            embed::embed_pending(opts.for_background(s), a, out)
         }
         Command::EmbedPending(a) => embed::embed_pending(opts.for_bulk(s), a, out),
         Command::Embedder(_) => embed::embedder(&opts, s, out),

@@ -79,13 +79,13 @@ pub(super) fn search(
     out: &mut dyn Write,
 ) -> Result<()> {
     let mut req = request(&engine, &a)?;
-    // Chunks archived by hooks wait for the background embedder. A search never embeds them
+    // Chunks archived by hooks wait for the resident service. A search never embeds them
     // itself (the first search after a 5,000-turn backlog took 91 s): it answers
     // at once, pending chunks found by their words and hash vectors, says how many wait, and
-    // starts the background embedder when none runs.
+    // has the resident service embed them.
     let pending = engine.pending_count()?;
     if pending > 0 && req.mode != SearchMode::Lexical && settings.embed.background {
-        start_background_embedder(engine.data_dir());
+        start_background_embedder(&engine);
     }
     if let Some(file) = &a.queries {
         return search_batch(&engine, &req, file, a.all_projects, out);
@@ -281,24 +281,12 @@ fn marked(line: &str, query: &str, bold: bool) -> String {
     s
 }
 
-/// Start `memctl embed-pending --background` unless an embedder already runs; only from the
-/// `memctl` binary itself (a test harness calling the CLI in-process is not).
-fn start_background_embedder(data_dir: &std::path::Path) {
-    if memctl_hooks::background::embedder_running(data_dir) {
-        return;
+/// Have the resident service embed the pending chunks (see
+/// [`crate::background::wake_service`]); not without a model (it would refuse to start).
+fn start_background_embedder(engine: &memctl_engine::Engine) {
+    if !engine.options().model_disabled {
+        crate::background::wake_service(engine.data_dir());
     }
-    let Some(me) = std::env::current_exe()
-        .ok()
-        .filter(|p| p.file_stem().is_some_and(|n| n == "memctl"))
-    else {
-        return;
-    };
-    memctl_hooks::background::spawn_detached(
-        &me,
-        &["embed-pending", "--background"],
-        None,
-        Some(data_dir),
-    );
 }
 
 #[derive(serde::Deserialize)]

@@ -54,7 +54,8 @@ pub struct StatusReport {
     pub session: Option<Option<SessionReport>>,
 }
 
-/// The background embedder's state (`memctl embed-pending`, or a hook's deferred archive).
+/// The embedding of pending chunks (the resident service's bulk thread, or a foreground
+/// `memctl embed-pending`).
 #[derive(Debug, Serialize)]
 pub struct Background {
     /// Whether an embedder holds the data dir's embed lock now.

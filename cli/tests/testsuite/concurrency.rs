@@ -142,7 +142,6 @@ fn eight_processes_lose_and_duplicate_nothing() {
 const BURST_ENV: &[(&str, &str)] = &[
     ("MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE", "0"),
     ("MEMCTL_LOG", "debug"),
-    ("MEMCTL_HOOK_PAUSE_EMBEDDER", "0"),
 ];
 
 fn prompt(home: &Path, transcript: &Path, k: usize) {

@@ -8,7 +8,6 @@
 mod common;
 mod concurrency;
 mod config_process;
-mod embedder_pause;
 mod export_process;
 mod faults;
 mod filters_cli;

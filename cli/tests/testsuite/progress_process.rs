@@ -32,8 +32,8 @@ fn status_shows_a_running_embedder_its_progress_and_the_end_of_the_run() {
     let text = String::from_utf8_lossy(&text.stdout).to_string();
     assert!(text.contains("background: no embedder running"), "{text}");
 
-    let mut child = common::spawn_background_embedder(&home);
-    let give_up = Instant::now() + Duration::from_secs(120);
+    let mut child = common::spawn_service(&home, "3");
+    let give_up = Instant::now() + Duration::from_secs(300);
     // Status tests the embed lock by taking it for a moment: only once the embedder holds it
     // (it records its start right after) may status poll, or a starting embedder would find
     // the lock taken and leave.
@@ -68,6 +68,7 @@ fn status_shows_a_running_embedder_its_progress_and_the_end_of_the_run() {
     );
     assert!(text.contains("chunks/s"), "{text}");
 
+    // Idle 3 s after its last batch, the service exits by itself.
     let st = child.wait().expect("wait for the embedder");
     assert!(st.success(), "embedder: {st:?}");
     let after = status(&home);

@@ -1,8 +1,10 @@
-//! The resident query embedder and the deferred prompt archive, as hooks use them: real
-//! binaries, the real model, real redb files.
+//! The resident service and the deferred prompt archive, as hooks use them: real binaries,
+//! the real model, real redb files.
 //!
 //! - `memctl embedder` serves prompt vectors over its socket, one per data dir, and goes away by
 //!   itself (idle, or its socket removed);
+//! - it embeds the chunks an archive left pending on its bulk thread (no other process does),
+//!   answers queries while it does, and a killed one is replaced by the next hook;
 //! - after a compaction, the first recalling UserPromptSubmit embeds in process and starts the
 //!   embedder; later ones get their vector from it (the log says which);
 //! - an uncompacted session's UserPromptSubmit opens no store: a detached
@@ -212,4 +214,163 @@ fn an_embedder_never_recreates_a_deleted_data_dir() {
         );
         assert!(!home.exists(), "{args:?}: the data dir was re-created");
     }
+}
+
+fn status(home: &Path) -> serde_json::Value {
+    let out = common::memctl(home, &["status", "--json"], b"", &[]);
+    assert!(out.status.success(), "status: {out:?}");
+    serde_json::from_slice(&out.stdout).expect("status JSON")
+}
+
+/// The command line of process `pid` (empty when it is gone).
+fn cmdline(pid: u64) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+        .unwrap_or_default()
+}
+
+/// The hooks' settings for these tests: deferred archive, background embedding on, a service
+/// that idles out soon after the test.
+const SERVICE_ENV: &[(&str, &str)] = &[
+    ("MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE", "0"),
+    ("MEMCTL_BACKGROUND_EMBED", "1"),
+    ("MEMCTL_RESIDENT_IDLE_SECS", "20"),
+    ("MEMCTL_LOG", "debug"),
+];
+
+/// Wait until more than `chunks` chunks are archived and every one has its model vector;
+/// returns the pid that embedded them (from the progress record), checked to be the resident
+/// service while it still runs.
+fn wait_embedded_by_the_service(home: &Path, chunks: u64) -> u64 {
+    let mut last = serde_json::Value::Null;
+    wait_for("the service to embed", Duration::from_secs(300), || {
+        last = status(home);
+        last["chunks"].as_u64().unwrap_or(0) > chunks
+            && last["pending"].as_u64() == Some(0)
+            && last["background"]["embedded"].as_u64().unwrap_or(0) > 0
+    });
+    let pid = last["background"]["pid"]
+        .as_u64()
+        .expect("an embedder's pid");
+    let cmd = cmdline(pid);
+    assert!(
+        cmd.contains("embedder --background") && !cmd.contains("embed-pending"),
+        "the chunks were embedded by the resident service, not by {cmd:?}: {last}"
+    );
+    pid
+}
+
+#[test]
+fn the_service_embeds_what_an_archive_left_pending_and_a_killed_one_is_replaced() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let t = dir.path().join(format!("{SID}.jsonl"));
+    // The first half of the session now, the rest after the service is killed.
+    let all = std::fs::read_to_string(fixture()).expect("fixture");
+    let lines: Vec<&str> = all.lines().collect();
+    let half = lines.len() / 2;
+    std::fs::write(&t, format!("{}\n", lines[..half].join("\n"))).expect("first half");
+    let prompt = |text: &str| {
+        let extra = format!(r#","prompt":"{text}""#);
+        let out = common::hook(
+            &home,
+            "UserPromptSubmit",
+            &payload("UserPromptSubmit", &t, &extra),
+            SERVICE_ENV,
+        );
+        assert!(out.stdout.is_empty(), "nothing to recall: {out:?}");
+    };
+    prompt("go on");
+    let first = wait_embedded_by_the_service(&home, 0);
+    let sock = memctl_engine::resident::socket_path(&home);
+    assert!(sock.exists(), "the service listens");
+
+    // Killed mid-life: the next prompt falls back (exit 0, archive done) and starts another.
+    Command::new("kill")
+        .args(["-KILL", &first.to_string()])
+        .status()
+        .expect("kill");
+    wait_for("the killed service to go", Duration::from_secs(10), || {
+        !Path::new(&format!("/proc/{first}")).exists()
+            || std::fs::read_to_string(format!("/proc/{first}/stat"))
+                .is_ok_and(|s| s.contains(") Z "))
+    });
+    let before = status(&home)["chunks"].as_u64().expect("chunks");
+    std::fs::write(&t, format!("{}\n", lines.join("\n"))).expect("the whole session");
+    prompt("and now?");
+    let second = wait_embedded_by_the_service(&home, before);
+    assert_ne!(second, first, "a new service embedded the new chunks");
+    let after = status(&home);
+    assert!(
+        after["chunks"].as_u64().expect("chunks") > before,
+        "{after}"
+    );
+    assert_eq!(after["pending"].as_u64(), Some(0), "{after}");
+
+    // No embed-pending process was started by any hook or archiver.
+    let log = std::fs::read_to_string(home.join("logs/memctl.log")).expect("log");
+    assert!(!log.contains("embed-pending"), "{log}");
+    std::fs::remove_file(&sock).expect("stop the service");
+}
+
+#[test]
+fn a_query_is_answered_while_the_service_embeds_a_backlog() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = common::home_with_pending(dir.path());
+    let pending = status(&home)["pending"].as_u64().expect("pending");
+    let mut service = common::spawn_service(&home, "20");
+    let sock = memctl_engine::resident::socket_path(&home);
+    // The bulk thread's first batch is recorded: it is embedding the backlog now.
+    let progress = home.join(memctl_hooks::progress::FILE);
+    wait_for("the first batch", Duration::from_secs(300), || {
+        common::assert_running(&mut service, "the service ended early");
+        progress.exists() && sock.exists()
+    });
+    let left = status(&home)["pending"].as_u64().expect("pending");
+    assert!(
+        left > 0 && left < pending,
+        "mid-backlog: {left} of {pending}"
+    );
+    for text in [
+        "which port does the cache listen on?",
+        "why did the build fail?",
+    ] {
+        let t0 = Instant::now();
+        let (_, v) = memctl_engine::resident::embed_query(&home, text, Duration::from_secs(2))
+            .unwrap_or_else(|e| panic!("a query beside the bulk work: {e}"));
+        assert_eq!(v.len(), 384);
+        assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+    }
+    // The backlog goes on to the end, in the same process.
+    wait_for("the backlog", Duration::from_secs(300), || {
+        status(&home)["pending"].as_u64() == Some(0)
+    });
+    let b = status(&home)["background"].clone();
+    assert_eq!(b["pid"].as_u64(), Some(u64::from(service.id())), "{b}");
+    assert_eq!(b["embedded"].as_u64(), Some(pending), "{b}");
+    std::fs::remove_file(&sock).expect("stop the service");
+    let st = service.wait().expect("wait");
+    assert!(st.success(), "{st:?}");
+}
+
+#[test]
+fn embed_pending_in_the_foreground_leaves_the_work_to_a_busy_service() {
+    // One embedder of pending chunks at a time: the service's bulk thread holds the embed
+    // lock while it embeds; a user's `embed-pending` then says so and returns at once.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = common::home_with_pending(dir.path());
+    let mut service = common::spawn_service(&home, "20");
+    let progress = home.join(memctl_hooks::progress::FILE);
+    wait_for("the first batch", Duration::from_secs(300), || {
+        common::assert_running(&mut service, "the service ended early");
+        progress.exists()
+    });
+    let out = common::memctl(&home, &["embed-pending"], b"", &[]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("another embedder is running"),
+        "{out:?}"
+    );
+    std::fs::remove_file(memctl_engine::resident::socket_path(&home)).ok();
+    let _ = service.wait();
 }

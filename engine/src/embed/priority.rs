@@ -6,8 +6,7 @@
 //! UserPromptSubmit p95 doubled while it ran. At nice 19 the scheduler gives it
 //! what the foreground leaves; in the idle I/O class its reads and writes wait for the disk to
 //! be otherwise idle. Threads created afterwards (ONNX Runtime's intra-op pool) inherit all of
-//! it, so this is called before the model loads. Background processes also ignore SIGHUP
-//! (see below).
+//! it, so this is called before the model loads.
 //!
 //! The CPU policy: `SCHED_BATCH` with the longest custom slice (100 ms, Linux ≥ 6.12), else
 //! `SCHED_IDLE`. Why not `SCHED_IDLE` everywhere: Claude Code starts every hook in a session
@@ -31,32 +30,15 @@
 //! instead); only 6.18 was at hand to run it on. The wake-up rule and the group slice are
 //! from the kernel's `fair.c`, not measured apart.
 
-/// Lower this process's CPU and I/O priority (Linux; elsewhere only the nice value where the
-/// platform has one). Failures are logged, never fatal: a background job at normal priority
-/// still does its work.
-///
-/// The one `unsafe` of the crate (allowed here only): libc's `setpriority` and the raw
-/// `ioprio_set` syscall, which no safe crate of the workspace wraps; both take integers only.
-#[allow(unsafe_code)]
+/// Lower the calling thread's CPU and I/O priority (Linux; elsewhere only the nice value where
+/// the platform has one). On Linux every one of these settings is per thread: the resident
+/// service calls this on its bulk-embedding thread only, before that thread loads its model,
+/// so that ONNX Runtime's pool threads inherit it while the query thread keeps its priority.
+/// Failures are logged, never fatal: background work at normal priority still gets done.
 pub fn lower_priority() {
     #[cfg(unix)]
-    {
-        // SAFETY: setpriority on this process only; no memory is passed.
-        let rc = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 19) };
-        if rc != 0 {
-            tracing::debug!(error = %std::io::Error::last_os_error(), "setpriority failed");
-        }
-    }
-    #[cfg(unix)]
-    {
-        // A hook may pause the background embedder (SIGSTOP, `memctl-hooks`' `pause`). When
-        // the process group of a stopped process becomes orphaned (its parent, the hook that
-        // started it, exits), the kernel sends it SIGHUP then SIGCONT: ignored, it goes on.
-        // SAFETY: installs SIG_IGN (no handler code) for SIGHUP.
-        let prev = unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) };
-        if prev == libc::SIG_ERR {
-            tracing::debug!(error = %std::io::Error::last_os_error(), "SIGHUP not ignored");
-        }
+    if let Err(e) = rustix::process::setpriority_process(None, 19) {
+        tracing::debug!(error = %e, "setpriority failed");
     }
     #[cfg(target_os = "linux")]
     match sched::set_batch_long_slice() {
@@ -67,101 +49,25 @@ pub fn lower_priority() {
         }
     }
     #[cfg(target_os = "linux")]
-    {
-        // ioprio_set(IOPRIO_WHO_PROCESS, 0, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)); libc has
-        // the syscall number but no wrapper.
-        const IOPRIO_WHO_PROCESS: libc::c_long = 1;
-        const IOPRIO_CLASS_IDLE: libc::c_long = 3;
-        const IOPRIO_CLASS_SHIFT: u32 = 13;
-        // SAFETY: a syscall with integer arguments only, on this process.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_ioprio_set,
-                IOPRIO_WHO_PROCESS,
-                0 as libc::c_long,
-                IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT,
-            )
-        };
-        if rc != 0 {
-            tracing::debug!(error = %std::io::Error::last_os_error(), "ioprio_set failed");
-        }
+    if let Err(e) = crate::sys::ioprio_set_class(crate::sys::IOPRIO_CLASS_IDLE) {
+        tracing::debug!(error = %e, "ioprio_set failed");
     }
 }
 
-/// Linux's `sched_setattr` / `sched_getattr`, which libc exposes as syscall numbers only.
+/// The CPU policies, through `sched_setattr` ([`crate::sys`]).
 #[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
 pub(crate) mod sched {
+    use crate::sys::{SchedAttr, sched_getattr, sched_setattr};
+
     /// The slice asked for: the kernel's upper bound for a custom slice.
     pub(crate) const SLICE_NS: u64 = 100_000_000;
-
-    /// `struct sched_attr` (include/uapi/linux/sched/types.h), its first version
-    /// (`SCHED_ATTR_SIZE_VER0`); the kernel reads `size` to know which fields are present.
-    #[repr(C)]
-    #[derive(Debug, Default, Clone, Copy)]
-    pub(crate) struct SchedAttr {
-        pub size: u32,
-        pub policy: u32,
-        pub flags: u64,
-        pub nice: i32,
-        pub priority: u32,
-        pub runtime: u64,
-        pub deadline: u64,
-        pub period: u64,
-    }
-
-    /// The calling thread's attributes.
-    pub(crate) fn get() -> std::io::Result<SchedAttr> {
-        let mut attr = SchedAttr::default();
-        let size = std::mem::size_of::<SchedAttr>() as libc::c_uint;
-        // SAFETY: the kernel writes at most `size` bytes into `attr`, which lives across the
-        // call; pid 0 is the calling thread; flags must be 0.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_sched_getattr,
-                0 as libc::pid_t,
-                &mut attr as *mut SchedAttr,
-                size,
-                0 as libc::c_uint,
-            )
-        };
-        if rc == 0 {
-            Ok(attr)
-        } else {
-            Err(std::io::Error::last_os_error())
-        }
-    }
-
-    fn set(attr: &SchedAttr) -> std::io::Result<()> {
-        // SAFETY: the kernel reads `attr.size` bytes from `attr`, which lives across the call;
-        // pid 0 is the calling thread; flags must be 0.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_sched_setattr,
-                0 as libc::pid_t,
-                attr as *const SchedAttr,
-                0 as libc::c_uint,
-            )
-        };
-        if rc == 0 {
-            Ok(())
-        } else {
-            Err(std::io::Error::last_os_error())
-        }
-    }
 
     /// `SCHED_BATCH`, nice 19, a [`SLICE_NS`] slice; `Err` (and nothing kept but nice 19 and
     /// the batch policy, which [`set_idle`] replaces) when the kernel has no custom slices.
     pub(crate) fn set_batch_long_slice() -> Result<(), String> {
-        let attr = SchedAttr {
-            size: std::mem::size_of::<SchedAttr>() as u32,
-            policy: libc::SCHED_BATCH as u32,
-            nice: 19,
-            runtime: SLICE_NS,
-            ..SchedAttr::default()
-        };
-        set(&attr).map_err(|e| format!("sched_setattr: {e}"))?;
-        let got = get().map_err(|e| format!("sched_getattr: {e}"))?;
+        sched_setattr(&SchedAttr::new(libc::SCHED_BATCH, 19, SLICE_NS))
+            .map_err(|e| format!("sched_setattr: {e}"))?;
+        let got = sched_getattr().map_err(|e| format!("sched_getattr: {e}"))?;
         if got.policy == libc::SCHED_BATCH as u32 && got.runtime == SLICE_NS {
             Ok(())
         } else {
@@ -169,14 +75,10 @@ pub(crate) mod sched {
         }
     }
 
-    /// `SCHED_IDLE`: failures are logged only.
+    /// `SCHED_IDLE` at nice 19: failures are logged only.
     pub(crate) fn set_idle() {
-        let param = libc::sched_param { sched_priority: 0 };
-        // SAFETY: sched_setscheduler on the calling thread (0) with a valid parameter struct
-        // that lives across the call.
-        let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
-        if rc != 0 {
-            tracing::debug!(error = %std::io::Error::last_os_error(), "SCHED_IDLE refused");
+        if let Err(e) = sched_setattr(&SchedAttr::new(libc::SCHED_IDLE, 19, 0)) {
+            tracing::debug!(error = %e, "SCHED_IDLE refused");
         }
     }
 }
@@ -193,20 +95,17 @@ mod tests {
     }
 
     #[test]
-    #[allow(unsafe_code)]
     fn a_lowered_thread_runs_at_nice_19_with_a_long_slice_or_idle_in_the_idle_io_class() {
         // In a thread of its own: priorities are per thread on Linux, and the test harness
         // must keep its own. `PRIO_PROCESS, 0` acts on the calling thread.
+        let before = rustix::process::getpriority_process(None).expect("getpriority");
         std::thread::spawn(|| {
             super::lower_priority();
-            // SAFETY: getpriority/ioprio_get read the calling thread's priority.
-            let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+            let nice = rustix::process::getpriority_process(None).expect("getpriority");
             assert_eq!(nice, 19);
-            let io = unsafe {
-                libc::syscall(libc::SYS_ioprio_get, 1 as libc::c_long, 0 as libc::c_long)
-            };
-            assert_eq!(io >> 13, 3, "I/O class idle, got {io:#x}");
-            let expect = |attr: super::sched::SchedAttr| {
+            let io = crate::sys::ioprio_get_class().expect("ioprio_get");
+            assert_eq!(io, crate::sys::IOPRIO_CLASS_IDLE, "I/O class idle");
+            let expect = |attr: crate::sys::SchedAttr| {
                 if kernel_has_custom_slices() {
                     assert_eq!(attr.policy, libc::SCHED_BATCH as u32, "{attr:?}");
                     assert_eq!(attr.runtime, super::sched::SLICE_NS, "{attr:?}");
@@ -214,14 +113,19 @@ mod tests {
                     assert_eq!(attr.policy, libc::SCHED_IDLE as u32, "{attr:?}");
                 }
             };
-            expect(super::sched::get().expect("sched_getattr"));
+            expect(crate::sys::sched_getattr().expect("sched_getattr"));
             // A thread started afterwards (ONNX Runtime's pool) inherits policy and slice.
-            let child = std::thread::spawn(|| super::sched::get().expect("sched_getattr"))
+            let child = std::thread::spawn(|| crate::sys::sched_getattr().expect("sched_getattr"))
                 .join()
                 .expect("child thread");
             expect(child);
         })
         .join()
         .expect("thread");
+        // The other threads of the process keep theirs.
+        let after = rustix::process::getpriority_process(None).expect("getpriority");
+        assert_eq!(after, before);
+        let attr = crate::sys::sched_getattr().expect("sched_getattr");
+        assert_eq!(attr.policy, libc::SCHED_OTHER as u32, "{attr:?}");
     }
 }

@@ -2,7 +2,7 @@
 //! caller to embed in process.
 
 use super::{
-    MAX_RESPONSE_BYTES, PROTOCOL_VERSION, Request, ResidentError, Response, checked_socket,
+    MAX_RESPONSE_BYTES, Op, PROTOCOL_VERSION, Request, ResidentError, Response, checked_socket,
 };
 use crate::embed::EmbedderId;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -17,6 +17,53 @@ pub fn embed_query(
     text: &str,
     timeout: Duration,
 ) -> Result<(EmbedderId, Vec<f32>), ResidentError> {
+    let (path, stream) = connect(data_dir)?;
+    let io = |source| ResidentError::Io {
+        path: path.clone(),
+        source,
+    };
+    let timeout = timeout.max(Duration::from_millis(1));
+    stream.set_read_timeout(Some(timeout)).map_err(io)?;
+    stream.set_write_timeout(Some(timeout)).map_err(io)?;
+    let mut req = serde_json::to_vec(&Request {
+        v: PROTOCOL_VERSION,
+        op: Op::Embed,
+        text: text.to_string(),
+    })
+    .map_err(|e| ResidentError::Protocol(e.to_string()))?;
+    req.push(b'\n');
+    (&stream).write_all(&req).map_err(io)?;
+    let mut line = Vec::new();
+    BufReader::new((&stream).take(MAX_RESPONSE_BYTES as u64))
+        .read_until(b'\n', &mut line)
+        .map_err(io)?;
+    parse_response(&line)
+}
+
+/// Tell the service of `data_dir` that chunks wait for a model vector (it wakes its bulk
+/// thread). Never waits for an answer: one line written into the socket's buffer.
+/// [`ResidentError::NotRunning`] when no service listens (the caller starts one then).
+pub fn notify_pending(data_dir: &Path) -> Result<(), ResidentError> {
+    let (path, stream) = connect(data_dir)?;
+    let io = |source| ResidentError::Io {
+        path: path.clone(),
+        source,
+    };
+    stream
+        .set_write_timeout(Some(Duration::from_millis(50)))
+        .map_err(io)?;
+    let mut req = serde_json::to_vec(&Request {
+        v: PROTOCOL_VERSION,
+        op: Op::Pending,
+        text: String::new(),
+    })
+    .map_err(|e| ResidentError::Protocol(e.to_string()))?;
+    req.push(b'\n');
+    (&stream).write_all(&req).map_err(io)
+}
+
+/// Connect to the service's socket; [`ResidentError::NotRunning`] when nobody listens.
+fn connect(data_dir: &Path) -> Result<(std::path::PathBuf, UnixStream), ResidentError> {
     let path = checked_socket(data_dir)?;
     let stream = match UnixStream::connect(&path) {
         Ok(s) => s,
@@ -30,25 +77,7 @@ pub fn embed_query(
         }
         Err(source) => return Err(ResidentError::Io { path, source }),
     };
-    let io = |source| ResidentError::Io {
-        path: path.clone(),
-        source,
-    };
-    let timeout = timeout.max(Duration::from_millis(1));
-    stream.set_read_timeout(Some(timeout)).map_err(io)?;
-    stream.set_write_timeout(Some(timeout)).map_err(io)?;
-    let mut req = serde_json::to_vec(&Request {
-        v: PROTOCOL_VERSION,
-        text: text.to_string(),
-    })
-    .map_err(|e| ResidentError::Protocol(e.to_string()))?;
-    req.push(b'\n');
-    (&stream).write_all(&req).map_err(io)?;
-    let mut line = Vec::new();
-    BufReader::new((&stream).take(MAX_RESPONSE_BYTES as u64))
-        .read_until(b'\n', &mut line)
-        .map_err(io)?;
-    parse_response(&line)
+    Ok((path, stream))
 }
 
 /// Check a response line: version, error, a vector of the model's dimension.

@@ -1,5 +1,6 @@
-//! The resident query embedder: one long-lived `memctl embedder` process per data dir that keeps
-//! the model loaded and embeds prompts for short-lived hook processes over a Unix socket.
+//! The resident service: one long-lived `memctl embedder` process per data dir that keeps
+//! the model loaded, embeds prompts for short-lived hook processes over a Unix socket, and
+//! embeds the chunks archived with hash vectors only ("pending") on a bulk thread of its own.
 //!
 //! Why: prompt-time recall needs the prompt's vector (lexical alone misses paraphrases), and a
 //! fresh process pays ~150–190 ms to load ONNX Runtime, the model and the tokenizer (measured in
@@ -15,15 +16,24 @@
 //! - **Nobody depends on it**: a client that cannot connect, or gets no answer within
 //!   [`ResidentConfig::timeout`], embeds in process as before ([`crate::Engine::recall`]).
 //! - **Nobody else gets in**: the socket lives in the data dir (0700) and is made 0600.
-//! - Hooks start it only when recall can happen (a session lost context), detached.
+//! - Hooks start it only when recall can happen (a session lost context) or when chunks wait
+//!   for a model vector, detached; an archiver tells a running one about new pending chunks
+//!   ([`notify_pending`]).
+//! - **Bulk work yields to prompts** ([`Bulk`]): the bulk thread runs at the lowest CPU and I/O
+//!   priority ([`crate::embed::lower_priority`]) with a model session of its own (so a query
+//!   never waits for a batch), embeds a few chunks per batch, and starts no batch while a
+//!   query is being answered.
 //!
-//! The protocol: one JSON line each way per connection ([`Request`], [`Response`]), versioned.
+//! The protocol: one JSON line each way per connection ([`Request`], [`Response`]), versioned;
+//! a [`Op::Pending`] request gets no answer.
 
+mod bulk;
 mod client;
 mod server;
 
-pub use client::embed_query;
-pub use server::{ServeEnd, serve};
+pub use bulk::Bulk;
+pub use client::{embed_query, notify_pending};
+pub use server::{BulkWork, ServeEnd, serve};
 
 use crate::embed::EmbedderId;
 use std::path::{Path, PathBuf};
@@ -96,12 +106,28 @@ pub enum ResidentError {
     Store(#[from] crate::error::StoreError),
 }
 
-/// One request: embed `text` as a query.
+/// What a [`Request`] asks for. Absent means [`Op::Embed`] (requests of earlier releases).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    /// Embed `text` as a query and answer with the vector.
+    #[default]
+    Embed,
+    /// New chunks wait for a model vector: wake the bulk thread. No answer is written (the
+    /// sender does not wait).
+    Pending,
+}
+
+/// One request: embed `text` as a query, or [`Op::Pending`].
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Request {
     /// [`PROTOCOL_VERSION`].
     pub v: u32,
-    /// The text to embed.
+    /// What is asked.
+    #[serde(default)]
+    pub op: Op,
+    /// The text to embed (empty for [`Op::Pending`]).
+    #[serde(default)]
     pub text: String,
 }
 

@@ -1,8 +1,8 @@
 //! `memctl embedder`: the server side (see the module doc of [`super`]).
 
 use super::{
-    MAX_REQUEST_BYTES, PROTOCOL_VERSION, Request, ResidentConfig, ResidentError, Response,
-    checked_socket, lock_path,
+    Bulk, MAX_REQUEST_BYTES, Op, PROTOCOL_VERSION, Request, ResidentConfig, ResidentError,
+    Response, checked_socket, lock_path,
 };
 use crate::embed::{Embedder, OnnxConfig, OnnxEmbedder};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -10,8 +10,11 @@ use std::os::unix::fs::MetadataExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+/// The bulk work of a service (embedding pending chunks), run on a thread of its own once the
+/// service holds the data dir's lock; it returns when it has nothing left to do for good.
+pub type BulkWork = Box<dyn FnOnce(Bulk) + Send + 'static>;
 
 /// How a server run ended (when it returns at all: a serving process exits from its watchdog).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,18 +32,21 @@ const WATCH_EVERY: Duration = Duration::from_millis(500);
 /// One client gets this long to send its request (a stuck client must not stall the others).
 const CLIENT_IO: Duration = Duration::from_secs(2);
 
-/// Serve query embeddings for `data_dir` with the model of `onnx` until idle.
+/// Serve query embeddings for `data_dir` with the model of `onnx` until idle, and run `bulk`
+/// (if any) on a thread of its own beside it.
 ///
 /// Returns [`ServeEnd::AlreadyRunning`] at once when another server holds the lock. Otherwise
-/// loads the model, binds the socket only when it can answer (so a client never waits for a
+/// starts `bulk`, loads the model, binds the socket only when it can answer (so a client never waits for a
 /// load), and serves one connection at a time (inference is single-threaded). **The process
-/// exits** (status 0) from a watchdog thread after `cfg.idle` without a request or when the
-/// socket file is gone or replaced; the server keeps no store handle and no unsaved state, so
-/// exiting anywhere is safe.
+/// exits** (status 0) from a watchdog thread after `cfg.idle` without a request or a bulk
+/// batch, or when the socket file is gone or replaced; the query side keeps no store handle,
+/// and the bulk side's store writes are transactions that survive the process ending anywhere
+/// (like a kill), so exiting anywhere is safe.
 pub fn serve(
     data_dir: &Path,
     onnx: &OnnxConfig,
     cfg: &ResidentConfig,
+    bulk: Option<BulkWork>,
 ) -> Result<ServeEnd, ResidentError> {
     // Never create the data dir: the hook that started us had one, and a dir that is gone
     // was deleted on purpose (a test's temp dir, a user's `rm -rf`); re-creating it would
@@ -64,6 +70,16 @@ pub fn serve(
     let Some(lock) = crate::paths::try_lock_file(&lock_file).map_err(io(&lock_file))? else {
         return Ok(ServeEnd::AlreadyRunning);
     };
+    let signals = Bulk::new();
+    if let Some(work) = bulk {
+        let b = signals.clone();
+        let spawned = std::thread::Builder::new()
+            .name("memctl-bulk".into())
+            .spawn(move || work(b));
+        if let Err(e) = spawned {
+            tracing::warn!(error = %e, "resident service: no bulk thread; chunks stay pending");
+        }
+    }
     let started = Instant::now();
     let model = Arc::new(OnnxEmbedder::load(onnx)?);
     // The first run allocates ONNX Runtime's buffers: pay it before anyone waits.
@@ -83,16 +99,15 @@ pub fn serve(
         idle_s = cfg.idle.as_secs(),
         "resident embedder listening"
     );
-    let last = Arc::new(AtomicU64::new(0));
-    let epoch = Instant::now();
-    spawn_watchdog(sock.clone(), ino, cfg.idle, Arc::clone(&last), epoch, lock);
+    signals.touch();
+    spawn_watchdog(sock.clone(), ino, cfg.idle, signals.clone(), lock);
     for conn in listener.incoming() {
         match conn {
             Ok(stream) => {
-                if let Err(e) = answer(stream, &model) {
+                if let Err(e) = answer(stream, &model, &signals) {
                     tracing::debug!(error = %e, "resident embedder: one request failed");
                 }
-                last.store(epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
+                signals.touch();
             }
             Err(e) => tracing::warn!(error = %e, "resident embedder: accept failed"),
         }
@@ -102,22 +117,13 @@ pub fn serve(
 
 /// Exit the process when idle too long or when the socket is no longer ours. The lock file
 /// handle lives here so that the lock is held until the process ends.
-fn spawn_watchdog(
-    sock: PathBuf,
-    ino: u64,
-    idle: Duration,
-    last: Arc<AtomicU64>,
-    epoch: Instant,
-    lock: std::fs::File,
-) {
+fn spawn_watchdog(sock: PathBuf, ino: u64, idle: Duration, signals: Bulk, lock: std::fs::File) {
     std::thread::spawn(move || {
         let _held = lock;
         loop {
             std::thread::sleep(WATCH_EVERY);
             let ours = std::fs::metadata(&sock).is_ok_and(|m| m.ino() == ino);
-            let quiet = epoch
-                .elapsed()
-                .saturating_sub(Duration::from_millis(last.load(Ordering::Relaxed)));
+            let quiet = signals.quiet_for();
             if !ours || quiet >= idle {
                 if ours && let Err(e) = std::fs::remove_file(&sock) {
                     tracing::warn!(error = %e, "resident embedder: socket not removed");
@@ -133,13 +139,23 @@ fn spawn_watchdog(
     });
 }
 
-/// Read one request line, write one response line.
-fn answer(stream: UnixStream, model: &OnnxEmbedder) -> std::io::Result<()> {
+/// Read one request line, write one response line (none for [`Op::Pending`], which wakes the
+/// bulk thread). The bulk thread starts no batch while a query is answered here.
+fn answer(stream: UnixStream, model: &OnnxEmbedder, signals: &Bulk) -> std::io::Result<()> {
     stream.set_read_timeout(Some(CLIENT_IO))?;
     stream.set_write_timeout(Some(CLIENT_IO))?;
     let mut line = Vec::new();
     BufReader::new((&stream).take(MAX_REQUEST_BYTES as u64)).read_until(b'\n', &mut line)?;
-    let resp = match serde_json::from_slice::<Request>(&line) {
+    let request = serde_json::from_slice::<Request>(&line);
+    if let Ok(r) = &request
+        && r.v == PROTOCOL_VERSION
+        && r.op == Op::Pending
+    {
+        signals.wake();
+        return Ok(());
+    }
+    let _query = signals.query_started();
+    let resp = match request {
         Err(e) => failure(format!("bad request: {e}")),
         Ok(r) if r.v != PROTOCOL_VERSION => failure(format!(
             "protocol version {} not supported (this server speaks {PROTOCOL_VERSION})",

@@ -36,7 +36,6 @@ pub const KNOWN_VARS: &[&str] = &[
     "MEMCTL_SUMMARIZER_TIMEOUT_SECS",
     "MEMCTL_HOOK_INLINE_BYTES",
     "MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE",
-    "MEMCTL_HOOK_PAUSE_EMBEDDER",
     "MEMCTL_HOOK_DEADLINE_MS",
     "MEMCTL_LOG",
     "MEMCTL_TEAM_URL",
@@ -185,7 +184,6 @@ pub const KEYS: &[Key] = &[
         "MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE",
         "hook_inline_prompt_archive",
     ),
-    key("MEMCTL_HOOK_PAUSE_EMBEDDER", "hook_pause_embedder"),
     key("MEMCTL_HOOK_DEADLINE_MS", "hook_deadline_ms"),
     key("MEMCTL_LOG", "log"),
     user_text(

@@ -133,13 +133,14 @@ pub struct EmbedSettings {
     /// shares the machine with the agent.
     pub ort_threads: usize,
     /// `MEMCTL_EMBED_THREADS` (default 2, at least 1): intra-op threads for bulk embedding
-    /// (`memctl ingest`, `memctl embed-pending`, the hooks' background embedder at nice 19),
+    /// (`memctl ingest`, `memctl embed-pending`, the resident service's bulk thread at nice 19),
     /// capped at the cores this process may use ([`EmbedSettings::bulk_threads`]). Why 2: one
     /// thread is at ORT's one-core bound (≈ 3k tokens/s); a second one is where a
     /// first archive's embedding gets faster.
     pub embed_threads: usize,
-    /// `MEMCTL_BACKGROUND_EMBED` (default on): hooks start a detached `memctl embed-pending`
-    /// for chunks stored with hash vectors. Off: they wait for a manual run.
+    /// `MEMCTL_BACKGROUND_EMBED` (default on): the resident service (`memctl embedder`, which
+    /// hooks start) embeds chunks stored with hash vectors. Off: they wait for a manual
+    /// `memctl embed-pending`.
     pub background: bool,
 }
 
@@ -203,12 +204,6 @@ pub struct HookSettings {
     /// it needs no store otherwise (no recall). Off, the prompt path opens no store: ~16 ms of
     /// CPU less per prompt (docs/perf/hooks.md).
     pub inline_prompt_archive: bool,
-    /// `MEMCTL_HOOK_PAUSE_EMBEDDER` (default on): UserPromptSubmit stops the background
-    /// embedder (SIGSTOP, Linux) for the few milliseconds it runs and lets it go on before it
-    /// opens the store, else 5 ms after it has ended (a guardian process). Why: beside a
-    /// running embedder the hook's p95 was 1.32–1.53× of idle, with the pause 1.17× (issue
-    /// 17; the hooks crate's `pause` module).
-    pub pause_embedder: bool,
 }
 
 impl Default for HookSettings {
@@ -217,7 +212,6 @@ impl Default for HookSettings {
             inline_bytes: crate::hooks::policy::INLINE_BYTES,
             deadline_ms: None,
             inline_prompt_archive: false,
-            pause_embedder: true,
         }
     }
 }
@@ -495,9 +489,6 @@ impl Settings {
         }
         if let Some(b) = v.switch("MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE") {
             s.hook.inline_prompt_archive = b;
-        }
-        if let Some(b) = v.switch("MEMCTL_HOOK_PAUSE_EMBEDDER") {
-            s.hook.pause_embedder = b;
         }
         s.hook.deadline_ms = v.number("MEMCTL_HOOK_DEADLINE_MS", |n: &u64| *n >= 1, ">= 1");
         s.log = v.text("MEMCTL_LOG");

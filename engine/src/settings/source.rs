@@ -174,7 +174,6 @@ fn value_of(
         "MEMCTL_SUMMARIZER_TIMEOUT_SECS" => shown(s.summarizer.timeout.as_secs()),
         "MEMCTL_HOOK_INLINE_BYTES" => shown(s.hook.inline_bytes),
         "MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE" => shown(s.hook.inline_prompt_archive),
-        "MEMCTL_HOOK_PAUSE_EMBEDDER" => shown(s.hook.pause_embedder),
         "MEMCTL_HOOK_DEADLINE_MS" => match s.hook.deadline_ms {
             Some(ms) => shown(ms),
             None => return (None, Some("per event".to_string())),

@@ -138,7 +138,6 @@ fn samples(w: &World) -> Vec<(&'static str, String, String)> {
         ("summarizer_timeout_secs", "5".into(), "5".into()),
         ("hook_inline_bytes", "0".into(), "0".into()),
         ("hook_inline_prompt_archive", "true".into(), "true".into()),
-        ("hook_pause_embedder", "false".into(), "false".into()),
         ("hook_deadline_ms", "250".into(), "250".into()),
         ("log", toml_str("debug"), "debug".into()),
         (

@@ -125,14 +125,16 @@ pub fn assert_running(child: &mut std::process::Child, what: &str) {
     assert!(child.try_wait().expect("try_wait").is_none(), "{what}");
 }
 
-/// Start the hooks' background embedder (`memctl embed-pending --background`: nice 19, keeps
-/// watching a while after the backlog) on `home`, detached from the test's stdio.
-pub fn spawn_background_embedder(home: &Path) -> std::process::Child {
+/// Start the resident service as hooks do (`memctl embedder --background`: its bulk thread
+/// embeds pending chunks at nice 19) on `home`, detached from the test's stdio; it exits
+/// `idle_secs` after its last request or batch.
+pub fn spawn_service(home: &Path, idle_secs: &str) -> std::process::Child {
     quiet_command(env!("CARGO_BIN_EXE_memctl"), home)
-        .args(["embed-pending", "--background"])
+        .args(["embedder", "--background"])
+        .env("MEMCTL_RESIDENT_IDLE_SECS", idle_secs)
         .stdin(Stdio::null())
         .spawn()
-        .expect("spawn the embedder")
+        .expect("spawn the resident service")
 }
 
 /// `bin` on `home` with no resident embedder, no user config, and no output to the test's
