@@ -69,29 +69,7 @@ pub fn main() -> ExitCode {
     let started_mono = monotonic_ns();
     let args = HookArgs::parse(std::env::args_os().skip(1));
     let reexec_failed = crate::no_telemetry::reexec_for_hook(args.event.as_deref());
-    let mut vars: Vec<(OsString, OsString)> = std::env::vars_os().collect();
-    if let Some(d) = &args.data_dir {
-        // `--data-dir` is this hook's `MEMCTL_HOME` (the last value of a variable wins).
-        vars.push(("MEMCTL_HOME".into(), d.clone().into_os_string()));
-    }
-    // The same loader as the CLI: config files (user, project), then the environment over
-    // them. Two small files, read before the watchdog starts (bounded: regular files of at
-    // most 64 KiB, see `memctl_engine::settings::file`).
-    let cwd = std::env::current_dir().ok();
-    let loaded = Settings::load_layered(vars, cwd.as_deref());
-    let settings = loaded.settings;
-    let logging = crate::logging::init_file(&settings.data_dir, settings.log.as_deref());
-    if !logging {
-        // No writable log file (read-only data dir): stderr reaches Claude Code's debug log,
-        // never the model.
-        crate::logging::init_stderr_warn();
-    }
-    log_ignored(
-        reexec_failed,
-        &loaded.errors,
-        &loaded.unknown,
-        &args.problems,
-    );
+    let HookSettings { settings, logging } = load_settings(&args, reexec_failed);
     let opts = EngineOptions::from_settings(&settings);
     let opts_model_disabled = opts.model_disabled;
     let opts_store_path = opts.store_path();
@@ -144,50 +122,7 @@ pub fn main() -> ExitCode {
     let event = payload.event.name().to_string();
     let output = match outcome {
         Ok(Ok(Ok((out, fx)))) => {
-            // `--background`: logs to the data dir and keeps going past a bad setting, like a
-            // hook; a plain `--quiet` ingest would exit 1 on one and archive nothing, unseen.
-            for t in &fx.background_ingest {
-                spawn_background(&["ingest", "--background", "--no-embed"], Some(t), home);
-            }
-            for t in &fx.deferred_archive {
-                if !job_needed(&data_dir, jobs::INGEST, t) {
-                    continue;
-                }
-                let args: &[&str] = if settings.embed.background && !opts_model_disabled {
-                    &["ingest", "--background"]
-                } else {
-                    &["ingest", "--background", "--no-embed"]
-                };
-                spawn_background(args, Some(t), home);
-            }
-            // Chunks stored with hash vectors: the resident service embeds them (told if it
-            // runs, started if not). Never a process of its own: the service holds the model.
-            let wake = fx.pending_embeds > 0 && settings.embed.background && !opts_model_disabled;
-            if wake {
-                match memctl_binary() {
-                    Some(memctl) => crate::background::wake_service(&memctl, &data_dir),
-                    None => tracing::warn!(
-                        "memctl binary not found next to memctl-hook; chunks stay pending"
-                    ),
-                }
-            } else if fx.start_resident {
-                // Exits at once when one already runs for this data dir.
-                spawn_background(&["embedder", "--background"], None, home);
-            }
-            // Team memory: new chunks archived here go to the team store from a detached
-            // `memctl sync` (the deferred archivers sync when they are done). No network here.
-            let archived = fx
-                .ingest
-                .as_ref()
-                .is_some_and(|r| r.inserted + r.replaced > 0);
-            if archived
-                && fx.deferred_archive.is_empty()
-                && fx.background_ingest.is_empty()
-                && crate::background::team_configured(&settings, &settings.data_dir)
-                && !crate::background::team_sync_running(&settings.data_dir)
-            {
-                spawn_background(&["sync", "--background"], None, home);
-            }
+            start_detached(&fx, &settings, opts_model_disabled, &data_dir, home);
             out
         }
         Ok(Ok(Err(e)))
@@ -210,8 +145,8 @@ pub fn main() -> ExitCode {
             let msg = panic
                 .downcast_ref::<&str>()
                 .map(|s| (*s).to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+                .or_else(|| panic.downcast_ref::<String>().cloned());
+            let msg = msg.as_deref().unwrap_or("unknown panic");
             tracing::error!(event, panic = %msg, "hook panicked; printing nothing");
             HookOutput::None
         }
@@ -225,26 +160,7 @@ pub fn main() -> ExitCode {
             HookOutput::None
         }
     };
-    let (text, injection) = output.render_measured();
-    if !text.is_empty() {
-        let mut stdout = std::io::stdout().lock();
-        match stdout
-            .write_all(text.as_bytes())
-            .and_then(|()| stdout.flush())
-        {
-            // Injection telemetry (`memctl status`, the status line): what this hook put into
-            // the model's context, measured on the text just printed (not recorded when the
-            // print failed: nothing reached the model). An append to a small per-session
-            // file, never the store; a fault is a warning, never the hook's failure.
-            Ok(()) => memctl_engine::telemetry::record_hook(
-                &data_dir,
-                &payload.common.session_id,
-                &event,
-                injection,
-            ),
-            Err(e) => tracing::warn!(error = %e, "writing hook output failed"),
-        }
-    }
+    print_output(&output, &data_dir, &payload.common.session_id, &event);
     if logging && tracing::enabled!(tracing::Level::DEBUG) {
         // The main thread's time on a CPU and waiting for one, since the fork that made this
         // process (the kernel's schedstat): whether a slow call ran slowly or waited for a core.
@@ -259,6 +175,119 @@ pub fn main() -> ExitCode {
         );
     }
     ExitCode::SUCCESS
+}
+
+/// The settings a hook runs with, and whether its log goes to the data dir's file.
+#[derive(Debug)]
+struct HookSettings {
+    settings: Settings,
+    logging: bool,
+}
+
+/// Load the settings as the CLI does (config files, then the environment over them; `--data-dir`
+/// is this hook's `MEMCTL_HOME`), start logging, and log what was ignored.
+fn load_settings(args: &HookArgs, reexec_failed: Option<String>) -> HookSettings {
+    let mut vars: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    if let Some(d) = &args.data_dir {
+        // `--data-dir` is this hook's `MEMCTL_HOME` (the last value of a variable wins).
+        vars.push(("MEMCTL_HOME".into(), d.clone().into_os_string()));
+    }
+    // The same loader as the CLI: config files (user, project), then the environment over
+    // them. Two small files, read before the watchdog starts (bounded: regular files of at
+    // most 64 KiB, see `memctl_engine::settings::file`).
+    let cwd = std::env::current_dir().ok();
+    let loaded = Settings::load_layered(vars, cwd.as_deref());
+    let logging =
+        crate::logging::init_file(&loaded.settings.data_dir, loaded.settings.log.as_deref());
+    if !logging {
+        // No writable log file (read-only data dir): stderr reaches Claude Code's debug log,
+        // never the model.
+        crate::logging::init_stderr_warn();
+    }
+    log_ignored(
+        reexec_failed,
+        &loaded.errors,
+        &loaded.unknown,
+        &args.problems,
+    );
+    HookSettings {
+        settings: loaded.settings,
+        logging,
+    }
+}
+
+/// Start what the hook's work left for detached processes: archives, the resident service's
+/// embedding, a team sync. Never waits for any of them.
+fn start_detached(
+    fx: &HookEffects,
+    settings: &Settings,
+    model_disabled: bool,
+    data_dir: &Path,
+    home: Option<&Path>,
+) {
+    // `--background`: logs to the data dir and keeps going past a bad setting, like a
+    // hook; a plain `--quiet` ingest would exit 1 on one and archive nothing, unseen.
+    for t in &fx.background_ingest {
+        spawn_background(&["ingest", "--background", "--no-embed"], Some(t), home);
+    }
+    for t in &fx.deferred_archive {
+        if !job_needed(data_dir, jobs::INGEST, t) {
+            continue;
+        }
+        let args: &[&str] = if settings.embed.background && !model_disabled {
+            &["ingest", "--background"]
+        } else {
+            &["ingest", "--background", "--no-embed"]
+        };
+        spawn_background(args, Some(t), home);
+    }
+    // Chunks stored with hash vectors: the resident service embeds them (told if it
+    // runs, started if not). Never a process of its own: the service holds the model.
+    let wake = fx.pending_embeds > 0 && settings.embed.background && !model_disabled;
+    if wake {
+        match memctl_binary() {
+            Some(memctl) => crate::background::wake_service(&memctl, data_dir),
+            None => {
+                tracing::warn!("memctl binary not found next to memctl-hook; chunks stay pending")
+            }
+        }
+    } else if fx.start_resident {
+        // Exits at once when one already runs for this data dir.
+        spawn_background(&["embedder", "--background"], None, home);
+    }
+    // Team memory: new chunks archived here go to the team store from a detached
+    // `memctl sync` (the deferred archivers sync when they are done). No network here.
+    let archived = fx
+        .ingest
+        .as_ref()
+        .is_some_and(|r| r.inserted + r.replaced > 0);
+    if archived
+        && fx.deferred_archive.is_empty()
+        && fx.background_ingest.is_empty()
+        && crate::background::team_configured(settings, &settings.data_dir)
+        && !crate::background::team_sync_running(&settings.data_dir)
+    {
+        spawn_background(&["sync", "--background"], None, home);
+    }
+}
+
+/// Print the hook's output; what reached the model is recorded as injection telemetry.
+fn print_output(output: &HookOutput, data_dir: &Path, session_id: &str, event: &str) {
+    let (text, injection) = output.render_measured();
+    if !text.is_empty() {
+        let mut stdout = std::io::stdout().lock();
+        match stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+        {
+            // Injection telemetry (`memctl status`, the status line): what this hook put into
+            // the model's context, measured on the text just printed (not recorded when the
+            // print failed: nothing reached the model). An append to a small per-session
+            // file, never the store; a fault is a warning, never the hook's failure.
+            Ok(()) => memctl_engine::telemetry::record_hook(data_dir, session_id, event, injection),
+            Err(e) => tracing::warn!(error = %e, "writing hook output failed"),
+        }
+    }
 }
 
 /// Open the engine with every store wait bounded by `deadline`, and handle the event.
