@@ -238,6 +238,19 @@ const SERVICE_ENV: &[(&str, &str)] = &[
     ("MEMCTL_LOG", "debug"),
 ];
 
+/// True when, within `limit`, more than `chunks` chunks are archived and none is pending.
+fn embedded_within(home: &Path, chunks: u64, limit: Duration) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < limit {
+        let s = status(home);
+        if s["chunks"].as_u64().unwrap_or(0) > chunks && s["pending"].as_u64() == Some(0) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    false
+}
+
 /// Wait until more than `chunks` chunks are archived and every one has its model vector;
 /// returns the pid that embedded them (from the progress record), checked to be the resident
 /// service while it still runs.
@@ -298,6 +311,13 @@ fn the_service_embeds_what_an_archive_left_pending_and_a_killed_one_is_replaced(
     let before = status(&home)["chunks"].as_u64().expect("chunks");
     std::fs::write(&t, format!("{}\n", lines.join("\n"))).expect("the whole session");
     prompt("and now?");
+    // Fail-open contract: what one hook's wake-up misses, the next hook's catches. A wake-up
+    // can meet the store still held by the killed service's last transaction on a loaded
+    // machine; then a later prompt starts the service again. Said on stderr when it happens.
+    if !embedded_within(&home, before, Duration::from_secs(90)) {
+        eprintln!("the first prompt after the kill did not get the chunks embedded; one more");
+        prompt("still there?");
+    }
     let second = wait_embedded_by_the_service(&home, before);
     assert_ne!(second, first, "a new service embedded the new chunks");
     let after = status(&home);
