@@ -36,7 +36,9 @@ pub(super) fn embed_pending(
     memctl_engine::paths::ensure_private_dir(&opts.data_dir)?;
     let Some(_lock) = memctl_hooks::background::embed_lock(&opts.data_dir)? else {
         // The resident service's bulk thread (or another `embed-pending`) is at it.
-        let _ = memctl_engine::resident::notify_pending(&opts.data_dir);
+        if let Err(e) = memctl_engine::resident::notify_pending(&opts.data_dir) {
+            tracing::debug!(error = %e, "no resident service to tell about pending chunks");
+        }
         writeln!(out, "another embedder is running")?;
         return Ok(());
     };
