@@ -391,6 +391,11 @@ fn embed_pending_in_the_foreground_leaves_the_work_to_a_busy_service() {
         String::from_utf8_lossy(&out.stdout).contains("another embedder is running"),
         "{out:?}"
     );
-    std::fs::remove_file(memctl_engine::resident::socket_path(&home)).ok();
-    let _ = service.wait();
+    // Removing its socket stops the service (gone already when it idled out).
+    match std::fs::remove_file(memctl_engine::resident::socket_path(&home)) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => panic!("stop the service: {e}"),
+    }
+    service.wait().expect("the service exits");
 }

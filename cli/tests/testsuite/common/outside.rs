@@ -29,15 +29,9 @@ impl Outside {
         for d in [&bin, &tmp.path().join("home"), &tmp.path().join("proj")] {
             std::fs::create_dir_all(d).expect("mkdir");
         }
-        // `memctl-hook` is another package's binary: beside `memctl` in the same target dir.
-        let memctl = Path::new(env!("CARGO_BIN_EXE_memctl"));
-        let hook_bin = memctl
-            .with_file_name("memctl-hook")
-            .to_string_lossy()
-            .into_owned();
         for (name, exe) in [
             ("memctl", env!("CARGO_BIN_EXE_memctl")),
-            ("memctl-hook", hook_bin.as_str()),
+            ("memctl-hook", super::hook_bin()),
         ] {
             // A hard link costs nothing; the executable's path (what `locate` climbs) is the
             // link's. Another filesystem: a copy.

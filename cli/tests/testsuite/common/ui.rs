@@ -58,15 +58,12 @@ fn line(v: serde_json::Value) -> String {
 /// Run `memctl-hook event` with `payload` on stdin (the real hook binary, same environment as
 /// [`memctl`]); its stdout.
 pub fn hook(home: &Path, event: &str, payload: &serde_json::Value) -> String {
-    let mut child = with_env(
-        Command::new(Path::new(env!("CARGO_BIN_EXE_memctl")).with_file_name("memctl-hook")),
-        home,
-    )
-    .arg(event)
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .spawn()
-    .expect("start memctl-hook");
+    let mut child = with_env(Command::new(super::hook_bin()), home)
+        .arg(event)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start memctl-hook");
     child
         .stdin
         .take()
