@@ -85,7 +85,7 @@ pub(super) fn search(
     // has the resident service embed them.
     let pending = engine.pending_count()?;
     if pending > 0 && req.mode != SearchMode::Lexical && settings.embed.background {
-        start_background_embedder(&engine);
+        wake_resident_service(&engine);
     }
     if let Some(file) = &a.queries {
         return search_batch(&engine, &req, file, a.all_projects, out);
@@ -283,7 +283,7 @@ fn marked(line: &str, query: &str, bold: bool) -> String {
 
 /// Have the resident service embed the pending chunks (see
 /// [`crate::background::wake_service`]); not without a model (it would refuse to start).
-fn start_background_embedder(engine: &memctl_engine::Engine) {
+fn wake_resident_service(engine: &memctl_engine::Engine) {
     if !engine.options().model_disabled {
         crate::background::wake_service(engine.data_dir());
     }
