@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fuzz.sh — the fuzz targets of engine/tests/fuzz.rs and cli/tests/testsuite/fuzz_cli.rs
+# fuzz.sh — the fuzz targets of engine/src/fuzz and cli/tests/testsuite/fuzz_cli.rs
 # (proptest, stable Rust) run long, on demand.
 # CI runs them short (1000 cases each, fixed seed). Prints executions per target and findings;
 # a finding fails with its seed and the minimized input (add it as a regression test).
@@ -25,7 +25,7 @@ LOG=$(mktemp "${TMPDIR:-/tmp}/memctl-fuzz.XXXXXX")
 trap 'rm -f "$LOG"' EXIT
 rc=0
 env "${mode[@]}" MEMCTL_FUZZ_SEED="$seed" \
-    cargo test -p memctl-engine --test fuzz -- --nocapture $filter 2>&1 | tee "$LOG" || rc=$?
+    cargo test -p memctl-engine --lib -- --nocapture "${filter:-fuzz::}" 2>&1 | tee "$LOG" || rc=$?
 # The CLI target starts a process per case (~20 ms): cases, not seconds (30 a second asked).
 if [[ -z $filter || $filter == *cli* ]]; then
     case ${mode[0]} in

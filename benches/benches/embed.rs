@@ -5,7 +5,7 @@
 //! `scripts/bench.sh` relates the measured throughput to it.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use memctl_engine::embed::{Embedder, HashEmbedder, OnnxConfig, OnnxEmbedder};
+use memctl_engine::{Embedder, HashEmbedder, OnnxConfig, OnnxEmbedder};
 use std::hint::black_box;
 use std::path::PathBuf;
 

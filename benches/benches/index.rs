@@ -12,10 +12,9 @@
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use memctl_benches::index::{ExactIndex, HnswIndex, HnswParams};
-use memctl_engine::embed::{Embedder, EmbedderId, HashEmbedder};
-use memctl_engine::index::quant::{self, dot_i8};
-use memctl_engine::index::synth::TextGen;
-use memctl_engine::index::{Hit, MemLexicalIndex, VectorIndex};
+use memctl_engine::{
+    Embedder, EmbedderId, HashEmbedder, Hit, MemLexicalIndex, TextGen, VectorIndex, dot_i8,
+};
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -157,12 +156,13 @@ fn fresh_process_group(c: &mut Criterion, f: &Fixture) {
     let blocks: Vec<Vec<u8>> = ids
         .chunks(BLOCK_VECTORS)
         .zip(refs.chunks(BLOCK_VECTORS))
-        .map(|(i, v)| quant::encode_block(&space(), i, v).unwrap())
+        .map(|(i, v)| memctl_engine::encode_block(&space(), i, v).unwrap())
         .collect();
     let f32_by_id: HashMap<u64, &[f32]> = ids.iter().copied().zip(refs.iter().copied()).collect();
     let scan = |q: &[f32]| -> Vec<Hit> {
-        let cands = quant::scan_blocks(blocks.iter().map(Vec::as_slice), &space(), q, 50).unwrap();
-        quant::rescore(
+        let cands =
+            memctl_engine::scan_blocks(blocks.iter().map(Vec::as_slice), &space(), q, 50).unwrap();
+        memctl_engine::rescore(
             q,
             cands
                 .iter()
@@ -198,8 +198,8 @@ fn kernel_group(c: &mut Criterion) {
     // Check that the int8 kernel vectorized: it should beat the naive iterator clearly and run
     // well under 1 ns per component.
     let v = corpus(2, 5);
-    let (a, _) = quant::quantize(&v[0]);
-    let (b, _) = quant::quantize(&v[1]);
+    let (a, _) = memctl_engine::quantize(&v[0]);
+    let (b, _) = memctl_engine::quantize(&v[1]);
     let bu: Vec<u8> = b.iter().map(|x| *x as u8).collect();
     let naive = |a: &[i8], b: &[i8]| -> i32 {
         a.iter()
@@ -220,7 +220,7 @@ fn kernel_group(c: &mut Criterion) {
         x.iter(|| naive(black_box(&a), black_box(&b)))
     });
     g.bench_function("dot_f32", |x| {
-        x.iter(|| memctl_engine::embed::dot(black_box(&v[0]), black_box(&v[1])))
+        x.iter(|| memctl_engine::dot(black_box(&v[0]), black_box(&v[1])))
     });
     g.finish();
 }

@@ -7,12 +7,10 @@
 //! Needs, for the ONNX ingest, `scripts/setup.sh`.
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use memctl_engine::embed::{Embedder, HashEmbedder};
-use memctl_engine::hooks::{HookConfig, HookPayload, handle};
-use memctl_engine::index::lexical::term_frequencies;
-use memctl_engine::restore::{RestoreConfig, RestoreKind};
-use memctl_engine::transcript::{ChunkerConfig, chunk_transcript};
-use memctl_engine::{Engine, EngineOptions, IngestOptions};
+use memctl_engine::{
+    ChunkerConfig, Embedder, Engine, EngineOptions, HashEmbedder, HookConfig, HookPayload,
+    IngestOptions, RestoreConfig, RestoreKind, chunk_transcript, handle_hook, term_frequencies,
+};
 use memctl_tests::transcript_gen::{GenConfig, generate};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -44,7 +42,7 @@ fn engine(home: &Path, model: bool) -> Engine {
     let mut o = EngineOptions::from_settings(&memctl_engine::Settings::default());
     o.data_dir = home.to_path_buf();
     o.model_disabled = !model;
-    o.onnx = memctl_engine::embed::OnnxConfig::new(
+    o.onnx = memctl_engine::OnnxConfig::new(
         repo().join(".cache/onnxruntime/libonnxruntime.so.1.31.1"),
         repo().join("models/all-MiniLM-L6-v2"),
     );
@@ -206,15 +204,15 @@ fn bench(c: &mut Criterion) {
     };
     let ups = payload("UserPromptSubmit", r#","prompt":"x""#);
     g.bench_function("user_prompt_submit_nothing_new", |b| {
-        b.iter(|| handle(&e, &ups, deadline(), &cfg).expect("ups"))
+        b.iter(|| handle_hook(&e, &ups, deadline(), &cfg).expect("ups"))
     });
     let ss = payload("SessionStart", r#","source":"compact""#);
     g.bench_function("session_start_compact", |b| {
-        b.iter(|| handle(&e, &ss, deadline(), &cfg).expect("ss"))
+        b.iter(|| handle_hook(&e, &ss, deadline(), &cfg).expect("ss"))
     });
     let pc = payload("PreCompact", r#","trigger":"auto""#);
     g.bench_function("pre_compact", |b| {
-        b.iter(|| handle(&e, &pc, deadline(), &cfg).expect("pc"))
+        b.iter(|| handle_hook(&e, &pc, deadline(), &cfg).expect("pc"))
     });
     g.finish();
 }

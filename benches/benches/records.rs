@@ -4,9 +4,9 @@
 //! record) and JSON. Prints the bytes per record; criterion measures encode and decode.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use memctl_engine::codec::{decode_record, encode_record};
-use memctl_engine::store::ChunkRecord;
-use memctl_engine::{Engine, EngineOptions, IngestOptions, SearchRequest};
+use memctl_engine::{
+    ChunkRecord, Engine, EngineOptions, IngestOptions, SearchRequest, decode_record, encode_record,
+};
 use std::hint::black_box;
 use std::path::PathBuf;
 
@@ -40,7 +40,7 @@ fn records() -> Vec<ChunkRecord> {
         "check",
     ] {
         let mut req = SearchRequest::new(q, 1000);
-        req.mode = memctl_engine::search::SearchMode::Lexical;
+        req.mode = memctl_engine::SearchMode::Lexical;
         for r in e.search(&req).expect("search").results {
             if !recs.contains(&r.record) {
                 recs.push(r.record);

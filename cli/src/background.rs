@@ -1,9 +1,9 @@
 //! The detached work of the `memctl` binary: the deferred archive that UserPromptSubmit starts
 //! when it needs no store itself (`memctl ingest --background`,
-//! [`memctl_engine::hooks::handle_without_store`]) and the resident service's bulk thread,
+//! [`memctl_engine::handle_hook_without_store`]) and the resident service's bulk thread,
 //! which embeds the chunks archived with hash vectors only ([`bulk_embedder`]).
 //!
-//! One archiver per transcript at a time ([`memctl_engine::hooks::jobs`]): a second one,
+//! One archiver per transcript at a time ([`memctl_engine::Job`]): a second one,
 //! started while the first runs, leaves a request for it and ends at once; the first archives
 //! again for every request it finds, so a burst of prompts costs one process and nothing it
 //! asked for is left out. The archiver never loads the model: it stores hash vectors and
@@ -12,9 +12,7 @@
 //! archives picks up whatever was left.
 
 use anyhow::Result;
-use memctl_engine::hooks::jobs::{self, Job};
-use memctl_engine::resident::{Bulk, BulkWork};
-use memctl_engine::{Engine, EngineOptions, IngestOptions, Settings};
+use memctl_engine::{Bulk, BulkWork, Engine, EngineOptions, IngestOptions, Job, Settings};
 use memctl_hooks::background::embed_lock;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -51,7 +49,7 @@ const BATCH: usize = 8;
 pub fn ingest(opts: EngineOptions, s: &Settings, paths: &[PathBuf], no_embed: bool) -> Result<()> {
     let mut mine = Vec::new();
     for t in paths {
-        match Job::start(&opts.data_dir, jobs::INGEST, t)? {
+        match Job::start(&opts.data_dir, memctl_engine::JOB_INGEST, t)? {
             Some(job) => mine.push((t.as_path(), job)),
             None => tracing::debug!(
                 pid = std::process::id(),
@@ -75,7 +73,7 @@ pub fn ingest(opts: EngineOptions, s: &Settings, paths: &[PathBuf], no_embed: bo
 /// Archive each transcript of `mine` (its job held) with hash vectors only; returns the
 /// chunks left pending a model vector.
 fn archive(engine: &Engine, mine: Vec<(&Path, Job)>) -> u64 {
-    memctl_engine::embed::lower_priority();
+    memctl_engine::lower_priority();
     let opts = IngestOptions {
         embed_with_model: false,
         commit_bytes: Some(COMMIT_BYTES),
@@ -124,7 +122,7 @@ pub fn bulk_embedder(opts: EngineOptions) -> BulkWork {
 /// then a burst of embedding whenever woken or every [`IDLE_LOOK`]. A foreground `memctl
 /// embed-pending` holding the embed lock is left to it. Runs until the process exits.
 fn bulk_loop(opts: &EngineOptions, signals: &Bulk) {
-    memctl_engine::embed::lower_priority();
+    memctl_engine::lower_priority();
     // The first look is at once: the service may have been started for pending chunks.
     let mut woken = true;
     loop {
@@ -188,7 +186,7 @@ fn burst(opts: &EngineOptions, signals: &Bulk) -> Result<usize> {
         });
         p.embedded = done as u64;
         p.busy_seconds += round.elapsed().as_secs_f64();
-        p.updated_at = memctl_engine::clock::unix_now();
+        p.updated_at = memctl_engine::unix_now();
         memctl_hooks::progress::write(engine.data_dir(), p);
         tracing::debug!(chunks = n, "embedded pending chunks");
     }

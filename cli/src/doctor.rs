@@ -10,8 +10,7 @@
 use crate::setup::manifest::Manifest;
 use crate::setup::sha256_file;
 use anyhow::{Result, bail};
-use memctl_engine::embed::{Embedder, OnnxEmbedder};
-use memctl_engine::{Engine, EngineOptions};
+use memctl_engine::{Embedder, Engine, EngineOptions, OnnxEmbedder};
 use memctl_hooks::install::InstallEnv;
 use memctl_hooks::install::sources::Found;
 use serde::{Deserialize, Serialize};

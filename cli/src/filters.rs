@@ -3,7 +3,7 @@
 //! silent empty result.
 
 use anyhow::Result;
-use memctl_engine::filter;
+
 use memctl_engine::{Engine, SearchRequest};
 
 /// The filter flags as given on the command line.
@@ -26,11 +26,11 @@ pub fn apply(engine: &Engine, f: &FilterArgs<'_>, req: &mut SearchRequest) -> Re
     let now = jiff::Timestamp::now();
     req.since = f
         .since
-        .map(|v| filter::parse_time("since", v, now))
+        .map(|v| memctl_engine::parse_time("since", v, now))
         .transpose()?;
     req.until = f
         .until
-        .map(|v| filter::parse_time("until", v, now))
+        .map(|v| memctl_engine::parse_time("until", v, now))
         .transpose()?;
     req.session = f.session.map(|p| session_id(engine, p)).transpose()?;
     req.tool = f.tool.map(|t| t.trim().to_string());
@@ -43,7 +43,7 @@ pub fn apply(engine: &Engine, f: &FilterArgs<'_>, req: &mut SearchRequest) -> Re
 /// listing candidates.
 pub fn session_id(engine: &Engine, prefix: &str) -> Result<String> {
     let sessions = engine.sessions()?;
-    Ok(filter::resolve_session(
+    Ok(memctl_engine::resolve_session(
         prefix,
         sessions.iter().map(|(id, _)| id.as_str()),
     )?)
@@ -56,5 +56,5 @@ pub fn project(engine: &Engine, value: &str) -> Result<String> {
     let mut known: Vec<&str> = sessions.iter().map(|(_, s)| s.project.as_str()).collect();
     known.sort_unstable();
     known.dedup();
-    Ok(filter::resolve_project(value, known)?)
+    Ok(memctl_engine::resolve_project(value, known)?)
 }

@@ -7,9 +7,7 @@
 
 use anyhow::Result;
 use clap::Args;
-use memctl_engine::Engine;
-use memctl_engine::forget::{BackupsReport, ForgetReport, ForgetRequest, Interrupted};
-use memctl_engine::swap::human_bytes;
+use memctl_engine::{BackupsReport, Engine, ForgetReport, ForgetRequest, Interrupted, human_bytes};
 use std::io::Write;
 
 use memctl_hooks::background::FORGET_FINISH_MARKER as FINISH_MARKER;

@@ -4,12 +4,11 @@
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use memctl_engine::autopilot::{self, AutopilotConfig, Estimate, StatusInput, TokenSource};
-use memctl_engine::memory::{self, MemoryConfig};
-use memctl_engine::restore::{RestoreConfig, RestoreKind};
-use memctl_engine::summary::{self, SummaryConfig};
-use memctl_engine::telemetry;
-use memctl_engine::{Engine, EngineOptions};
+use memctl_engine::{
+    AutopilotConfig, Engine, EngineOptions, Estimate, MemoryConfig, RestoreConfig, RestoreKind,
+    StatusInput, SummaryConfig, TokenSource,
+};
+
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -120,23 +119,23 @@ pub fn statusline_text(
         })
         .or_else(|| {
             let t = input.transcript_path.as_deref().filter(|t| !t.is_empty())?;
-            autopilot::estimate_transcript(Path::new(t), cfg)
+            memctl_engine::estimate_transcript(Path::new(t), cfg)
                 .ok()
                 .flatten()
         });
     let samples = if input.session_id.is_empty() {
         Vec::new()
     } else {
-        autopilot::load_state(&opts.data_dir, &input.session_id).samples
+        memctl_engine::load_autopilot_state(&opts.data_dir, &input.session_id).samples
     };
-    let report = est.map(|e| autopilot::report(&e, window, &samples, cfg));
+    let report = est.map(|e| memctl_engine::autopilot_report(&e, window, &samples, cfg));
     let archived = (!input.session_id.is_empty() && opts.store_path().is_file())
         .then(|| Engine::open(opts.clone()).ok())
         .flatten()
         .and_then(|e| e.session(&input.session_id).ok()?)
         .map(|s| u64::from(s.turns));
     let mem = session_telemetry(&opts.data_dir, &input, cfg);
-    autopilot::format_statusline(report.as_ref(), archived, mem, a.color)
+    memctl_engine::format_statusline(report.as_ref(), archived, mem, a.color)
 }
 
 /// The status line's telemetry step: record the context-window numbers Claude Code passed
@@ -147,29 +146,29 @@ fn session_telemetry(
     data_dir: &Path,
     input: &StatusInput,
     cfg: &AutopilotConfig,
-) -> Option<autopilot::MemTokens> {
+) -> Option<memctl_engine::MemTokens> {
     let sid = input.session_id.as_str();
     if sid.is_empty() {
         return None;
     }
-    let log = match telemetry::read_session(data_dir, sid) {
+    let log = match memctl_engine::read_session_telemetry(data_dir, sid) {
         Ok(log) => log,
         Err(e) => {
             tracing::warn!(error = %e, "statusline: telemetry unreadable");
             None
         }
     };
-    let sample = telemetry::ContextSample {
+    let sample = memctl_engine::ContextSample {
         session_id: sid.to_string(),
-        at: memctl_engine::clock::unix_now(),
+        at: memctl_engine::unix_now(),
         used_tokens: input.current_tokens(),
         window_tokens: input.window(),
     };
-    if let Err(e) = telemetry::record_context(data_dir, log.as_ref(), &sample) {
+    if let Err(e) = memctl_engine::record_context(data_dir, log.as_ref(), &sample) {
         tracing::warn!(error = %e, "statusline: context numbers not recorded");
     }
-    let r = telemetry::summarize(log.as_ref()?, sid, cfg.chars_per_token);
-    (r.total.calls > 0).then_some(autopilot::MemTokens {
+    let r = memctl_engine::summarize_telemetry(log.as_ref()?, sid, cfg.chars_per_token);
+    (r.total.calls > 0).then_some(memctl_engine::MemTokens {
         injected: r.total.injected_tokens,
         removed: r.total.removed_tokens,
     })
@@ -187,8 +186,9 @@ pub fn memory_cmd(c: MemoryCommand, cfg: &MemoryConfig, out: &mut dyn Write) -> 
     match c {
         MemoryCommand::Init { dir } => {
             let dir = dir_or_cwd(dir)?;
-            let files = memory::init(&dir)
-                .with_context(|| format!("creating {}", dir.join(memory::MEMORY_DIR).display()))?;
+            let files = memctl_engine::init_memory(&dir).with_context(|| {
+                format!("creating {}", dir.join(memctl_engine::MEMORY_DIR).display())
+            })?;
             for f in files {
                 writeln!(
                     out,
@@ -204,15 +204,15 @@ pub fn memory_cmd(c: MemoryCommand, cfg: &MemoryConfig, out: &mut dyn Write) -> 
         }
         MemoryCommand::Show { dir } => {
             let dir = dir_or_cwd(dir)?;
-            let Some(mdir) = memory::find_dir(&dir.display().to_string(), cfg) else {
+            let Some(mdir) = memctl_engine::find_memory_dir(&dir.display().to_string(), cfg) else {
                 writeln!(
                     out,
                     "no {} here (run `memctl memory init`)",
-                    memory::MEMORY_DIR
+                    memctl_engine::MEMORY_DIR
                 )?;
                 return Ok(());
             };
-            let lines = memory::collect(&mdir, cfg);
+            let lines = memctl_engine::collect_memory(&mdir, cfg);
             if lines.is_empty() {
                 writeln!(
                     out,
@@ -248,7 +248,7 @@ pub fn restore(
     };
     let mut cfg = cfg.clone();
     if let Some(n) = a.chars {
-        cfg.budget.max_chars = n.min(memctl_engine::restore::MAX_RESTORE_CHARS);
+        cfg.budget.max_chars = n.min(memctl_engine::MAX_RESTORE_CHARS);
     }
     let r = engine.restore(&session, &project, RestoreKind::Compact, &cfg)?;
     if r.text.is_empty() {
@@ -263,7 +263,7 @@ pub fn restore(
 pub fn summarize(
     engine: Engine,
     a: SummarizeArgs,
-    ext: &summary::external::ExternalConfig,
+    ext: &memctl_engine::ExternalSummaryConfig,
     out: &mut dyn Write,
 ) -> Result<()> {
     let Some(s) = engine.summarize_with_external(&a.session, &SummaryConfig::default(), ext)?
@@ -290,7 +290,7 @@ pub fn summarize_sessions(engine: &Engine, sessions: &[String]) {
 
 /// `memctl prune`.
 pub fn prune(engine: Engine, a: PruneArgs, out: &mut dyn Write) -> Result<()> {
-    let p = memctl_engine::rank::RankParams::default();
+    let p = memctl_engine::RankParams::default();
     let r = engine.prune(&p, a.dry_run, None)?;
     if a.json {
         serde_json::to_writer(&mut *out, &r)?;

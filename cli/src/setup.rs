@@ -18,7 +18,7 @@ mod pip;
 
 use anyhow::{Context, Result, bail};
 use manifest::{Manifest, Model};
-use memctl_engine::paths::{ensure_private_dir, try_lock_file};
+use memctl_engine::{ensure_private_dir, try_lock_file};
 use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -368,7 +368,7 @@ pub(crate) fn write_verified(
         .with_context(|| format!("writing {}", dest.display()))?;
     tmp.persist(dest)
         .with_context(|| format!("replacing {}", dest.display()))?;
-    memctl_engine::paths::restrict_file(dest)?;
+    memctl_engine::restrict_file(dest)?;
     Ok(())
 }
 
@@ -412,7 +412,7 @@ mod tests {
             std::fs::create_dir_all(p.parent().expect("dir")).expect("mkdir");
             std::fs::write(&p, b"x").expect("write");
         }
-        let cfg = memctl_engine::embed::OnnxConfig::locate(None, None, 1, &[tmp.path()]);
+        let cfg = memctl_engine::OnnxConfig::locate(None, None, 1, &[tmp.path()]);
         assert!(full.iter().any(|r| tmp.path().join(r) == cfg.dylib_path));
         assert!(full.iter().any(|r| tmp.path().join(r) == cfg.model_path()));
         assert!(
@@ -421,7 +421,7 @@ mod tests {
         );
         assert_eq!(
             cfg.model_dir.file_name().and_then(|n| n.to_str()),
-            Some(memctl_engine::embed::onnx::MINILM_NAME)
+            Some(memctl_engine::MINILM_NAME)
         );
         // --int8-only drops the exported model and its tokenizer, nothing else; the runtime
         // comes first, the exported model last (its export cross-checks against int8).

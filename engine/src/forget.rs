@@ -46,7 +46,7 @@ use crate::store::remove::{Plan, Selector};
 use crate::store::rewrite::{META_REWRITE_PENDING, RewriteReport};
 use crate::store::{ChunkId, ChunkRecord};
 use crate::swap::forget::SwapSelector;
-pub use finish::{BACKUPS_DIR, BackupsReport, FinishReport, Interrupted};
+pub use finish::{BackupsReport, Interrupted};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 

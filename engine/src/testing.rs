@@ -1,6 +1,8 @@
 //! Helpers for other crates' tests (cargo feature `testing`): what a test needs from the store
 //! without making the store public.
 
+pub use crate::redact::corpus::{Sample as RedactionSample, samples as redaction_samples};
+
 use crate::error::StoreError;
 use std::path::Path;
 

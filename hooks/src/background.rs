@@ -38,7 +38,7 @@ pub fn team_sync_lock(data_dir: &Path) -> PathBuf {
 pub fn team_sync_running(data_dir: &Path) -> bool {
     data_dir.join("team").is_dir()
         && matches!(
-            memctl_engine::paths::try_lock_file(&team_sync_lock(data_dir)),
+            memctl_engine::try_lock_file(&team_sync_lock(data_dir)),
             Ok(None)
         )
 }
@@ -48,8 +48,7 @@ pub fn team_sync_running(data_dir: &Path) -> bool {
 /// None when another holds it.
 pub fn embed_lock(data_dir: &Path) -> Result<Option<std::fs::File>> {
     let path = data_dir.join("embed.lock");
-    memctl_engine::paths::try_lock_file(&path)
-        .with_context(|| format!("locking {}", path.display()))
+    memctl_engine::try_lock_file(&path).with_context(|| format!("locking {}", path.display()))
 }
 
 /// True when an embedder of pending chunks holds the data dir's embed lock (the resident
@@ -62,7 +61,7 @@ pub fn embedder_running(data_dir: &Path) -> bool {
 /// into its socket, no wait), else start one with `memctl` (its bulk thread looks for pending
 /// chunks first; a second one started while one loads exits at once on the data dir's lock).
 pub fn wake_service(memctl: &Path, data_dir: &Path) {
-    match memctl_engine::resident::notify_pending(data_dir) {
+    match memctl_engine::notify_pending(data_dir) {
         Ok(()) => tracing::debug!("told the resident service about pending chunks"),
         Err(e) => {
             tracing::debug!(error = %e, "starting the resident service for pending chunks");

@@ -9,8 +9,9 @@
 //! PostToolUse take `{"hookSpecificOutput":{"hookEventName":..,"additionalContext":..}}`;
 //! PreCompact / PostCompact / SessionEnd take plain text (JSON fails validation there).
 
-use memctl_engine::hooks::{HookConfig, HookEffects, HookOutput, HookPayload, jobs, policy};
-use memctl_engine::{Engine, EngineOptions, Settings};
+use memctl_engine::{
+    Engine, EngineOptions, HookConfig, HookEffects, HookOutput, HookPayload, Settings,
+};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -35,7 +36,7 @@ type Outcome = std::thread::Result<anyhow::Result<(HookOutput, HookEffects)>>;
 /// value keeps its default, an unknown variable or argument is ignored.
 fn log_ignored(
     reexec_failed: Option<String>,
-    errors: &[memctl_engine::settings::SettingsError],
+    errors: &[memctl_engine::SettingsError],
     unknown: &[String],
     problems: &[impl std::fmt::Display],
 ) {
@@ -90,7 +91,8 @@ pub fn main() -> ExitCode {
     };
     drop(raw);
     payload.fill_project_dir(settings.project_dir.as_deref());
-    let deadline = started + policy::deadline(payload.event.kind(), settings.hook.deadline_ms);
+    let deadline =
+        started + memctl_engine::hook_deadline(payload.event.kind(), settings.hook.deadline_ms);
     let data_dir = opts.data_dir.clone();
     let (tx, rx) = std::sync::mpsc::channel::<Outcome>();
     let worker_payload = payload.clone();
@@ -131,7 +133,7 @@ pub fn main() -> ExitCode {
         {
             // Never on the prompt path (seconds on a big store): a detached `memctl migrate`
             // does it; the transcript stays on disk and the next hook archives this turn.
-            if job_needed(&data_dir, jobs::MIGRATE, &opts_store_path) {
+            if job_needed(&data_dir, memctl_engine::JOB_MIGRATE, &opts_store_path) {
                 tracing::warn!(event, error = %format!("{e:#}"), "store needs a migration; started `memctl migrate` in the background");
                 spawn_background(&["migrate", "--background"], None, home);
             }
@@ -156,7 +158,7 @@ pub fn main() -> ExitCode {
                 ms = started.elapsed().as_millis() as u64,
                 "deadline passed (store busy or slow); giving up"
             );
-            memctl_engine::hooks::rescue(&data_dir, &payload);
+            memctl_engine::rescue_payload(&data_dir, &payload);
             HookOutput::None
         }
     };
@@ -194,7 +196,7 @@ fn load_settings(args: &HookArgs, reexec_failed: Option<String>) -> HookSettings
     }
     // The same loader as the CLI: config files (user, project), then the environment over
     // them. Two small files, read before the watchdog starts (bounded: regular files of at
-    // most 64 KiB, see `memctl_engine::settings::file`).
+    // most 64 KiB, see `memctl_engine::Settings::load`).
     let cwd = std::env::current_dir().ok();
     let loaded = Settings::load_layered(vars, cwd.as_deref());
     let logging =
@@ -231,7 +233,7 @@ fn start_detached(
         spawn_background(&["ingest", "--background", "--no-embed"], Some(t), home);
     }
     for t in &fx.deferred_archive {
-        if !job_needed(data_dir, jobs::INGEST, t) {
+        if !job_needed(data_dir, memctl_engine::JOB_INGEST, t) {
             continue;
         }
         let args: &[&str] = if settings.embed.background && !model_disabled {
@@ -284,7 +286,7 @@ fn print_output(output: &HookOutput, data_dir: &Path, session_id: &str, event: &
             // the model's context, measured on the text just printed (not recorded when the
             // print failed: nothing reached the model). An append to a small per-session
             // file, never the store; a fault is a warning, never the hook's failure.
-            Ok(()) => memctl_engine::telemetry::record_hook(data_dir, session_id, event, injection),
+            Ok(()) => memctl_engine::record_hook(data_dir, session_id, event, injection),
             Err(e) => tracing::warn!(error = %e, "writing hook output failed"),
         }
     }
@@ -297,7 +299,7 @@ pub fn run(
     cfg: &HookConfig,
     deadline: Instant,
 ) -> anyhow::Result<(HookOutput, HookEffects)> {
-    if let Some(light) = memctl_engine::hooks::handle_without_store(payload, &opts.data_dir, cfg) {
+    if let Some(light) = memctl_engine::handle_hook_without_store(payload, &opts.data_dir, cfg) {
         return Ok(light);
     }
     let data_dir = opts.data_dir.clone();
@@ -329,9 +331,7 @@ pub fn run(
             spawn_background(&["forget", "--finish"], None, Some(data_dir.as_path()));
         }
     }
-    Ok(memctl_engine::hooks::handle(
-        &engine, payload, deadline, cfg,
-    )?)
+    Ok(memctl_engine::handle_hook(&engine, payload, deadline, cfg)?)
 }
 
 /// Whether to start background job `kind` for `file` (a transcript, or the store for a
@@ -339,7 +339,7 @@ pub fn run(
 /// starts one process, not one per prompt). A request that cannot be recorded starts one all
 /// the same (it logs what fails).
 fn job_needed(data_dir: &Path, kind: &str, file: &Path) -> bool {
-    match jobs::request(data_dir, kind, file) {
+    match memctl_engine::request_job(data_dir, kind, file) {
         Ok(true) => true,
         Ok(false) => {
             tracing::debug!(kind, file = %file.display(), "a job for this file runs; left the request to it");

@@ -20,7 +20,7 @@ pub use command::{InstallArgs, InstallEnv};
 
 use anyhow::{Context, Result};
 pub use claude_md::claude_md;
-use memctl_engine::hooks::HookEventName;
+use memctl_engine::HookEventName;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};

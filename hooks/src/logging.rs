@@ -31,7 +31,7 @@ pub fn init_cli(filter: Option<&str>) {
 pub fn init_file(data_dir: &Path, filter: Option<&str>) -> bool {
     let dir = data_dir.join("logs");
     // Logs can quote transcript paths and errors: private like the rest of the data dir.
-    if memctl_engine::paths::ensure_private_dir(&dir).is_err() {
+    if memctl_engine::ensure_private_dir(&dir).is_err() {
         return false;
     }
     let path = dir.join("memctl.log");

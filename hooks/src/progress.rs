@@ -37,7 +37,7 @@ pub struct Progress {
 impl Progress {
     /// A record for this process, starting now.
     pub fn start(threads: usize) -> Self {
-        let now = memctl_engine::clock::unix_now();
+        let now = memctl_engine::unix_now();
         Self {
             pid: std::process::id(),
             started_at: now,
@@ -71,8 +71,7 @@ pub fn write(data_dir: &Path, p: &Progress) {
     let result = serde_json::to_vec(p)
         .map_err(|e| e.to_string())
         .and_then(|bytes| {
-            memctl_engine::paths::write_private_atomic(&path(data_dir), &bytes)
-                .map_err(|e| e.to_string())
+            memctl_engine::write_private_atomic(&path(data_dir), &bytes).map_err(|e| e.to_string())
         });
     if let Err(e) = result {
         tracing::warn!(error = %e, "embedder progress not recorded");
@@ -83,7 +82,7 @@ pub fn write(data_dir: &Path, p: &Progress) {
 /// (status shows no progress rather than failing).
 pub fn read(data_dir: &Path) -> Option<Progress> {
     let p = path(data_dir);
-    match memctl_engine::paths::read_regular(&p, MAX_BYTES) {
+    match memctl_engine::read_regular(&p, MAX_BYTES) {
         Ok(bytes) => match serde_json::from_slice(&bytes) {
             Ok(progress) => Some(progress),
             Err(e) => {

@@ -36,10 +36,7 @@ pub fn sample_transcript() -> PathBuf {
 /// command runs it first. A test that needs it fails, never skips, without it. Returns the root.
 pub fn require_setup() -> PathBuf {
     let root = repo_root();
-    let runtime = format!(
-        ".cache/onnxruntime/{}",
-        memctl_engine::embed::onnx::ORT_LIB_FILE
-    );
+    let runtime = format!(".cache/onnxruntime/{}", memctl_engine::ORT_LIB_FILE);
     for rel in [
         runtime.as_str(),
         "models/all-MiniLM-L6-v2/model.onnx",

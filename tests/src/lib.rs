@@ -8,11 +8,11 @@ pub mod transcript_gen;
 
 /// The ONNX config that `scripts/setup.sh` prepares. Panics with a clear message when setup has
 /// not run: these tests exercise the real model and must not silently skip.
-pub fn onnx_config() -> memctl_engine::embed::OnnxConfig {
+pub fn onnx_config() -> memctl_engine::OnnxConfig {
     let root = memctl_test_support::require_setup();
-    memctl_engine::embed::OnnxConfig::new(
+    memctl_engine::OnnxConfig::new(
         root.join(".cache/onnxruntime")
-            .join(memctl_engine::embed::onnx::ORT_LIB_FILE),
+            .join(memctl_engine::ORT_LIB_FILE),
         root.join("models/all-MiniLM-L6-v2"),
     )
 }

@@ -2,9 +2,7 @@
 //! trait's contract is defined here, not in each implementation's own tests.
 
 use super::{ExactIndex, Hit, HnswIndex, HnswParams, VectorIndex};
-use memctl_engine::IndexError;
-use memctl_engine::embed::{Embedder, EmbedderId, HashEmbedder, l2_normalize};
-use memctl_engine::index::synth::TextGen;
+use memctl_engine::{Embedder, EmbedderId, HashEmbedder, IndexError, TextGen, l2_normalize};
 
 const SEED: u64 = 0x00c0_ffee;
 /// Self-similarity tolerance: int8-only scores (no re-score) are within ~0.5% of the cosine.

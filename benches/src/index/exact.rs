@@ -1,9 +1,9 @@
 //! Exact index: contiguous int8 scan + f32 re-score, and the f32 brute-force oracle.
 
-use memctl_engine::IndexError;
-use memctl_engine::embed::{EmbedderId, dot};
-use memctl_engine::index::quant::{QuantQuery, dot_i8, quantize_into};
-use memctl_engine::index::{Hit, TopK, VectorIndex, checked_normalized};
+use memctl_engine::{
+    EmbedderId, Hit, IndexError, QuantQuery, TopK, VectorIndex, checked_normalized, dot, dot_i8,
+    quantize_into,
+};
 use std::collections::HashMap;
 
 /// Candidates re-scored in f32 after the int8 scan. 50 brings int8 recall@10 from 0.96–0.98 to
@@ -104,7 +104,7 @@ impl ExactIndex {
     /// Int8 scores only, no f32 re-score: what a block scan gives before [`quant::rescore`]
     /// (exposed to measure the re-score's value).
     ///
-    /// [`quant::rescore`]: memctl_engine::index::quant::rescore
+    /// [`quant::rescore`]: memctl_engine::rescore
     pub fn search_int8(
         &self,
         embedder: &EmbedderId,

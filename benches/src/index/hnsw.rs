@@ -2,7 +2,7 @@
 //!
 //! Why not everywhere: reloading a dumped graph costs 8–17 µs per vector (docs/perf/search.md),
 //! so a hook process that lives 20 ms scans encoded blocks instead
-//! ([`memctl_engine::index::quant`]). A server-mode or
+//! ([`memctl_engine::rescore`]). A server-mode or
 //! long CLI session builds or loads this once and then answers in ~1 ms.
 //!
 //! hnsw_rs has no delete: `remove` tombstones the internal point and searches over-fetch and
@@ -13,9 +13,7 @@
 //! internal id is the insertion ordinal), so replacing a vector never reuses a graph id.
 
 use hnsw_rs::prelude::{AnnT, DistDot, Hnsw, HnswIo};
-use memctl_engine::IndexError;
-use memctl_engine::embed::EmbedderId;
-use memctl_engine::index::{Hit, TopK, VectorIndex, checked_normalized};
+use memctl_engine::{EmbedderId, Hit, IndexError, TopK, VectorIndex, checked_normalized};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fs;
@@ -599,12 +597,12 @@ impl Checksum {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memctl_engine::embed::HashEmbedder;
-    use memctl_engine::index::synth::TextGen;
+    use memctl_engine::HashEmbedder;
+    use memctl_engine::TextGen;
 
     fn build(n: usize, seed: u64) -> (HnswIndex, EmbedderId, Vec<Vec<f32>>) {
         let e = HashEmbedder::new();
-        let id = memctl_engine::embed::Embedder::id(&e).clone();
+        let id = memctl_engine::Embedder::id(&e).clone();
         let mut g = TextGen::new(seed);
         let vs: Vec<Vec<f32>> = (0..n).map(|_| e.embed_one(&g.document())).collect();
         let mut idx = HnswIndex::new(id.clone(), HnswParams::default());

@@ -21,4 +21,4 @@ mod recall_tests;
 
 pub use exact::{DEFAULT_RESCORE_N, ExactIndex};
 pub use hnsw::{HnswIndex, HnswParams};
-pub use memctl_engine::index::{Hit, VectorIndex};
+pub use memctl_engine::{Hit, VectorIndex};

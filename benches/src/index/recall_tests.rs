@@ -2,8 +2,7 @@
 //! f32 oracle, on hash-embedded synthetic text ([`TextGen`]). Seeds are fixed and printed.
 
 use super::{ExactIndex, HnswIndex, HnswParams, VectorIndex};
-use memctl_engine::embed::{Embedder, EmbedderId, HashEmbedder};
-use memctl_engine::index::synth::TextGen;
+use memctl_engine::{Embedder, EmbedderId, HashEmbedder, TextGen};
 use rayon::prelude::*;
 use std::time::Instant;
 

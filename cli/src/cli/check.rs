@@ -1,9 +1,9 @@
 //! `memctl check`: redb's integrity check and memctl's cross-table rules over the store
-//! (`memctl_engine::store::check`); one line per broken rule, exit 1 when any is broken.
+//! ([`memctl_engine::check_store`]); one line per broken rule, exit 1 when any is broken.
 
 use anyhow::{Result, bail};
 use clap::Args;
-use memctl_engine::store::check::{CheckReport, Integrity, check_store};
+use memctl_engine::{CheckReport, Integrity, check_store};
 use std::io::Write;
 use std::path::Path;
 

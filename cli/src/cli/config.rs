@@ -6,8 +6,7 @@
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
-use memctl_engine::Loaded;
-use memctl_engine::settings::{ConfigEntry, FileScope, ProjectRule, SettingsError, Source};
+use memctl_engine::{ConfigEntry, FileScope, Loaded, ProjectRule, SettingSource, SettingsError};
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
@@ -83,7 +82,7 @@ pub(super) fn config(
         && let Some(home) = entries.iter_mut().find(|e| e.key.name == "home")
     {
         home.value = Some(d.display().to_string());
-        home.source = Source::CommandLine;
+        home.source = SettingSource::CommandLine;
         home.note = Some("--data-dir".into());
     }
     match a.action.unwrap_or(ConfigAction::Show) {
@@ -153,7 +152,7 @@ fn json(e: &ConfigEntry) -> EntryJson<'_> {
 /// `environment (MEMCTL_X)`, `user file /p`, `default (per event)`.
 fn source_text(e: &ConfigEntry) -> String {
     let base = match &e.source {
-        Source::Environment => format!("environment ({})", e.key.var),
+        SettingSource::Environment => format!("environment ({})", e.key.var),
         other => other.to_string(),
     };
     match &e.note {

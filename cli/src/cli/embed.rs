@@ -33,10 +33,10 @@ pub(super) fn embed_pending(
     a: EmbedPendingArgs,
     out: &mut dyn Write,
 ) -> Result<()> {
-    memctl_engine::paths::ensure_private_dir(&opts.data_dir)?;
+    memctl_engine::ensure_private_dir(&opts.data_dir)?;
     let Some(_lock) = memctl_hooks::background::embed_lock(&opts.data_dir)? else {
         // The resident service's bulk thread (or another `embed-pending`) is at it.
-        if let Err(e) = memctl_engine::resident::notify_pending(&opts.data_dir) {
+        if let Err(e) = memctl_engine::notify_pending(&opts.data_dir) {
             tracing::debug!(error = %e, "no resident service to tell about pending chunks");
         }
         writeln!(out, "another embedder is running")?;
@@ -80,10 +80,10 @@ pub(super) fn embedder(opts: &EngineOptions, s: &Settings, out: &mut dyn Write) 
         .embed
         .background
         .then(|| crate::background::bulk_embedder(opts.clone().for_background(s)));
-    match memctl_engine::resident::serve(&opts.data_dir, &opts.onnx, &s.resident, bulk)
+    match memctl_engine::serve_resident(&opts.data_dir, &opts.onnx, &s.resident, bulk)
         .context("resident embedder")?
     {
-        memctl_engine::resident::ServeEnd::AlreadyRunning => {
+        memctl_engine::ServeEnd::AlreadyRunning => {
             writeln!(out, "a resident embedder already runs for this data dir")?;
         }
         other => writeln!(out, "resident embedder ended: {other:?}")?,

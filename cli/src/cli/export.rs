@@ -3,11 +3,10 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use memctl_engine::Engine;
-use memctl_engine::export::{
-    ExportOptions, ImportOptions, ImportReport, KindCounts, Phase, Progress,
+use memctl_engine::{
+    Engine, ExportOptions, ExportPhase, ExportProgress, ImportOptions, ImportReport, KindCounts,
+    MemoryConfig,
 };
-use memctl_engine::memory::MemoryConfig;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
@@ -78,10 +77,10 @@ fn bar(quiet: bool) -> indicatif::ProgressBar {
     b
 }
 
-fn show(b: &indicatif::ProgressBar, p: Progress) {
+fn show(b: &indicatif::ProgressBar, p: ExportProgress) {
     let msg = match p.phase {
-        Phase::Export => "chunks",
-        Phase::Check => "checking (bytes)",
+        ExportPhase::Export => "chunks",
+        ExportPhase::Check => "checking (bytes)",
         _ => "importing (bytes)",
     };
     b.set_message(msg);
@@ -124,14 +123,14 @@ pub(super) fn export(
         since: a
             .since
             .as_deref()
-            .map(|v| memctl_engine::filter::parse_time("since", v, now))
+            .map(|v| memctl_engine::parse_time("since", v, now))
             .transpose()?,
         vectors: a.vectors,
         memory: memory.clone(),
     };
     let target = a.out.as_deref().unwrap_or("-");
     let b = bar(a.quiet);
-    let mut tick = |p: Progress| show(&b, p);
+    let mut tick = |p: ExportProgress| show(&b, p);
     let report = if target == "-" {
         if std::io::stdout().is_terminal() && a.out.is_none() {
             bail!("the export would go to the terminal: give --out FILE (or --out - to print it)");
@@ -155,7 +154,7 @@ pub(super) fn export(
     if let Some(e) = &report.embedder {
         say.push_str(&format!(", {} vectors ({e})", c.vectors));
     }
-    let size = memctl_engine::swap::human_bytes(report.bytes);
+    let size = memctl_engine::human_bytes(report.bytes);
     if target == "-" {
         eprintln!("memctl: {say} ({size})");
     } else {

@@ -3,9 +3,7 @@
 use super::short;
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use memctl_engine::explain;
-use memctl_engine::search::SearchMode;
-use memctl_engine::{Engine, SearchRequest};
+use memctl_engine::{Engine, SearchMode, SearchRequest};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
@@ -144,7 +142,7 @@ fn request(engine: &Engine, a: &SearchArgs) -> Result<SearchRequest> {
 }
 
 /// `--fusion a,b,c[,d,e,f,g]`: omitted trailing parameters keep their defaults.
-fn fusion_params(f: &str) -> Result<memctl_engine::search::FusionParams> {
+fn fusion_params(f: &str) -> Result<memctl_engine::FusionParams> {
     const USAGE: &str = "--fusion takes 3 or 7 numbers: lexical_max,lexical_min,dense_floor\
                          [,coverage_floor,dense_margin_lo,dense_margin_hi,dense_trust]";
     let v: Vec<f32> = f
@@ -155,7 +153,7 @@ fn fusion_params(f: &str) -> Result<memctl_engine::search::FusionParams> {
     if v.len() != 3 && v.len() != 7 {
         bail!(USAGE);
     }
-    let d = memctl_engine::search::FusionParams::default();
+    let d = memctl_engine::FusionParams::default();
     let mut p = [
         d.lexical_max,
         d.lexical_min,
@@ -166,7 +164,7 @@ fn fusion_params(f: &str) -> Result<memctl_engine::search::FusionParams> {
         d.dense_trust,
     ];
     p[..v.len()].copy_from_slice(&v);
-    Ok(memctl_engine::search::FusionParams {
+    Ok(memctl_engine::FusionParams {
         lexical_max: p[0],
         lexical_min: p[1],
         dense_floor: p[2],
@@ -215,7 +213,7 @@ fn print_found(
         writeln!(
             out,
             "no confident match (no hit reaches confidence {:.2}); the closest hits, marked weak:",
-            memctl_engine::recall::CONFIDENT
+            memctl_engine::RECALL_CONFIDENT
         )?;
     }
     for (i, r) in found.results.iter().enumerate() {
@@ -251,7 +249,7 @@ fn write_hit(
         c.started_at.as_deref().unwrap_or("-"),
     )?;
     writeln!(out, "    {}", c.summary)?;
-    for line in explain::matched_lines(&c.text, query, &c.summary) {
+    for line in memctl_engine::matched_lines(&c.text, query, &c.summary) {
         writeln!(out, "    > {}", marked(&line, query, bold))?;
     }
     if !c.files.is_empty() {
@@ -270,7 +268,7 @@ fn marked(line: &str, query: &str, bold: bool) -> String {
     }
     let mut s = String::with_capacity(line.len() + 16);
     let mut at = 0;
-    for (b, e) in explain::highlight_spans(line, query) {
+    for (b, e) in memctl_engine::highlight_spans(line, query) {
         s.push_str(&line[at..b]);
         s.push_str("\x1b[1m");
         s.push_str(&line[b..e]);
@@ -360,7 +358,7 @@ fn json_results(found: &memctl_engine::SearchOutcome, query: &str) -> Vec<serde_
                 "confident": r.confident,
                 "coverage": r.evidence.coverage,
                 "cosine": r.evidence.dense,
-                "lines": explain::matched_lines(&c.text, query, &c.summary),
+                "lines": memctl_engine::matched_lines(&c.text, query, &c.summary),
             })
         })
         .collect()

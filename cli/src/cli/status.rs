@@ -3,9 +3,10 @@
 
 use anyhow::Result;
 use clap::Args;
-use memctl_engine::autopilot::{AutopilotConfig, format_count, format_tokens};
-use memctl_engine::telemetry::{self, ContextFill, Counts, FillSource, HookCounts, SessionReport};
-use memctl_engine::{Engine, EngineOptions};
+use memctl_engine::{
+    AutopilotConfig, ContextFill, Engine, EngineOptions, FillSource, HookCounts, SessionReport,
+    TelemetryCounts, format_count, format_tokens,
+};
 use serde::Serialize;
 use std::io::Write;
 
@@ -48,7 +49,7 @@ pub struct StatusReport {
     pub index: String,
     /// Injection telemetry over every session (absent with `--session`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub telemetry: Option<telemetry::TelemetryReport>,
+    pub telemetry: Option<memctl_engine::TelemetryReport>,
     /// With `--session`: that session's telemetry (null when it has none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<Option<SessionReport>>,
@@ -141,8 +142,18 @@ pub fn gather(engine: &Engine, a: &StatusArgs, cfg: &AutopilotConfig) -> Result<
     let st = engine.status()?;
     let o = engine.options();
     let (telemetry, session) = match &a.session {
-        Some(id) => (None, Some(telemetry::session_report(&o.data_dir, id, cfg)?)),
-        None => (Some(telemetry::report(&o.data_dir, a.recent, cfg)?), None),
+        Some(id) => (
+            None,
+            Some(memctl_engine::session_telemetry_report(
+                &o.data_dir,
+                id,
+                cfg,
+            )?),
+        ),
+        None => (
+            Some(memctl_engine::telemetry_report(&o.data_dir, a.recent, cfg)?),
+            None,
+        ),
     };
     Ok(StatusReport {
         store: engine.store_path().display().to_string(),
@@ -269,7 +280,7 @@ pub(super) fn status(
 
 /// `12 calls · injected 4,200 chars (~1.2k tok) · summariser 700 chars (~200 tok) · removed
 /// by swapping ~2.0k tok`.
-fn counts_line(c: &Counts) -> String {
+fn counts_line(c: &TelemetryCounts) -> String {
     format!(
         "{} call{} · injected {} chars (~{} tok) · summariser {} chars (~{} tok) · removed by swapping {} chars (~{} tok)",
         format_count(c.calls),

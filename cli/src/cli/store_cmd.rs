@@ -1,5 +1,5 @@
 //! `memctl migrate` and `memctl backup`: carrying a store written by an earlier memctl
-//! forward, and consistent copies while hooks keep writing (`memctl_engine::store::migrate`).
+//! forward, and consistent copies while hooks keep writing ([`memctl_engine::Engine::migrate`]).
 
 use crate::open::describe;
 use anyhow::{Context, Result};
@@ -57,11 +57,11 @@ pub(super) fn migrate(opts: &EngineOptions, a: &MigrateArgs, out: &mut dyn Write
 }
 
 /// `memctl migrate --background` (started by hooks that found an earlier memctl's store): one
-/// per store at a time ([`memctl_engine::hooks::jobs`]); one started while another runs ends
+/// per store at a time ([`memctl_engine::Job`]); one started while another runs ends
 /// at once, leaving its request to that one. Failures are logged (the next hook asks again).
 fn migrate_in_background(opts: &EngineOptions) -> Result<()> {
-    use memctl_engine::hooks::jobs::{Job, MIGRATE};
-    let Some(job) = Job::start(&opts.data_dir, MIGRATE, &opts.store_path())? else {
+    use memctl_engine::{JOB_MIGRATE, Job};
+    let Some(job) = Job::start(&opts.data_dir, JOB_MIGRATE, &opts.store_path())? else {
         tracing::debug!("a migration of this store runs; left the request to it");
         return Ok(());
     };

@@ -57,11 +57,11 @@ pub enum SwapCommand {
 pub(super) fn swap(
     engine: Engine,
     c: SwapCommand,
-    cfg: &memctl_engine::swap::SwapConfig,
+    cfg: &memctl_engine::SwapConfig,
     out: &mut dyn Write,
 ) -> Result<()> {
-    use memctl_engine::clock::unix_now;
-    use memctl_engine::swap::human_bytes;
+    use memctl_engine::human_bytes;
+    use memctl_engine::unix_now;
     match c {
         SwapCommand::List { session, json } => {
             let list = engine.swap_list(session.as_deref())?;
@@ -103,7 +103,7 @@ pub(super) fn swap(
                 Some(r) => {
                     let total = text.lines().count() as u64;
                     let (first, last) = parse_lines(r, total)?;
-                    let (a, b) = memctl_engine::swap::inplace::line_span(&text, first, last);
+                    let (a, b) = memctl_engine::line_span(&text, first, last);
                     &text[a..b]
                 }
             };
@@ -146,7 +146,7 @@ pub(super) fn swap(
                 writeln!(
                     out,
                     "{verb} {}  {}  session {}  {}",
-                    memctl_engine::swap::short_id(&e.id),
+                    memctl_engine::short_id(&e.id),
                     e.tool,
                     short(&e.session_id),
                     human_bytes(e.bytes)

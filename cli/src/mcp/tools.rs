@@ -7,10 +7,9 @@
 
 use super::types::*;
 use anyhow::{Context, Result, bail};
-use memctl_engine::memory::MemoryConfig;
-use memctl_engine::memory::note::{self, NoteKind as EngineNoteKind};
-use memctl_engine::store::{ChunkRecord, SessionRecord};
-use memctl_engine::{Engine, SearchRequest};
+use memctl_engine::{
+    ChunkRecord, Engine, MemoryConfig, NoteKind as EngineNoteKind, SearchRequest, SessionRecord,
+};
 use std::path::PathBuf;
 
 /// Longest gist (one line of a hit, a turn or a session).
@@ -119,7 +118,7 @@ fn minute(ts: Option<&str>) -> Option<String> {
 
 fn gist(text: &str) -> String {
     let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    memctl_engine::transcript::ellipsize(line.trim(), GIST_CHARS).into_owned()
+    memctl_engine::ellipsize(line.trim(), GIST_CHARS).into_owned()
 }
 
 fn turn_line(id: u64, rec: &ChunkRecord, hit: bool) -> TurnLine {
@@ -191,7 +190,7 @@ pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOu
     req.since = input
         .since
         .as_deref()
-        .map(|v| memctl_engine::filter::parse_time("since", v, jiff::Timestamp::now()))
+        .map(|v| memctl_engine::parse_time("since", v, jiff::Timestamp::now()))
         .transpose()?;
     match input.scope {
         Scope::All | Scope::Team => {}
@@ -244,7 +243,7 @@ pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOu
         (None, true, _) => Some("nothing matched here: try scope=all or other words".into()),
         (None, false, _) if !found.results.iter().any(|r| r.confident) => Some(format!(
             "no confident match: every hit is weak (confidence below {:.2}); try other words",
-            memctl_engine::recall::CONFIDENT
+            memctl_engine::RECALL_CONFIDENT
         )),
         (None, false, _) => None,
     };
@@ -262,7 +261,7 @@ fn best_line(hit: &Hit, text: &str, query: &str, summary: &str) -> Vec<String> {
     let used = serde_json::to_string(hit).map_or(HIT_CHARS, |s| s.chars().count());
     // `,"lines":[""]`
     let room = HIT_CHARS.saturating_sub(used + 14);
-    let Some(best) = memctl_engine::explain::matched_lines(text, query, summary)
+    let Some(best) = memctl_engine::matched_lines(text, query, summary)
         .into_iter()
         .next()
     else {
@@ -272,7 +271,7 @@ fn best_line(hit: &Hit, text: &str, query: &str, summary: &str) -> Vec<String> {
     // escaped line fits.
     let mut max = room;
     while max >= LINE_MIN_CHARS {
-        let line = memctl_engine::transcript::ellipsize(&best, max);
+        let line = memctl_engine::ellipsize(&best, max);
         let escaped = serde_json::to_string(&line).map_or(usize::MAX, |j| j.chars().count() - 2);
         if escaped <= room {
             return vec![line.into_owned()];
@@ -358,7 +357,7 @@ pub fn tool_output(engine: &Engine, input: ToolOutputInput) -> Result<ToolOutput
     if id.len() < 4 {
         bail!("give at least 4 characters of the output's id");
     }
-    let (entries, text) = engine.swap_show(id, memctl_engine::clock::unix_now())?;
+    let (entries, text) = engine.swap_show(id, memctl_engine::unix_now())?;
     let entry = entries
         .first()
         .with_context(|| format!("no stored tool output {id:?}"))?;
@@ -369,7 +368,7 @@ pub fn tool_output(engine: &Engine, input: ToolOutputInput) -> Result<ToolOutput
         if first > last {
             bail!("lines {first}-{last}: the output has {total_lines} lines");
         }
-        let (s, e) = memctl_engine::swap::inplace::line_span(&text, first, last);
+        let (s, e) = memctl_engine::line_span(&text, first, last);
         (s, e, format!("lines {first}-{last}"))
     } else {
         let len = text.len() as u64;
@@ -468,7 +467,7 @@ pub fn session_summary(
         summary: s.summary,
         compact_summary: s
             .compact_summary
-            .map(|c| memctl_engine::transcript::ellipsize(&c, COMPACT_SUMMARY_CHARS).into_owned()),
+            .map(|c| memctl_engine::ellipsize(&c, COMPACT_SUMMARY_CHARS).into_owned()),
         recent_turns,
         id,
     })
@@ -484,12 +483,12 @@ pub fn remember(ctx: &Ctx, input: RememberInput) -> Result<RememberOutput> {
         NoteKind::State => EngineNoteKind::State,
     };
     let project = PathBuf::from(&ctx.project);
-    let noted = note::append_note(
+    let noted = memctl_engine::append_note(
         &project,
         kind,
         &input.text,
         &ctx.memory,
-        memctl_engine::clock::unix_now(),
+        memctl_engine::unix_now(),
     )?;
     let file = noted
         .path
@@ -517,7 +516,7 @@ pub fn forget(engine: &Engine, input: ForgetInput) -> Result<ForgetOutput> {
             input.ids.len()
         );
     }
-    let req = memctl_engine::forget::ForgetRequest {
+    let req = memctl_engine::ForgetRequest {
         chunk_ids: input.ids,
         ..Default::default()
     };
@@ -555,7 +554,7 @@ pub fn forget(engine: &Engine, input: ForgetInput) -> Result<ForgetOutput> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memctl_engine::swap::inplace::line_span;
+    use memctl_engine::line_span;
 
     #[test]
     fn line_spans_cover_whole_lines() {

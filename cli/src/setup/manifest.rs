@@ -129,10 +129,10 @@ mod tests {
     #[test]
     fn the_embedded_manifest_names_what_the_engine_looks_for() {
         let m = Manifest::embedded().expect("embedded manifest");
-        assert_eq!(m.onnxruntime.file, memctl_engine::embed::onnx::ORT_LIB_FILE);
+        assert_eq!(m.onnxruntime.file, memctl_engine::ORT_LIB_FILE);
         let main: Vec<&Model> = m.model.iter().filter(|x| x.default).collect();
         assert_eq!(main.len(), 1);
-        assert_eq!(main[0].dir, memctl_engine::embed::onnx::MINILM_NAME);
+        assert_eq!(main[0].dir, memctl_engine::MINILM_NAME);
         assert!(main[0].needs_export());
         // The int8 query model sits where `OnnxConfig::query_config` looks: `<main dir>-int8`.
         let int8 = format!("{}-int8", main[0].dir);

@@ -66,7 +66,7 @@ impl Fetcher {
                 tail(&out.stderr)
             );
         }
-        memctl_engine::paths::ensure_private_dir(&self.wheels())?;
+        memctl_engine::ensure_private_dir(&self.wheels())?;
         self.checked = true;
         Ok(())
     }
@@ -203,7 +203,7 @@ impl Fetcher {
             .file_name()
             .context("source member has no file name")?;
         let src_dir = self.cache.join("src");
-        memctl_engine::paths::ensure_private_dir(&src_dir)?;
+        memctl_engine::ensure_private_dir(&src_dir)?;
         let st = src_dir.join(src_name);
         let have = st.is_file() && super::sha256_file(&st)? == model.source_sha256;
         if !have {

@@ -152,7 +152,7 @@ fn read_private(path: &Path) -> Result<String> {
             );
         }
     }
-    let text = memctl_engine::paths::read_regular_string(path, 64 * 1024)
+    let text = memctl_engine::read_regular_string(path, 64 * 1024)
         .with_context(|| format!("reading {}", path.display()))?;
     let line = text
         .lines()

@@ -140,9 +140,9 @@ pub fn background(engine: &Engine, s: &Settings, embed: bool) -> Result<()> {
         return Ok(());
     }
     let dir = data_dir.join("team");
-    memctl_engine::paths::ensure_private_dir(&dir)?;
+    memctl_engine::ensure_private_dir(&dir)?;
     let Some(_lock) =
-        memctl_engine::paths::try_lock_file(&memctl_hooks::background::team_sync_lock(&data_dir))?
+        memctl_engine::try_lock_file(&memctl_hooks::background::team_sync_lock(&data_dir))?
     else {
         tracing::debug!("another background sync runs; leaving it to that one");
         return Ok(());
@@ -176,7 +176,7 @@ fn project_arg(p: Option<String>) -> Result<String> {
             .display()
             .to_string(),
     };
-    let n = memctl_engine::filter::normalize_project(&p);
+    let n = memctl_engine::normalize_project(&p);
     if n.is_empty() {
         bail!("an empty project path");
     }
@@ -379,7 +379,7 @@ pub fn team_search_timed(
     config::require(s, engine.data_dir())?;
     let vector = match engine.embed_active(&[query]) {
         // Only the model's vectors share the synced rows' space (a hash vector does not).
-        Ok((id, mut v)) if id.model == memctl_engine::embed::onnx::MINILM_NAME => {
+        Ok((id, mut v)) if id.model == memctl_engine::MINILM_NAME => {
             v.pop().filter(|v| v.len() == sync::DIMS)
         }
         Ok(_) => None,

@@ -88,10 +88,10 @@ fn lock_path(data_dir: &Path) -> PathBuf {
 /// Run `f` on the state under the state lock and save it (atomically, 0600).
 fn update_state<T>(data_dir: &Path, f: impl FnOnce(&mut State) -> T) -> Result<T> {
     let dir = data_dir.join("team");
-    memctl_engine::paths::ensure_private_dir(&dir)?;
+    memctl_engine::ensure_private_dir(&dir)?;
     let give_up = Instant::now() + Duration::from_secs(30);
     let _lock = loop {
-        match memctl_engine::paths::try_lock_file(&lock_path(data_dir))? {
+        match memctl_engine::try_lock_file(&lock_path(data_dir))? {
             Some(l) => break l,
             None if Instant::now() < give_up => std::thread::sleep(Duration::from_millis(20)),
             None => anyhow::bail!("the sync state lock stayed taken for 30 s"),
@@ -100,13 +100,13 @@ fn update_state<T>(data_dir: &Path, f: impl FnOnce(&mut State) -> T) -> Result<T
     let mut st = load_state(data_dir)?;
     let out = f(&mut st);
     let bytes = serde_json::to_vec_pretty(&st)?;
-    memctl_engine::paths::write_private_atomic(&state_path(data_dir), &bytes)?;
+    memctl_engine::write_private_atomic(&state_path(data_dir), &bytes)?;
     Ok(out)
 }
 
 fn load_state(data_dir: &Path) -> Result<State> {
     let p = state_path(data_dir);
-    match memctl_engine::paths::read_regular(&p, 64 << 20) {
+    match memctl_engine::read_regular(&p, 64 << 20) {
         Ok(b) => serde_json::from_slice(&b).with_context(|| format!("reading {}", p.display())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(State::default()),
         Err(e) => Err(e).with_context(|| format!("reading {}", p.display())),

@@ -8,7 +8,7 @@ use super::{F, Q, Shared, UiError, blocking};
 use axum::extract::State;
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
-use memctl_engine::forget::{ForgetReport, ForgetRequest};
+use memctl_engine::{ForgetReport, ForgetRequest};
 use serde::Deserialize;
 
 /// What to forget: exactly one of a chunk (its whole turn), a session, a project.
@@ -71,7 +71,7 @@ impl Target {
 /// An unknown id is a missing page, not a malformed request.
 fn forget_error(e: memctl_engine::EngineError) -> UiError {
     use memctl_engine::EngineError;
-    use memctl_engine::forget::ForgetError;
+    use memctl_engine::ForgetError;
     match &e {
         EngineError::Forget(ForgetError::UnknownChunks { .. })
         | EngineError::Forget(ForgetError::Filter(_)) => UiError::not_found(e.to_string()),

@@ -6,8 +6,7 @@
 use super::{Shared, UiError, blocking, page};
 use axum::extract::State;
 use maud::{Markup, html};
-use memctl_engine::swap::human_bytes;
-use memctl_engine::telemetry::{self, Record};
+use memctl_engine::{TelemetryRecord, human_bytes};
 use std::collections::BTreeMap;
 
 /// Days shown by the charts (the most recent ones with data).
@@ -18,7 +17,7 @@ pub(super) async fn page(State(ctx): State<Shared>) -> Result<Markup, UiError> {
         let st = c.engine.status()?;
         let cfg = &c.settings.autopilot;
         let data_dir = c.engine.options().data_dir.clone();
-        let tel = telemetry::report(&data_dir, 5, cfg).unwrap_or_default();
+        let tel = memctl_engine::telemetry_report(&data_dir, 5, cfg).unwrap_or_default();
         // Not the request's fault when these fail: a 500, not the 400 of bad input.
         let internal = |e: anyhow::Error| UiError {
             status: axum::http::StatusCode::INTERNAL_SERVER_ERROR,
@@ -103,15 +102,15 @@ fn growth(c: &super::Ctx) -> Result<Vec<(String, f64)>, UiError> {
 /// Tokens put into the context per day, over every session's telemetry file.
 fn injected_per_day(data_dir: &std::path::Path, cpt: f32) -> Vec<(String, f64)> {
     let mut per_day: BTreeMap<String, u64> = BTreeMap::new();
-    let Ok(entries) = std::fs::read_dir(data_dir.join(telemetry::DIR)) else {
+    let Ok(entries) = std::fs::read_dir(data_dir.join(memctl_engine::TELEMETRY_DIR)) else {
         return Vec::new();
     };
     for e in entries.flatten() {
-        let Ok(log) = telemetry::read_file(&e.path()) else {
+        let Ok(log) = memctl_engine::read_telemetry_file(&e.path()) else {
             continue;
         };
         for r in log.records {
-            if let Record::Hook(h) = r
+            if let TelemetryRecord::Hook(h) = r
                 && h.injection.injected_chars > 0
                 && let Ok(t) = jiff::Timestamp::from_second(h.at)
             {

@@ -9,7 +9,7 @@ use super::{F, Q, Shared, UiError, blocking};
 use axum::extract::State;
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
-use memctl_engine::memory::{self, FILES, MAX_FILE_BYTES, SESSION_STATE_FILE};
+use memctl_engine::{MEMORY_FILES, MEMORY_MAX_FILE_BYTES, SESSION_STATE_FILE};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -25,7 +25,7 @@ pub(super) struct MemQuery {
 }
 
 fn names() -> impl Iterator<Item = &'static str> {
-    FILES
+    MEMORY_FILES
         .iter()
         .copied()
         .chain(std::iter::once(SESSION_STATE_FILE))
@@ -49,13 +49,13 @@ fn file_name(f: &str) -> Result<&'static str, UiError> {
 }
 
 fn dir(c: &super::Ctx, project: &str) -> Option<PathBuf> {
-    memory::find_dir(project, &c.settings.restore.memory)
+    memctl_engine::find_memory_dir(project, &c.settings.restore.memory)
 }
 
 /// The file's path, refused when it links out of the memory folder.
 fn inside(dir: &Path, name: &str) -> Result<PathBuf, UiError> {
     let path = dir.join(name);
-    match memctl_engine::paths::resolves_inside(&path, dir) {
+    match memctl_engine::resolves_inside(&path, dir) {
         Ok(true) => Ok(path),
         Ok(false) => Err(UiError::bad(format!(
             "{} links out of the memory folder: refused",
@@ -85,7 +85,7 @@ pub(super) async fn memory(
         }
         let project = project(c, &q.project)?;
         let d = dir(c, &project);
-        let lines = d.as_ref().map(|d| memory::collect(d, &c.settings.restore.memory));
+        let lines = d.as_ref().map(|d| memctl_engine::collect_memory(d, &c.settings.restore.memory));
         Ok(page::layout(
             "Memory files",
             "memory",
@@ -93,7 +93,7 @@ pub(super) async fn memory(
                 h1 { "Memory files of " (project) }
                 @match &d {
                     None => {
-                        p { "No " code { (memory::MEMORY_DIR) } " folder in this project." }
+                        p { "No " code { (memctl_engine::MEMORY_DIR) } " folder in this project." }
                         (page::confirm_form("/memory/init", "Create .memctl/memory with the templates in this project?", &[("project", &project)], "Create it"))
                     }
                     Some(d) => {
@@ -132,7 +132,7 @@ pub(super) async fn memory_edit(
             )));
         };
         let path = inside(&d, name)?;
-        let text = match memctl_engine::paths::read_regular_string(&path, MAX_FILE_BYTES) {
+        let text = match memctl_engine::read_regular_string(&path, MEMORY_MAX_FILE_BYTES) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(e) => return Err(UiError::bad(format!("{}: {e}", path.display()))),
@@ -161,23 +161,23 @@ pub(super) async fn memory_save(
     F(q): F<MemQuery>,
 ) -> Result<Response, UiError> {
     let name = file_name(&q.file)?;
-    if q.text.len() as u64 > MAX_FILE_BYTES {
+    if q.text.len() as u64 > MEMORY_MAX_FILE_BYTES {
         return Err(UiError::too_large(format!(
-            "{} bytes: a memory file holds at most {MAX_FILE_BYTES} (only its newest lines are injected anyway)",
+            "{} bytes: a memory file holds at most {MEMORY_MAX_FILE_BYTES} (only its newest lines are injected anyway)",
             q.text.len()
         )));
     }
     if name == SESSION_STATE_FILE
-        && let Err(e) = serde_json::from_str::<memory::SessionState>(&q.text)
+        && let Err(e) = serde_json::from_str::<memctl_engine::SessionState>(&q.text)
     {
         return Err(UiError::bad(format!("{name} must stay valid JSON: {e}")));
     }
     // The editor is a way in like the hooks: what it saves is redacted (the JSON state file
     // string by string, so it stays valid JSON).
     let text = if name == SESSION_STATE_FILE {
-        memctl_engine::redact::redact_json(&q.text).unwrap_or_else(|| q.text.clone())
+        memctl_engine::redact_json(&q.text).unwrap_or_else(|| q.text.clone())
     } else {
-        memctl_engine::redact::redact(&q.text).into_owned()
+        memctl_engine::redact(&q.text).into_owned()
     };
     blocking(&ctx, move |c| {
         let project = project(c, &q.project)?;
@@ -210,7 +210,7 @@ pub(super) async fn memory_init(
                 "{project} is not a directory on this machine"
             )));
         }
-        memory::init(Path::new(&project))
+        memctl_engine::init_memory(Path::new(&project))
             .map_err(|e| UiError::bad(format!("creating the memory folder: {e}")))?;
         Ok(Redirect::to(&link("/memory", &[("project", &project)])).into_response())
     })

@@ -9,9 +9,7 @@ use super::page::{self, PAGE, clip, link, minute, short};
 use super::{Q, Shared, UiError, blocking};
 use axum::extract::State;
 use maud::{Markup, html};
-use memctl_engine::explain;
-use memctl_engine::search::SearchMode;
-use memctl_engine::{SearchOutcome, SearchRequest};
+use memctl_engine::{SearchMode, SearchOutcome, SearchRequest};
 use serde::Deserialize;
 
 /// `/search?q=&project=&session=&tool=&file=&since=&until=&mode=&k=`.
@@ -133,12 +131,12 @@ fn form(q: &SearchQuery, projects: &[String]) -> Markup {
 
 /// The query's index terms: what a hit can have matched on.
 fn terms(query: &str) -> Vec<String> {
-    explain::index_terms(query)
+    memctl_engine::index_terms(query)
 }
 
-/// Byte ranges of the words of `text` that match `terms` ([`explain::term_spans`]).
+/// Byte ranges of the words of `text` that match `terms` ([`memctl_engine::term_spans`]).
 fn matches(text: &str, terms: &[String]) -> Vec<(usize, usize)> {
-    explain::term_spans(text, terms)
+    memctl_engine::term_spans(text, terms)
 }
 
 /// The distinct words of `text` that matched (lowercased, in order of appearance, at most 12).

@@ -8,7 +8,7 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
-use memctl_engine::swap::human_bytes;
+use memctl_engine::human_bytes;
 use serde::Deserialize;
 
 /// `/swap?session=&page=`.
@@ -79,10 +79,7 @@ fn checked(id: &str) -> Result<&str, UiError> {
     Ok(id)
 }
 
-fn content(
-    c: &super::Ctx,
-    id: &str,
-) -> Result<(Vec<memctl_engine::swap::SwapEntry>, String), UiError> {
+fn content(c: &super::Ctx, id: &str) -> Result<(Vec<memctl_engine::SwapEntry>, String), UiError> {
     c.engine.swap_content(id).map_err(|e| match e {
         memctl_engine::EngineError::Invalid(m) => UiError::not_found(m),
         e => e.into(),

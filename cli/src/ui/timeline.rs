@@ -6,8 +6,7 @@ use super::page::{self, PAGE, clip, link, minute, short, unix_minute};
 use super::{Q, Shared, UiError, blocking};
 use axum::extract::State;
 use maud::{Markup, html};
-use memctl_engine::store::{ChunkRecord, SessionRecord, TurnRef};
-use memctl_engine::telemetry::{self, HookInjection, Record};
+use memctl_engine::{ChunkRecord, HookInjection, SessionRecord, TelemetryRecord, TurnRef};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -175,8 +174,8 @@ pub(super) async fn session(
             }
             _ => None,
         };
-        let log =
-            telemetry::read_session(&c.engine.options().data_dir, &q.id).unwrap_or_else(|e| {
+        let log = memctl_engine::read_session_telemetry(&c.engine.options().data_dir, &q.id)
+            .unwrap_or_else(|e| {
                 tracing::warn!(error = %e, "telemetry unreadable");
                 None
             });
@@ -185,7 +184,7 @@ pub(super) async fn session(
             .unwrap_or_default()
             .into_iter()
             .filter_map(|r| match r {
-                Record::Hook(h) if !h.injection.is_empty() => Some(h),
+                TelemetryRecord::Hook(h) if !h.injection.is_empty() => Some(h),
                 _ => None,
             })
             .collect();

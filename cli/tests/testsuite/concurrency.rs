@@ -209,10 +209,9 @@ fn a_prompt_burst_runs_one_archiver_at_a_time_and_loses_nothing() {
     };
 
     // While an archiver holds the transcript (this test), the hooks start none.
-    let held =
-        memctl_engine::hooks::jobs::Job::start(&home, memctl_engine::hooks::jobs::INGEST, &t)
-            .expect("job lock")
-            .expect("free at first");
+    let held = memctl_engine::Job::start(&home, memctl_engine::JOB_INGEST, &t)
+        .expect("job lock")
+        .expect("free at first");
     let first = pieces.len() / 2;
     for (k, piece) in pieces[..first].iter().enumerate() {
         append(piece);

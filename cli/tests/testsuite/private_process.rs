@@ -133,7 +133,7 @@ fn private_spans_never_reach_the_store_or_the_swap() {
 // The secret corpus through every way in and out.
 // ---------------------------------------------------------------------------------------------
 
-use memctl_engine::redact::corpus::{Sample, samples};
+use memctl_engine::testing::{RedactionSample, redaction_samples};
 use std::collections::BTreeMap;
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::process::{Command, Stdio};
@@ -174,9 +174,9 @@ const CHANNELS: [&str; 8] = [
 ];
 
 /// The samples of `channel` in `form` (0 plain, 1 escaped JSON), with the text to send.
-fn channel_samples(channel: &str, form: u64) -> Vec<(Sample, String)> {
+fn channel_samples(channel: &str, form: u64) -> Vec<(RedactionSample, String)> {
     let i = CHANNELS.iter().position(|c| *c == channel).unwrap_or(99) as u64;
-    samples(100 + i * 2 + form)
+    redaction_samples(100 + i * 2 + form)
         .into_iter()
         .map(|s| {
             let text = if form == 0 {
@@ -439,7 +439,7 @@ fn poison_export(export: &str) -> String {
             "swap_output" => {
                 let c = format!("{} {}", rec["content"].as_str().unwrap_or(""), next());
                 // An output's id is its content's sha256: the poisoned content gets its own.
-                let id = memctl_engine::swap::content_id(&c);
+                let id = memctl_engine::content_id(&c);
                 rec.insert("content".into(), c.into());
                 if rec.contains_key("id") {
                     rec.insert("id".into(), id.clone().into());
@@ -630,7 +630,7 @@ fn secret_corpus_is_stored_nowhere_on_any_channel() {
             }
         }
     }
-    let kinds = samples(0).len();
+    let kinds = redaction_samples(0).len();
     eprintln!(
         "secret corpus: {kinds} kinds x {} channels x 2 forms = {} tried, {} stored",
         CHANNELS.len(),

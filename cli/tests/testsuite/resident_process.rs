@@ -46,7 +46,7 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 fn one_embedder_per_data_dir_answers_with_the_model_and_exits_when_idle() {
     let dir = tempfile::tempdir().expect("tempdir");
     let home = dir.path().join("home");
-    let sock = memctl_engine::resident::socket_path(&home);
+    let sock = memctl_engine::resident_socket_path(&home);
     let mut server = start_embedder(&home, "3");
     wait_for("the embedder's socket", Duration::from_secs(60), || {
         sock.exists()
@@ -63,13 +63,13 @@ fn one_embedder_per_data_dir_answers_with_the_model_and_exits_when_idle() {
     // Its vectors are the model's: the same text embedded here agrees.
     let text = "which host do the reporting queries go to now?";
     let (id, served) =
-        memctl_engine::resident::embed_query(&home, text, Duration::from_secs(5)).expect("served");
+        memctl_engine::embed_query(&home, text, Duration::from_secs(5)).expect("served");
     assert_eq!(served.len(), 384);
-    let onnx = memctl_engine::embed::OnnxConfig::from_settings(
+    let onnx = memctl_engine::OnnxConfig::from_settings(
         &memctl_engine::Settings::load(std::env::vars_os()).settings,
     );
-    let local = memctl_engine::embed::OnnxEmbedder::load(&onnx).expect("model");
-    use memctl_engine::embed::Embedder as _;
+    let local = memctl_engine::OnnxEmbedder::load(&onnx).expect("model");
+    use memctl_engine::Embedder as _;
     assert_eq!(&id, local.id(), "the same embedding space");
     let mine = local.embed_batch(&[text]).expect("embed").remove(0);
     let cos = cosine(&served, &mine);
@@ -81,8 +81,8 @@ fn one_embedder_per_data_dir_answers_with_the_model_and_exits_when_idle() {
     });
     assert!(!sock.exists(), "socket removed on exit");
     assert!(matches!(
-        memctl_engine::resident::embed_query(&home, text, Duration::from_millis(100)),
-        Err(memctl_engine::resident::ResidentError::NotRunning { .. })
+        memctl_engine::embed_query(&home, text, Duration::from_millis(100)),
+        Err(memctl_engine::ResidentError::NotRunning { .. })
     ));
 }
 
@@ -91,7 +91,7 @@ fn an_embedder_whose_socket_is_removed_exits() {
     // The data dir deleted under a running embedder (a test's temp dir, a user's `rm -rf`).
     let dir = tempfile::tempdir().expect("tempdir");
     let home = dir.path().join("home");
-    let sock = memctl_engine::resident::socket_path(&home);
+    let sock = memctl_engine::resident_socket_path(&home);
     let mut server = start_embedder(&home, "600");
     wait_for("the embedder's socket", Duration::from_secs(60), || {
         sock.exists()
@@ -175,7 +175,7 @@ fn recall_starts_the_embedder_and_then_uses_it() {
         &payload("SessionStart", &t, r#","source":"compact""#),
         &env,
     );
-    let sock = memctl_engine::resident::socket_path(&home);
+    let sock = memctl_engine::resident_socket_path(&home);
     wait_for(
         "the embedder started by SessionStart",
         Duration::from_secs(60),
@@ -295,7 +295,7 @@ fn the_service_embeds_what_an_archive_left_pending_and_a_killed_one_is_replaced(
     };
     prompt("go on");
     let first = wait_embedded_by_the_service(&home, 0);
-    let sock = memctl_engine::resident::socket_path(&home);
+    let sock = memctl_engine::resident_socket_path(&home);
     assert!(sock.exists(), "the service listens");
 
     // Killed mid-life: the next prompt falls back (exit 0, archive done) and starts another.
@@ -339,7 +339,7 @@ fn a_query_is_answered_while_the_service_embeds_a_backlog() {
     let home = common::home_with_pending(dir.path());
     let pending = status(&home)["pending"].as_u64().expect("pending");
     let mut service = common::spawn_service(&home, "20");
-    let sock = memctl_engine::resident::socket_path(&home);
+    let sock = memctl_engine::resident_socket_path(&home);
     // The bulk thread's first batch is recorded: it is embedding the backlog now.
     let progress = home.join(memctl_hooks::progress::FILE);
     wait_for("the first batch", Duration::from_secs(300), || {
@@ -356,7 +356,7 @@ fn a_query_is_answered_while_the_service_embeds_a_backlog() {
         "why did the build fail?",
     ] {
         let t0 = Instant::now();
-        let (_, v) = memctl_engine::resident::embed_query(&home, text, Duration::from_secs(2))
+        let (_, v) = memctl_engine::embed_query(&home, text, Duration::from_secs(2))
             .unwrap_or_else(|e| panic!("a query beside the bulk work: {e}"));
         assert_eq!(v.len(), 384);
         assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
@@ -392,7 +392,7 @@ fn embed_pending_in_the_foreground_leaves_the_work_to_a_busy_service() {
         "{out:?}"
     );
     // Removing its socket stops the service (gone already when it idled out).
-    match std::fs::remove_file(memctl_engine::resident::socket_path(&home)) {
+    match std::fs::remove_file(memctl_engine::resident_socket_path(&home)) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => panic!("stop the service: {e}"),

@@ -125,7 +125,7 @@ fn status_reports_exactly_what_the_hooks_printed() {
     let line = String::from_utf8(out.stdout).expect("utf8");
     let want = format!(
         "mem +{}/\u{2212}0 tok",
-        memctl_engine::autopilot::format_tokens((ctx_chars as f64 / 3.5).round() as u64)
+        memctl_engine::format_tokens((ctx_chars as f64 / 3.5).round() as u64)
     );
     assert!(line.contains(&want), "{line:?} lacks {want:?}");
     assert!(line.contains("43% ctx (86k/200k)"), "{line}");
@@ -152,7 +152,7 @@ fn status_reports_exactly_what_the_hooks_printed() {
     assert!(
         text.contains(&format!(
             "injected {} chars",
-            memctl_engine::autopilot::format_count(ctx_chars)
+            memctl_engine::format_count(ctx_chars)
         )),
         "{text}"
     );

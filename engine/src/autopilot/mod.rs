@@ -14,11 +14,8 @@
 mod estimate;
 mod statusline;
 
-pub use estimate::{Estimate, TokenSource, estimate_tail, estimate_transcript, tokens_from_chars};
-pub use statusline::{
-    ContextWindowInfo, CurrentUsage, MemTokens, ModelInfo, StatusInput, WorkspaceInfo,
-    format_count, format_statusline, format_tokens,
-};
+pub use estimate::{Estimate, TokenSource, estimate_transcript, tokens_from_chars};
+pub use statusline::{MemTokens, StatusInput, format_count, format_statusline, format_tokens};
 
 use crate::error::StoreError;
 use serde::{Deserialize, Serialize};

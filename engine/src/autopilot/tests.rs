@@ -1,3 +1,4 @@
+use super::estimate::estimate_tail;
 use super::*;
 use serde_json::json;
 

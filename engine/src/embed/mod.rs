@@ -12,9 +12,8 @@ mod hash;
 pub mod onnx;
 mod priority;
 
-pub use batch::EmbedStats;
 pub use hash::HashEmbedder;
-pub use onnx::{GraphOpt, OnnxConfig, OnnxEmbedder, RuntimeInfo};
+pub use onnx::{OnnxConfig, OnnxEmbedder};
 pub use priority::lower_priority;
 
 use crate::error::EmbedError;

@@ -27,7 +27,7 @@ mod scrub;
 mod tests;
 mod write;
 
-pub use import::{ImportReport, KindCounts, PlacedMemoryFile};
+pub use import::{ImportReport, KindCounts};
 
 use crate::engine::Engine;
 use crate::error::{EmbedError, StoreError};

@@ -9,6 +9,6 @@ pub mod policy;
 pub(crate) mod spool;
 
 pub use handle::{HookConfig, HookEffects, handle, handle_without_store};
-pub use payload::{CommonFields, HookEvent, HookOutput, HookPayload, PayloadError, SessionSource};
+pub use payload::{HookOutput, HookPayload};
 pub use policy::HookEventName;
 pub use spool::rescue;

@@ -22,10 +22,7 @@ pub(crate) mod terms;
 #[cfg(test)]
 mod lexical_conformance;
 
-pub use lexical::{
-    Bm25Hits, Bm25Params, MemLexicalIndex, Posting, Postings, bm25_search, query_terms,
-    term_frequencies,
-};
+pub use lexical::{Bm25Hits, Bm25Params, MemLexicalIndex, Posting, Postings, bm25_search};
 
 use crate::embed::EmbedderId;
 use crate::error::IndexError;

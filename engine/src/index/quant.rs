@@ -213,24 +213,9 @@ impl<'a> BlockView<'a> {
         })
     }
 
-    /// Vector dimension.
-    pub fn dims(&self) -> usize {
-        self.dims
-    }
-
     /// Number of vectors.
     pub fn len(&self) -> usize {
         self.count
-    }
-
-    /// True for a block with no vector.
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
-    /// The embedder fingerprint in the header.
-    pub fn fingerprint(&self) -> u64 {
-        self.fingerprint
     }
 
     /// Error unless the block belongs to `embedder`'s space.
@@ -243,11 +228,6 @@ impl<'a> BlockView<'a> {
             });
         }
         Ok(())
-    }
-
-    /// The id at `i` (`i < len()`).
-    pub fn id(&self, i: usize) -> u64 {
-        u64_at(self.ids, 8 * i)
     }
 
     /// All ids in block order.

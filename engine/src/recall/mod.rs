@@ -27,11 +27,9 @@ mod state;
 #[cfg(test)]
 mod tests;
 
-pub use crate::evidence::{
-    CONFIDENT, Evidence, GateParams, PromptKind, Thresholds, confidence, gate, prompt_kind,
-};
+pub use crate::evidence::{CONFIDENT, Evidence, GateParams, Thresholds, gate, prompt_kind};
 pub(crate) use crate::evidence::{informative_terms, passage};
-pub use reinforce::{MAX_PENDING, PendingUse, SCAN_TURNS, UsageReport, chunk_identifiers};
+pub use reinforce::{UsageReport, chunk_identifiers};
 pub(crate) use reinforce::{judge, next_agent_turn};
 pub use state::{ContextState, load_state, save_state, state_path};
 

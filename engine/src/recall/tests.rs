@@ -1,4 +1,5 @@
 use super::*;
+use crate::evidence::{PromptKind, confidence};
 use proptest::prelude::*;
 
 fn turn(id: u64, line: &str) -> RecalledTurn {

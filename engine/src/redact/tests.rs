@@ -714,3 +714,21 @@ fn the_corpus_is_redacted_plain_and_inside_escaped_json() {
         missed.join("\n")
     );
 }
+
+/// The module documentation's example.
+#[test]
+fn redaction_keeps_names_and_hosts_and_counts_kinds() {
+    use crate::redact::{RedactionKind, redact, redact_counted};
+
+    let (text, counts) = redact_counted("DB_PASSWORD=hunter2 psql postgres://app:s3cret@db/app");
+    assert_eq!(
+        text,
+        "DB_PASSWORD=[REDACTED:env_secret] psql postgres://app:[REDACTED:url_password]@db/app"
+    );
+    assert_eq!(counts.get(RedactionKind::EnvSecret), 1);
+    assert_eq!(counts.total(), 2);
+    assert!(matches!(
+        redact("nothing secret here"),
+        std::borrow::Cow::Borrowed(_)
+    ));
+}

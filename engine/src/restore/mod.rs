@@ -18,13 +18,13 @@ mod fetch;
 mod lines;
 mod precompact;
 mod reinjected;
-mod sources;
+pub(crate) mod sources;
 
 use crate::transcript::clip_line as clip;
 pub use assemble::{RestoreConfig, RestoreKind, Restored};
 pub(crate) use assemble::{is_bare_command, restore_block};
 pub(crate) use precompact::compaction_instructions;
-pub use sources::{RestoreMode, RestoreSources};
+pub use sources::RestoreMode;
 
 /// Opening tag of every block we emit. The transcript parser strips anything inside
 /// `<memctl-context ...>` ([`crate::transcript::strip_restored_context`]), so our own output is

@@ -28,14 +28,13 @@
 
 mod error;
 pub mod file;
-mod keys;
+pub(crate) mod keys;
 mod source;
 mod vars;
 
-pub use crate::text::parse_bool;
 pub use error::SettingsError;
 pub use file::{ConfigFile, FileScope};
-pub use keys::{KEYS, KNOWN_VARS, Key, ProjectRule, TOOLING_VARS};
+pub use keys::{KEYS, ProjectRule};
 pub use source::{ConfigEntry, Source};
 
 use crate::autopilot::AutopilotConfig;

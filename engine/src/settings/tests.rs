@@ -1,5 +1,8 @@
+use super::keys::KNOWN_VARS;
 use super::*;
+
 use crate::restore::{MAX_RESTORE_CHARS, RestoreMode};
+use crate::text::parse_bool;
 use proptest::prelude::*;
 
 fn load(vars: &[(&str, &str)]) -> Loaded {
@@ -30,7 +33,10 @@ fn defaults_are_the_products() {
     assert!(s.embed.background);
     assert_eq!(s.restore.budget.max_chars, 4000);
     assert_eq!(s.restore.precompact_chars, 2000);
-    assert_eq!(s.restore.sources, crate::restore::RestoreSources::default());
+    assert_eq!(
+        s.restore.sources,
+        crate::restore::sources::RestoreSources::default()
+    );
     assert_eq!(s.restore.claude_dir, None);
     let m = &s.restore.memory;
     assert_eq!((m.enabled, m.budget_chars, m.file_chars), (true, 1500, 600));

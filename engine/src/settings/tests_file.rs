@@ -1,6 +1,7 @@
 //! Config files: location, precedence, provenance, TOML types, unknown keys, project rules.
 //! Real files in a temp dir; no test reads the machine's own configuration.
 
+use super::keys::KNOWN_VARS;
 use super::*;
 use std::path::Path;
 

@@ -105,6 +105,7 @@ pub enum PutOutcome {
     Duplicate(ChunkId),
 }
 
+#[cfg(test)]
 impl PutOutcome {
     /// The chunk id the turn part now resolves to.
     pub fn id(self) -> ChunkId {

@@ -64,7 +64,7 @@ struct BashResponse {
 #[non_exhaustive]
 pub enum NotInPlace {
     /// In-place swapping is off for this tool, or its shape is not verified.
-    ToolNotInPlace,
+    ToolNotEnabled,
     /// A failed call (PostToolUseFailure).
     Failed,
     /// The response is not of the shape we know (or an image).
@@ -101,7 +101,7 @@ pub fn candidate(
 ) -> Result<Candidate, NotInPlace> {
     let threshold = cfg
         .in_place_threshold(call.tool_name)
-        .ok_or(NotInPlace::ToolNotInPlace)?;
+        .ok_or(NotInPlace::ToolNotEnabled)?;
     if call.failed {
         return Err(NotInPlace::Failed);
     }

@@ -66,7 +66,7 @@ fn small_outputs_read_and_failures_stay_whole() {
             &cfg
         )
         .unwrap_err(),
-        NotInPlace::ToolNotInPlace,
+        NotInPlace::ToolNotEnabled,
         "Read is never swapped in place: Edit relies on what was read"
     );
     let mut failed = call("s", "Bash", CMD, "\"Error: Exit code 1\\nboom\"");
@@ -87,7 +87,7 @@ fn small_outputs_read_and_failures_stay_whole() {
     let resp = bash_response(&big);
     assert_eq!(
         candidate(&call("s", "Bash", CMD, &resp), None, &off).unwrap_err(),
-        NotInPlace::ToolNotInPlace
+        NotInPlace::ToolNotEnabled
     );
     // A tool whose shape was never verified is refused even when configured.
     let grep = SwapConfig {

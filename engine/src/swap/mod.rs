@@ -5,20 +5,7 @@
 //! so they can be fetched back byte for byte by id (`memctl swap show <id>`) and found by
 //! meaning (`memctl swap search`), and the restore block after compaction lists them.
 //!
-//! ```
-//! use memctl_engine::swap::{SwapConfig, ToolCall, prepare};
-//! let content = "fn main() {}\n".repeat(1000);
-//! let response = serde_json::json!({"type": "text", "file": {"filePath": "/w/src/main.rs", "content": content}}).to_string();
-//! let call = ToolCall {
-//!     session_id: "s1", project: "/w", tool_name: "Read",
-//!     tool_input: r#"{"file_path":"/w/src/main.rs"}"#, tool_response: &response,
-//!     tool_use_id: Some("toolu_1"), failed: false,
-//! };
-//! let p = prepare(&call, &SwapConfig::default(), 0).expect("above the Read threshold");
-//! assert_eq!(p.entry.input_summary, "/w/src/main.rs");
-//! assert_eq!(p.entry.short_id().len(), 12);
-//! assert!(p.entry.patterns.contains(&"main".to_string()));
-//! ```
+//! An example of use is the test `tests::a_read_above_its_threshold_is_prepared_for_swap`.
 //!
 //! Design (measured on this 2-core machine, release build, store already open):
 //! - **Where**: in the redb store (tables `swap_*`), not in files: the store is already
@@ -52,7 +39,7 @@ pub(crate) mod port;
 mod tests;
 
 pub use config::{SWAPPED_TOOLS, SwapConfig};
-pub use digest::{Digest, definitions, digest};
+pub use digest::digest;
 pub use extract::{input_summary, output_text};
 
 use crate::core::Core;

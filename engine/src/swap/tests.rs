@@ -1,6 +1,7 @@
 //! Swap unit tests: thresholds, extraction, limits, retention (injected clock), ids,
 //! redaction, exact round trips, search.
 
+use super::digest::definitions;
 use super::*;
 use crate::embed::OnnxConfig;
 use crate::engine::Engine;
@@ -699,4 +700,25 @@ fn secrets_in_escaped_json_of_an_unknown_response_shape_are_redacted() {
         );
     }
     assert!(text.contains("import os"), "the rest is kept");
+}
+
+/// The module documentation's example.
+#[test]
+fn a_read_above_its_threshold_is_prepared_for_swap() {
+    use crate::swap::{SwapConfig, ToolCall, prepare};
+    let content = "fn main() {}\n".repeat(1000);
+    let response = serde_json::json!({"type": "text", "file": {"filePath": "/w/src/main.rs", "content": content}}).to_string();
+    let call = ToolCall {
+        session_id: "s1",
+        project: "/w",
+        tool_name: "Read",
+        tool_input: r#"{"file_path":"/w/src/main.rs"}"#,
+        tool_response: &response,
+        tool_use_id: Some("toolu_1"),
+        failed: false,
+    };
+    let p = prepare(&call, &SwapConfig::default(), 0).expect("above the Read threshold");
+    assert_eq!(p.entry.input_summary, "/w/src/main.rs");
+    assert_eq!(p.entry.short_id().len(), 12);
+    assert!(p.entry.patterns.contains(&"main".to_string()));
 }

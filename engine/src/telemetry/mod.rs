@@ -29,8 +29,8 @@
 mod report;
 
 pub use report::{
-    ContextFill, Counts, FillSource, HookCounts, SessionReport, TelemetryReport, context_fill,
-    report, session_report, summarize,
+    ContextFill, Counts, FillSource, HookCounts, SessionReport, TelemetryReport, report,
+    session_report, summarize,
 };
 
 use crate::error::StoreError;

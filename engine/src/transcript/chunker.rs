@@ -156,11 +156,6 @@ impl Chunker {
         &self.state
     }
 
-    /// The configuration.
-    pub fn config(&self) -> &ChunkerConfig {
-        &self.config
-    }
-
     /// Parse `bytes` — the transcript from `state().resume_offset` to its current end — and
     /// advance the state. Only complete lines are consumed: a trailing line without `\n` may be
     /// half-written and is read again next time.

@@ -30,28 +30,14 @@
 //! `distinct turn indexes out == turn-opening lines in`.
 //!
 //! # Incremental use
-//! ```
-//! use memctl_engine::transcript::{Chunker, ChunkerConfig, ChunkerState};
-//!
-//! let mut file = Vec::new();
-//! let mut chunker = Chunker::new(ChunkerConfig::default(), "session-from-file-stem");
-//! file.extend_from_slice(br#"{"type":"user","uuid":"u1","sessionId":"s","message":{"role":"user","content":"hi"}}"#);
-//! file.push(b'\n');
-//! let batch = chunker.feed(&file[chunker.state().resume_offset as usize..]);
-//! assert_eq!(batch.chunks.len(), 1);
-//! // Persist the state (serde) with the transcript path; next time, read from its offset:
-//! let saved: ChunkerState = chunker.state().clone();
-//! let mut chunker = Chunker::new(ChunkerConfig::default(), "session-from-file-stem").with_state(saved);
-//! let again = chunker.feed(&file[chunker.state().resume_offset as usize..]);
-//! assert_eq!(again.chunks[0].chunk.turn_uuid, "u1"); // the open turn is re-emitted
-//! ```
+//! The test `tests::an_incremental_chunker_resumes_from_its_saved_state` shows it.
 //! The state's `resume_offset` is the start of the last open turn (the last prompt has no
 //! successor yet), so each call re-reads that turn plus what is new and emits it again with
 //! [`TurnStatus::Open`]; the caller replaces stored chunks by `turn_uuid`. Closed turns are
 //! emitted exactly once. A trailing line without `\n` is never consumed.
 
 mod chunker;
-mod line;
+pub(crate) mod line;
 mod text;
 mod tool_input;
 mod turns;
@@ -61,10 +47,6 @@ mod tests;
 #[cfg(test)]
 mod tests_real;
 
-pub use chunker::{Batch, Chunker, ChunkerConfig, ChunkerState, EmittedChunk, chunk_transcript};
-pub use line::{
-    AttachmentHead, AttachmentLine, Block, Content, LineError, LineKind, Message, MessageLine,
-    ParseStats, ParsedLine, SystemLine, parse_line,
-};
-pub use text::{CONTEXT_CLOSE, CONTEXT_OPEN, clip_line, ellipsize, strip_restored_context};
-pub use turns::{ToolCall, ToolResult, Turn, TurnAssembler, TurnEvent, TurnKind, TurnStatus};
+pub use chunker::{Batch, Chunker, ChunkerConfig, ChunkerState, chunk_transcript};
+pub use text::{CONTEXT_CLOSE, clip_line, ellipsize};
+pub use turns::Turn;

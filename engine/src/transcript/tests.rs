@@ -1,5 +1,7 @@
 //! Unit tests: every line type, every turn rule, splitting, summaries, incremental resume.
 
+use super::line::{Block, Content, LineKind, ParsedLine, parse_line};
+use super::turns::{ToolResult, TurnKind, TurnStatus};
 use super::*;
 use crate::redact::RedactionKind;
 use serde_json::{Value, json};
@@ -782,4 +784,25 @@ fn new_lines_count_each_line_of_the_file_once() {
         .with_state(saved);
     let again = resumed.feed(format!("{file}\n").as_bytes().get(from..).expect("range"));
     assert_eq!(again.stats.new_lines, 2);
+}
+
+/// The module documentation's example.
+#[test]
+fn an_incremental_chunker_resumes_from_its_saved_state() {
+    use crate::transcript::{Chunker, ChunkerConfig, ChunkerState};
+
+    let mut file = Vec::new();
+    let mut chunker = Chunker::new(ChunkerConfig::default(), "session-from-file-stem");
+    file.extend_from_slice(
+        br#"{"type":"user","uuid":"u1","sessionId":"s","message":{"role":"user","content":"hi"}}"#,
+    );
+    file.push(b'\n');
+    let batch = chunker.feed(&file[chunker.state().resume_offset as usize..]);
+    assert_eq!(batch.chunks.len(), 1);
+    // Persist the state (serde) with the transcript path; next time, read from its offset:
+    let saved: ChunkerState = chunker.state().clone();
+    let mut chunker =
+        Chunker::new(ChunkerConfig::default(), "session-from-file-stem").with_state(saved);
+    let again = chunker.feed(&file[chunker.state().resume_offset as usize..]);
+    assert_eq!(again.chunks[0].chunk.turn_uuid, "u1"); // the open turn is re-emitted
 }

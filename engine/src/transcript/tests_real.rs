@@ -6,6 +6,7 @@
 //! The oracles here read the JSONL with `serde_json::Value` on purpose: they must be an
 //! independent path from the typed parser they check.
 
+use super::turns::TurnStatus;
 use super::*;
 use crate::Chunk;
 use serde_json::Value;

@@ -16,9 +16,9 @@ pub fn claude_md(add: bool, dry_run: bool, out: &mut dyn Write) -> Result<()> {
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
     };
     let new = if add {
-        memctl_engine::memory::claude_md::upsert(&old)
+        memctl_engine::upsert_claude_md_block(&old)
     } else {
-        memctl_engine::memory::claude_md::remove(&old)
+        memctl_engine::remove_claude_md_block(&old)
     };
     if dry_run {
         write!(out, "{new}")?;

@@ -2,8 +2,7 @@
 //! ONNX Runtime is loaded once per process and a failed load is remembered: the test that loads
 //! a bad library runs in a process of its own, away from the suite's real-model tests.
 
-use memctl_engine::EmbedError;
-use memctl_engine::embed::{OnnxConfig, OnnxEmbedder};
+use memctl_engine::{EmbedError, OnnxConfig, OnnxEmbedder};
 use memctl_test_support::{in_own_process, repo_root};
 
 #[test]

@@ -1,7 +1,7 @@
 //! The real all-MiniLM-L6-v2 on ONNX Runtime: golden values from the Python reference run,
 //! semantic sanity, batch/single agreement.
 
-use memctl_engine::embed::{Embedder, OnnxEmbedder, dot};
+use memctl_engine::{Embedder, OnnxEmbedder, dot};
 use memctl_test_support::fixture;
 use memctl_tests::onnx_config;
 use serde::Deserialize;
@@ -164,10 +164,10 @@ fn vectors_are_normalized_and_tagged() {
     assert!((n - 1.0).abs() < 1e-4);
     assert_eq!(m.id().model, "all-MiniLM-L6-v2");
     assert_eq!(m.id().dims, 384);
-    assert_ne!(m.id(), memctl_engine::embed::HashEmbedder::new().id());
+    assert_ne!(m.id(), memctl_engine::HashEmbedder::new().id());
     assert!(
         m.id()
-            .ensure_same(memctl_engine::embed::HashEmbedder::new().id())
+            .ensure_same(memctl_engine::HashEmbedder::new().id())
             .is_err()
     );
 }

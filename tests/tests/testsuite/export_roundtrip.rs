@@ -4,13 +4,10 @@
 //! compared field by field; then idempotence, a half-present store, damaged files and a secret
 //! planted in the file. Hash embedder (`model_disabled`) except the vector-reuse test.
 
-use memctl_engine::export::{ExportError, ExportOptions, ImportOptions, ImportReport};
-use memctl_engine::forget::ForgetRequest;
-use memctl_engine::memory::MemoryConfig;
-use memctl_engine::store::{ChunkRecord, check};
-use memctl_engine::summary::SummaryConfig;
-use memctl_engine::swap::{SwapConfig, ToolCall};
-use memctl_engine::{Engine, EngineOptions, IngestOptions, SearchRequest};
+use memctl_engine::{
+    ChunkRecord, Engine, EngineOptions, ExportError, ExportOptions, ForgetRequest, ImportOptions,
+    ImportReport, IngestOptions, MemoryConfig, SearchRequest, SummaryConfig, SwapConfig, ToolCall,
+};
 use memctl_tests::transcript_gen::{GenConfig, generate};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -140,12 +137,7 @@ fn build_source(root: &Path) -> (Engine, PathBuf, String) {
     (e, mem, s3)
 }
 
-fn export_all(
-    e: &Engine,
-    mem: &Path,
-    out: &Path,
-    vectors: bool,
-) -> memctl_engine::export::ExportReport {
+fn export_all(e: &Engine, mem: &Path, out: &Path, vectors: bool) -> memctl_engine::ExportReport {
     let opts = ExportOptions {
         vectors,
         memory: memory(mem),
@@ -211,7 +203,7 @@ fn turns(e: &Engine) -> TurnView {
     out
 }
 
-fn sessions(e: &Engine) -> BTreeMap<String, memctl_engine::store::SessionRecord> {
+fn sessions(e: &Engine) -> BTreeMap<String, memctl_engine::SessionRecord> {
     e.sessions()
         .expect("sessions")
         .into_iter()
@@ -433,7 +425,7 @@ fn a_store_holding_half_gets_only_the_other_half() {
     // into it (its update time is the import's, later than the file's).
     assert_eq!(second.sessions.merged, 1, "{second:?}");
     assert_eq!(turns(&a), turns(&b));
-    let strip = |m: BTreeMap<String, memctl_engine::store::SessionRecord>| {
+    let strip = |m: BTreeMap<String, memctl_engine::SessionRecord>| {
         m.into_iter()
             .map(|(k, mut s)| {
                 s.updated_at = 0;
@@ -726,7 +718,7 @@ fn first_of(v: &[serde_json::Value], kind: &str) -> usize {
 }
 
 fn f32s_b64(v: &[f32]) -> String {
-    memctl_engine::export::format::VectorRec::new(String::new(), v).f32le
+    memctl_engine::VectorRec::new(String::new(), v).f32le
 }
 
 type Mutation = Box<dyn Fn(&mut Vec<serde_json::Value>)>;
@@ -985,7 +977,7 @@ fn hostile_files_are_refused_whole_or_pass_check() {
             }
             Ok(rep) => {
                 accepted += 1;
-                let c = check::check_store(&b.store_path()).expect("check");
+                let c = memctl_engine::check_store(&b.store_path()).expect("check");
                 if !c.is_consistent() {
                     found.push(format!("{name}: accepted, check fails: {:?}", c.violations));
                 }
@@ -1044,7 +1036,7 @@ fn claimed_tool_output_sizes_are_not_trusted() {
         assert!(e.stored_bytes <= e.bytes + 1, "{e:?}");
         assert_eq!(e.lines, content.lines().count() as u64, "{e:?}");
     }
-    let c = check::check_store(&b.store_path()).expect("check");
+    let c = memctl_engine::check_store(&b.store_path()).expect("check");
     assert!(c.is_consistent(), "{:?}", c.violations);
     let content = "fresh output line\n".repeat(800);
     let response =
@@ -1062,7 +1054,7 @@ fn claimed_tool_output_sizes_are_not_trusted() {
     let out = b
         .swap_tool_output(&call, &SwapConfig::default(), 1_790_000_100)
         .expect("swap");
-    let memctl_engine::swap::SwapOutcome::Stored(r) = out else {
+    let memctl_engine::SwapOutcome::Stored(r) = out else {
         panic!("not stored: {out:?}")
     };
     assert!(r.evicted.is_empty(), "evicted: {:?}", r.evicted);
@@ -1094,7 +1086,7 @@ fn forgotten_tool_outputs_and_summaries_stay_forgotten() {
     assert_eq!(got.swap_outputs.imported, 0, "{got:?}");
     assert!(a.swap_list(None).expect("list").is_empty());
     assert!(a.session(&s).expect("session").is_none());
-    let c = check::check_store(&a.store_path()).expect("check");
+    let c = memctl_engine::check_store(&a.store_path()).expect("check");
     assert!(c.is_consistent(), "{:?}", c.violations);
 
     // A store that forgot the session keeps the outputs' tombstones in its own exports: a

@@ -6,7 +6,7 @@
 //! The oracle reads the JSONL with `serde_json::Value` on purpose: it must be an independent
 //! path from the typed parser it checks (and from the generator's own counts, checked too).
 
-use memctl_engine::transcript::{Batch, ChunkerConfig, chunk_transcript};
+use memctl_engine::{ChunkerConfig, TranscriptBatch, chunk_transcript};
 use memctl_tests::transcript_gen::{GenConfig, Generator, Layout};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -76,7 +76,7 @@ fn oracle(bytes: &[u8]) -> Oracle {
 }
 
 /// The opening of each turn (part 0), in turn-index order: the prompt, or [`CS`].
-fn openers(b: &Batch) -> Vec<String> {
+fn openers(b: &TranscriptBatch) -> Vec<String> {
     let mut firsts: Vec<_> = b
         .chunks
         .iter()

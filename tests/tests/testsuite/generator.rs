@@ -2,7 +2,7 @@
 //! repository, no Python): deterministic by seed, every line type the real CLI writes, a chain
 //! without gaps, appends that continue it, and the engine's chunker reads all of it.
 
-use memctl_engine::transcript::{ChunkerConfig, chunk_transcript};
+use memctl_engine::{ChunkerConfig, chunk_transcript};
 use memctl_tests::transcript_gen::{GenConfig, Generator, Layout, append, generate};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};

@@ -7,8 +7,7 @@
 //! The archive: a generated 40-turn tool-heavy session (the one that was compacted) and an
 //! earlier session of the same project in which six ordinary facts were said once each.
 
-use memctl_engine::recall::{ContextState, RecallConfig};
-use memctl_engine::{Engine, IngestOptions};
+use memctl_engine::{ContextState, Engine, IngestOptions, RecallConfig};
 use memctl_tests::transcript_gen::{GenConfig, Layout, generate};
 use std::path::Path;
 

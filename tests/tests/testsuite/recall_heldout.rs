@@ -8,10 +8,10 @@
 //! and the cause of a miss (gate, ranking, passage, budget); then the totals. Holds delivery
 //! and precision above a floor, so a change that overfits the tuning set shows up here.
 
-use memctl_engine::recall::{
-    ContextState, GateParams, RecallConfig, Recalled, Thresholds, gate, prompt_kind,
+use memctl_engine::{
+    ContextState, Engine, GateParams, IngestOptions, RecallConfig, Recalled, SearchRequest,
+    Thresholds, prompt_kind, recall_gate,
 };
-use memctl_engine::{Engine, IngestOptions, SearchRequest};
 use memctl_tests::heldout::{FACTS, NEGATIVES, SESSION, session_jsonl};
 use std::path::Path;
 
@@ -69,10 +69,10 @@ fn cause(
         return "ranking (the fact's turn is not among recall's candidates)".into();
     };
     let ev = all.turns[p].evidence;
-    let passes = gate(&ev, prompt_kind(prompt), &cfg.gate);
+    let passes = recall_gate(&ev, prompt_kind(prompt), &cfg.gate);
     let better = all.turns[..p]
         .iter()
-        .filter(|t| gate(&t.evidence, prompt_kind(prompt), &cfg.gate))
+        .filter(|t| recall_gate(&t.evidence, prompt_kind(prompt), &cfg.gate))
         .count();
     match (passes, better >= cfg.max_hits) {
         (_, true) => format!(

@@ -10,9 +10,9 @@
 //! Hash embedder (no model): restore never loads the model on the hook path either, it seeds
 //! retrieval with stored vectors.
 
-use memctl_engine::embed::OnnxConfig;
-use memctl_engine::restore::{RestoreConfig, RestoreKind, RestoreMode};
-use memctl_engine::{Engine, EngineOptions, IngestOptions};
+use memctl_engine::{
+    Engine, EngineOptions, IngestOptions, OnnxConfig, RestoreConfig, RestoreKind, RestoreMode,
+};
 use memctl_tests::transcript_gen::{GenConfig, generate_string};
 use serde_json::{Value, json};
 

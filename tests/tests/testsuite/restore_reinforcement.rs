@@ -23,11 +23,10 @@
 //!
 //! Run: `cargo test --workspace --test testsuite -- restore_reinforcement:: --nocapture`.
 
-use memctl_engine::embed::OnnxConfig;
-use memctl_engine::hooks::{HookConfig, HookOutput, HookPayload, handle};
-use memctl_engine::rank::usage::is_strong;
-use memctl_engine::rank::{RankParams, importance};
-use memctl_engine::{Engine, EngineOptions, IngestOptions};
+use memctl_engine::{
+    Engine, EngineOptions, HookConfig, HookOutput, HookPayload, IngestOptions, OnnxConfig,
+    RankParams, handle_hook, importance, is_strong,
+};
 use memctl_test_support::copy_dir;
 use memctl_tests::transcript_gen::{GenConfig, generate_string};
 use serde_json::{Value, json};
@@ -67,7 +66,7 @@ fn hook(e: &Engine, event: &str, common: &Value, extra: Value, cfg: &HookConfig)
     }
     let p = HookPayload::parse(v.to_string().as_bytes(), Some(event)).expect("payload");
     let deadline = Instant::now() + Duration::from_secs(30);
-    match handle(e, &p, deadline, cfg).expect("hook").0 {
+    match handle_hook(e, &p, deadline, cfg).expect("hook").0 {
         HookOutput::Context { text, .. } | HookOutput::Plain(text) => text,
         _ => String::new(),
     }
@@ -210,7 +209,7 @@ fn used_chunks_come_back_and_unused_ones_give_way() {
             &cfg,
         );
         assert!(!r1.is_empty(), "a restore block at {chars} chars");
-        let state = memctl_engine::recall::load_state(e.data_dir(), &session);
+        let state = memctl_engine::load_recall_state(e.data_dir(), &session);
         let injected: Vec<u64> = state.pending.iter().map(|w| w.id).collect();
         assert_eq!(
             injected, state.injected,
@@ -226,7 +225,7 @@ fn used_chunks_come_back_and_unused_ones_give_way() {
         let mut uses = Vec::new();
         for id in injected.iter().step_by(2) {
             let rec = e.chunk(*id).expect("read").expect("chunk");
-            let ids = memctl_engine::recall::chunk_identifiers(&rec.chunk.text);
+            let ids = memctl_engine::chunk_identifiers(&rec.chunk.text);
             if let Some(strong) = ids.iter().find(|i| is_strong(i, &p)) {
                 uses.push(strong.clone());
             }
@@ -242,7 +241,7 @@ fn used_chunks_come_back_and_unused_ones_give_way() {
         // 3. PreCompact archives the later turns and judges.
         hook(&e, "PreCompact", &common, json!({"trigger": "auto"}), &cfg);
         let (used, unused) = verdicts(&e.data_dir().join("access.log"));
-        let left = memctl_engine::recall::load_state(e.data_dir(), &session).pending;
+        let left = memctl_engine::load_recall_state(e.data_dir(), &session).pending;
         assert!(left.is_empty(), "every chunk judged: {left:?}");
         assert_eq!(
             used.union(&unused).copied().collect::<BTreeSet<_>>(),
@@ -300,7 +299,7 @@ fn used_chunks_come_back_and_unused_ones_give_way() {
                 json!({"source": "compact"}),
                 &cfg,
             );
-            let r2: BTreeSet<u64> = memctl_engine::recall::load_state(e.data_dir(), &session)
+            let r2: BTreeSet<u64> = memctl_engine::load_recall_state(e.data_dir(), &session)
                 .injected
                 .into_iter()
                 .collect();

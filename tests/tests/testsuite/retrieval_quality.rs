@@ -4,8 +4,7 @@
 //! queries: exact names, paths, error strings; paraphrases with few of the original words) over
 //! every transcript fixture of the repository (the sample, and the engine's recorded sessions).
 
-use memctl_engine::search::SearchMode;
-use memctl_engine::{Engine, EngineOptions, IngestOptions, SearchRequest};
+use memctl_engine::{Engine, EngineOptions, IngestOptions, SearchMode, SearchRequest};
 use memctl_test_support::{fixture, repo_root};
 use memctl_tests::onnx_config;
 use std::collections::HashSet;

@@ -15,12 +15,13 @@
 //! would have added a crate for the same random testing.) `scripts/fuzz.sh` runs long;
 //! CI runs `MEMCTL_FUZZ_CASES` (default 1000) cases per target with a fixed seed.
 
-mod fuzz_gen;
+mod generate;
 
-use fuzz_gen::{fuzz, json_value, mutated_json, real_lines, text};
-use memctl_engine::hooks::HookPayload;
-use memctl_engine::transcript::{ChunkerConfig, chunk_transcript, parse_line};
-use memctl_engine::{Settings, filter};
+use crate::hooks::HookPayload;
+use crate::transcript::line::parse_line;
+use crate::transcript::{ChunkerConfig, chunk_transcript};
+use crate::{Settings, filter};
+use generate::{fuzz, json_value, mutated_json, real_lines, text};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
@@ -40,7 +41,7 @@ fn fuzz_transcript_line_arbitrary_bytes() {
 
 /// Chunks of a batch by (turn, part), the way the store keeps them: a later batch replaces
 /// every part of the turns it emits.
-fn stored(map: &mut BTreeMap<(u32, u16), String>, batch: memctl_engine::transcript::Batch) {
+fn stored(map: &mut BTreeMap<(u32, u16), String>, batch: crate::transcript::Batch) {
     let turns: std::collections::BTreeSet<u32> =
         batch.chunks.iter().map(|c| c.chunk.turn_index).collect();
     map.retain(|(t, _), _| !turns.contains(t));
@@ -85,7 +86,7 @@ fn fuzz_transcript_mutated_real_lines_and_chunker() {
             // Resumed: the lines before `split` in one call, the rest (from the resume point
             // the state names) in a second.
             let cut: usize = ls[..split].iter().map(|l| l.len() + 1).sum();
-            let mut ch = memctl_engine::transcript::Chunker::new(cfg, "fuzz-session");
+            let mut ch = crate::transcript::Chunker::new(cfg, "fuzz-session");
             let mut two = BTreeMap::new();
             stored(&mut two, ch.feed(&bytes[..cut]));
             let from = usize::try_from(ch.state().resume_offset).unwrap_or(usize::MAX);
@@ -195,13 +196,13 @@ fn fuzz_hook_payload_mutated_per_event() {
                         .map(|r| r.to_string())
                         .unwrap_or_default();
                     let input = parts.tool_input.map(|r| r.to_string()).unwrap_or_default();
-                    let out = memctl_engine::swap::output_text(tool, &response);
+                    let out = crate::swap::output_text(tool, &response);
                     prop_assert!(
                         out.len() <= response.len() * 4 + 64,
                         "output text grew: {}",
                         out.len()
                     );
-                    let _summary = memctl_engine::swap::input_summary(tool, &input);
+                    let _summary = crate::swap::input_summary(tool, &input);
                     drop(p);
                 }
                 Err(e) => prop_assert!(!e.to_string().is_empty()),
@@ -294,7 +295,7 @@ fn fuzz_filter_session_and_project() {
                 Err(e) => prop_assert!(e.to_string().contains("--project")),
             }
             // `--tool` is compared trimmed, any case; the swap id shortener takes any string.
-            let _ = memctl_engine::swap::short_id(&tool);
+            let _ = crate::swap::short_id(&tool);
             Ok(())
         },
     );
@@ -302,7 +303,7 @@ fn fuzz_filter_session_and_project() {
 
 #[test]
 fn fuzz_settings_from_the_environment_and_config_files() {
-    let keys: Vec<&'static str> = memctl_engine::settings::KNOWN_VARS.to_vec();
+    let keys: Vec<&'static str> = crate::settings::keys::KNOWN_VARS.to_vec();
     let var = (
         prop::sample::select(keys.clone()),
         prop_oneof![text(), "[0-9]{0,12}", "-?[0-9]{1,30}(\\.[0-9]*)?[kKmM]?"],
