@@ -11,7 +11,7 @@
 #   BENCH_BASELINE=DIR   also time the first archive with the memctl-hook/memctl in DIR (an
 #                        earlier build) in the same run, alternating with this one
 #   scripts/bench.sh --short   every step at tiny sizes with the debug binaries of
-#                        `cargo build --workspace` (no release build, no criterion, no plot, no
+#                        the test profile's build (no release build, no criterion, no plot, no
 #                        peer unless BENCH_SKIP_PEER=0), into a temporary folder that is
 #                        removed at the end: scripts/test.sh runs it so that no step can rot.
 #
@@ -82,7 +82,7 @@ source .cache/env.sh
 # shellcheck source=scripts/target_dir.sh
 source "$ROOT/scripts/target_dir.sh"
 if [ "$SHORT" = 1 ]; then
-  cargo build --quiet --workspace
+  build_test_units "$ROOT"
   RELEASE="$(cargo_target_dir "$ROOT")/debug"
   PY=python3
 else

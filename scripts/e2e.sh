@@ -45,21 +45,21 @@ for name in $(compgen -e); do
 done
 unset XDG_DATA_HOME
 
+# shellcheck source=scripts/target_dir.sh
+source "$REPO/scripts/target_dir.sh"
 if [[ ${MEMCTL_E2E_NO_BUILD:-0} != 1 ]]; then
-    (cd "$REPO" && cargo build --quiet -p memctl-hooks -p memctl-cli) || die "cargo build -p memctl-hooks -p memctl-cli failed"
+    build_test_units "$REPO" || die "cargo build of the test profile failed"
 fi
 # Private copies of the binaries: a concurrent `cargo build`/`cargo test` in this checkout
 # replaces target/debug/* mid-run ("memctl-hook: not found", exit 127). They stay under target/
 # so that the binaries still find the repo's .cache/ (ONNX Runtime) and models/ by walking up.
-# shellcheck source=scripts/target_dir.sh
-source "$REPO/scripts/target_dir.sh"
 TARGET=$(cargo_target_dir "$REPO")
 BIN=$REPO/target/e2e-bin/$$
 rm -rf "$BIN"
 mkdir -p "$BIN"
 trap 'rm -rf "$BIN"' EXIT
 for b in memctl memctl-hook; do
-    [[ -x $TARGET/debug/$b ]] || die "missing $TARGET/debug/$b (cargo build --workspace)"
+    [[ -x $TARGET/debug/$b ]] || die "missing $TARGET/debug/$b (scripts/test.sh builds it)"
     cp "$TARGET/debug/$b" "$BIN/$b"
 done
 

@@ -9,3 +9,11 @@ cargo_target_dir() {
     [[ -n $dir ]] || dir=${CARGO_TARGET_DIR:-$repo/target}
     printf '%s\n' "$dir"
 }
+
+# The debug binaries and every test harness, built as `cargo test --workspace` builds them: the
+# test profile and the features dev-dependencies turn on. A plain `cargo build` resolves other
+# features (serde, syn, tokio, ...), so the two would each compile most of the graph.
+build_test_units() {
+    local repo=$1
+    (cd "$repo" && cargo build --quiet --workspace --bins --tests --profile test)
+}

