@@ -4,7 +4,7 @@
     python3 scripts/test_counts.py LOG
 
 Kinds: unit (`src/` unit tests of every crate), integration (memctl-tests' suite
-`tests/tests/testsuite/`, `engine/tests/*.rs`: the engine in-process with real redb files and the
+`tests/tests/testsuite/`, the engine in-process with real redb files and the
 real model), process (memctl-cli's suite `cli/tests/testsuite/`: the real binaries spawned as
 processes), doc (doc-tests), e2e (scenarios with the real Claude Code CLI). Printed as one table so
 that a drop between two CI runs is visible at a glance. Exits 1 when the log shows no cargo test

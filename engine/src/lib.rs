@@ -86,8 +86,9 @@ pub use summary::external::ExternalConfig as ExternalSummaryConfig;
 pub use hooks::jobs::{INGEST as JOB_INGEST, Job, MIGRATE as JOB_MIGRATE, request as request_job};
 pub use hooks::policy::deadline as hook_deadline;
 pub use hooks::{
-    HookConfig, HookEffects, HookEventName, HookOutput, HookPayload, handle as handle_hook,
-    handle_without_store as handle_hook_without_store, rescue as rescue_payload,
+    HookAnswer, HookConfig, HookEffects, HookEventName, HookOutput, HookPayload,
+    handle as handle_hook, handle_without_store as handle_hook_without_store,
+    rescue as rescue_payload,
 };
 // The store, its records and its checks.
 pub use codec::{decode_record, encode_record};

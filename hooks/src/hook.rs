@@ -10,7 +10,7 @@
 //! PreCompact / PostCompact / SessionEnd take plain text (JSON fails validation there).
 
 use memctl_engine::{
-    Engine, EngineOptions, HookConfig, HookEffects, HookOutput, HookPayload, Settings,
+    Engine, EngineOptions, HookAnswer, HookConfig, HookEffects, HookOutput, HookPayload, Settings,
 };
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -30,7 +30,7 @@ const STORE_RESERVE: Duration = Duration::from_millis(400);
 const EXIT_MARGIN: Duration = Duration::from_millis(150);
 
 /// What the worker thread reports.
-type Outcome = std::thread::Result<anyhow::Result<(HookOutput, HookEffects)>>;
+type Outcome = std::thread::Result<anyhow::Result<HookAnswer>>;
 
 /// Log what the hook goes on without. A hook never fails because of its configuration: a bad
 /// value keeps its default, an unknown variable or argument is ignored.
@@ -123,9 +123,15 @@ pub fn main() -> ExitCode {
     };
     let event = payload.event.name().to_string();
     let output = match outcome {
-        Ok(Ok(Ok((out, fx)))) => {
-            start_detached(&fx, &settings, opts_model_disabled, &data_dir, home);
-            out
+        Ok(Ok(Ok(answer))) => {
+            start_detached(
+                &answer.effects,
+                &settings,
+                opts_model_disabled,
+                &data_dir,
+                home,
+            );
+            answer.output
         }
         Ok(Ok(Err(e)))
             if e.downcast_ref::<memctl_engine::EngineError>()
@@ -298,7 +304,7 @@ pub fn run(
     opts: EngineOptions,
     cfg: &HookConfig,
     deadline: Instant,
-) -> anyhow::Result<(HookOutput, HookEffects)> {
+) -> anyhow::Result<HookAnswer> {
     if let Some(light) = memctl_engine::handle_hook_without_store(payload, &opts.data_dir, cfg) {
         return Ok(light);
     }

@@ -59,6 +59,15 @@ impl HookConfig {
     }
 }
 
+/// The answer to one hook event: what to print, and what the binary should do next.
+#[derive(Debug, Clone)]
+pub struct HookAnswer {
+    /// What the hook prints for Claude Code.
+    pub output: HookOutput,
+    /// What it did besides (detached work the binary starts).
+    pub effects: HookEffects,
+}
+
 /// What the hook did besides its output (the binary acts on it).
 #[derive(Debug, Clone, Default)]
 pub struct HookEffects {
@@ -363,7 +372,7 @@ pub fn handle_without_store(
     p: &HookPayload,
     data_dir: &Path,
     cfg: &HookConfig,
-) -> Option<(HookOutput, HookEffects)> {
+) -> Option<HookAnswer> {
     let HookEvent::UserPromptSubmit { prompt } = &p.event else {
         return None;
     };
@@ -395,7 +404,10 @@ pub fn handle_without_store(
         p.common.transcript_path.as_deref(),
         &cfg.autopilot,
     );
-    Some((prompt_output(note.into_iter().collect()), fx))
+    Some(HookAnswer {
+        output: prompt_output(note.into_iter().collect()),
+        effects: fx,
+    })
 }
 
 /// UserPromptSubmit's output: its parts (recall block, autopilot note) joined, or nothing.
@@ -416,7 +428,7 @@ pub fn handle(
     p: &HookPayload,
     deadline: Instant,
     cfg: &HookConfig,
-) -> Result<(HookOutput, HookEffects), EngineError> {
+) -> Result<HookAnswer, EngineError> {
     let mut fx = HookEffects::default();
     let out = match &p.event {
         HookEvent::UserPromptSubmit { prompt } => {
@@ -461,7 +473,10 @@ pub fn handle(
         }
         HookEvent::Other(_) => HookOutput::None,
     };
-    Ok((out, fx))
+    Ok(HookAnswer {
+        output: out,
+        effects: fx,
+    })
 }
 
 /// UserPromptSubmit: archive (in the background when the backlog is large), drain the spool,

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::line::{LineError, ParseStats, ParsedLine, parse_line};
 use super::text::{bound_head, bound_head_tail, ellipsize, first_line, first_sentence};
-use super::turns::{Turn, TurnAssembler, TurnEvent, TurnKind, TurnStatus};
+use super::turns::{AssembledTurns, Turn, TurnAssembler, TurnEvent, TurnKind, TurnStatus};
 use crate::chunk::Chunk;
 use crate::redact::{RedactionCounts, redact_counted};
 
@@ -207,7 +207,11 @@ impl Chunker {
             }
         }
         self.counted_to = self.counted_to.max(base + bytes.len() as u64);
-        let (turns, next_index, mut redactions) = assembler.finish();
+        let AssembledTurns {
+            turns,
+            next_index,
+            mut redactions,
+        } = assembler.finish();
         self.advance(&turns, next_index, base, bytes.len());
         // Turns render independently (text, parts, final redaction): on every core for a big
         // input, collected in turn order, redaction counts added up afterwards.

@@ -263,6 +263,17 @@ pub struct TurnAssembler {
     private_open: u32,
 }
 
+/// What [`TurnAssembler::finish`] hands back.
+#[derive(Debug)]
+pub struct AssembledTurns {
+    /// Every turn in start order; the last prompt-like one is `Open`.
+    pub turns: Vec<Turn>,
+    /// The index the next new turn will get.
+    pub next_index: u32,
+    /// What redaction replaced, by kind.
+    pub redactions: RedactionCounts,
+}
+
 impl TurnAssembler {
     /// Start assembling; `next_index` is the index the first new turn gets, `base_offset` the
     /// file offset of the slice's first byte.
@@ -293,12 +304,16 @@ impl TurnAssembler {
 
     /// Finish: every turn in start order (the last prompt-like turn is `Open`), the index the
     /// next new turn will get, and the redaction counts.
-    pub fn finish(mut self) -> (Vec<Turn>, u32, RedactionCounts) {
+    pub fn finish(mut self) -> AssembledTurns {
         if let Some(open) = self.current.take() {
             self.done.push(open);
         }
         self.done.sort_by_key(|t| t.index);
-        (self.done, self.next_index, self.redactions)
+        AssembledTurns {
+            turns: self.done,
+            next_index: self.next_index,
+            redactions: self.redactions,
+        }
     }
 
     fn push_user(&mut self, l: &MessageLine, at: LineRef<'_>) {

@@ -66,7 +66,7 @@ fn hook(e: &Engine, event: &str, common: &Value, extra: Value, cfg: &HookConfig)
     }
     let p = HookPayload::parse(v.to_string().as_bytes(), Some(event)).expect("payload");
     let deadline = Instant::now() + Duration::from_secs(30);
-    match handle_hook(e, &p, deadline, cfg).expect("hook").0 {
+    match handle_hook(e, &p, deadline, cfg).expect("hook").output {
         HookOutput::Context { text, .. } | HookOutput::Plain(text) => text,
         _ => String::new(),
     }
