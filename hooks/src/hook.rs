@@ -150,11 +150,7 @@ pub fn main() -> ExitCode {
             HookOutput::None
         }
         Ok(Err(panic)) => {
-            let msg = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned());
-            let msg = msg.as_deref().unwrap_or("unknown panic");
+            let msg = panic_message(panic.as_ref());
             tracing::error!(event, panic = %msg, "hook panicked; printing nothing");
             HookOutput::None
         }
@@ -183,6 +179,15 @@ pub fn main() -> ExitCode {
         );
     }
     ExitCode::SUCCESS
+}
+
+/// The text a panic was raised with (`panic!` with a literal or a formatted message).
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("unknown panic")
 }
 
 /// The settings a hook runs with, and whether its log goes to the data dir's file.
