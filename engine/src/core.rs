@@ -2,7 +2,7 @@
 //! every operation module works with. The public surface is [`crate::Engine`].
 
 use crate::clock::unix_now;
-use crate::embed::{Embedder, EmbedderId, HashEmbedder, OnnxConfig, OnnxEmbedder};
+use crate::embed::{Embedded, Embedder, EmbedderId, HashEmbedder, OnnxConfig, OnnxEmbedder};
 use crate::error::{EmbedError, EngineError, StoreError};
 use crate::store::{ChunkId, Store, StoreReader};
 use std::path::{Path, PathBuf};
@@ -186,15 +186,13 @@ impl Core {
         }
     }
 
-    /// Embed texts with the active embedder; returns the space and vectors.
-    pub(crate) fn embed_active(
-        &self,
-        texts: &[&str],
-    ) -> Result<(EmbedderId, Vec<Vec<f32>>), EmbedError> {
-        match self.model() {
-            Ok(m) => Ok((m.id().clone(), m.embed_batch(texts)?)),
-            Err(_) => Ok((self.hash.id().clone(), self.hash.embed_batch(texts)?)),
-        }
+    /// Embed texts with the active embedder (the model, else the hash embedder).
+    pub(crate) fn embed_active(&self, texts: &[&str]) -> Result<Embedded, EmbedError> {
+        let (embedder, vectors) = match self.model() {
+            Ok(m) => (m.id().clone(), m.embed_batch(texts)?),
+            Err(_) => (self.hash.id().clone(), self.hash.embed_batch(texts)?),
+        };
+        Ok(Embedded { embedder, vectors })
     }
 
     /// Project ids for a request (empty list = every project).

@@ -176,7 +176,7 @@ impl Engine {
     }
 
     /// Embed texts with the active embedder; returns the space and vectors.
-    pub fn embed_active(&self, texts: &[&str]) -> Result<(EmbedderId, Vec<Vec<f32>>), EmbedError> {
+    pub fn embed_active(&self, texts: &[&str]) -> Result<crate::embed::Embedded, EmbedError> {
         self.core.embed_active(texts)
     }
 
@@ -261,7 +261,10 @@ impl Engine {
         } else {
             let (emb, mut vecs) = match self.resident_vector(&req.query) {
                 Some((id, v)) => (id, vec![v]),
-                None => self.core.embed_active(&[req.query.as_str()])?,
+                None => {
+                    let e = self.core.embed_active(&[req.query.as_str()])?;
+                    (e.embedder, e.vectors)
+                }
             };
             if emb.model != crate::embed::onnx::MINILM_NAME {
                 degraded = Some(match self.core.model() {
@@ -699,13 +702,13 @@ impl Engine {
         &self,
         prefix: &str,
         now: i64,
-    ) -> Result<(Vec<SwapEntry>, String), EngineError> {
+    ) -> Result<crate::swap::SwapContent, EngineError> {
         self.core.swap_show(prefix, now)
     }
 
     /// The exact output by id or unique id prefix, with its entries, without recording the
     /// access: a read transaction only (the viewer, `memctl ui`, looks without writing).
-    pub fn swap_content(&self, prefix: &str) -> Result<(Vec<SwapEntry>, String), EngineError> {
+    pub fn swap_content(&self, prefix: &str) -> Result<crate::swap::SwapContent, EngineError> {
         self.core.swap_content(prefix)
     }
 

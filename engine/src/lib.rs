@@ -96,7 +96,9 @@ pub use store::check::{CheckReport, Integrity, check_store};
 pub use store::{ChunkRecord, SessionRecord, TurnRef};
 // Swapped tool outputs.
 pub use swap::inplace::line_span;
-pub use swap::{SwapConfig, SwapEntry, SwapOutcome, ToolCall, content_id, human_bytes, short_id};
+pub use swap::{
+    SwapConfig, SwapContent, SwapEntry, SwapOutcome, ToolCall, content_id, human_bytes, short_id,
+};
 // Export, import and forget.
 pub use export::format::VectorRec;
 pub use export::{
@@ -107,7 +109,8 @@ pub use forget::{BackupsReport, ForgetError, ForgetReport, ForgetRequest, Interr
 // Embedding and the resident service.
 pub use embed::onnx::{MINILM_NAME, ORT_LIB_FILE};
 pub use embed::{
-    Embedder, EmbedderId, HashEmbedder, OnnxConfig, OnnxEmbedder, dot, l2_normalize, lower_priority,
+    Embedded, Embedder, EmbedderId, HashEmbedder, OnnxConfig, OnnxEmbedder, dot, l2_normalize,
+    lower_priority,
 };
 pub use resident::{
     Bulk, BulkWork, ResidentError, ServeEnd, embed_query, notify_pending, serve as serve_resident,

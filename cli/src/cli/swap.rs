@@ -97,7 +97,7 @@ pub(super) fn swap(
             )?;
         }
         SwapCommand::Show { id, lines } => {
-            let (_, text) = engine.swap_show(&id, unix_now())?;
+            let text = engine.swap_show(&id, unix_now())?.text;
             let text = match lines.as_deref() {
                 None => text.as_str(),
                 Some(r) => {

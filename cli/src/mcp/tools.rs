@@ -9,6 +9,7 @@ use super::types::*;
 use anyhow::{Context, Result, bail};
 use memctl_engine::{
     ChunkRecord, Engine, MemoryConfig, NoteKind as EngineNoteKind, SearchRequest, SessionRecord,
+    SwapContent,
 };
 use std::path::PathBuf;
 
@@ -357,7 +358,7 @@ pub fn tool_output(engine: &Engine, input: ToolOutputInput) -> Result<ToolOutput
     if id.len() < 4 {
         bail!("give at least 4 characters of the output's id");
     }
-    let (entries, text) = engine.swap_show(id, memctl_engine::unix_now())?;
+    let SwapContent { entries, text } = engine.swap_show(id, memctl_engine::unix_now())?;
     let entry = entries
         .first()
         .with_context(|| format!("no stored tool output {id:?}"))?;

@@ -379,8 +379,8 @@ pub fn team_search_timed(
     config::require(s, engine.data_dir())?;
     let vector = match engine.embed_active(&[query]) {
         // Only the model's vectors share the synced rows' space (a hash vector does not).
-        Ok((id, mut v)) if id.model == memctl_engine::MINILM_NAME => {
-            v.pop().filter(|v| v.len() == sync::DIMS)
+        Ok(mut e) if e.embedder.model == memctl_engine::MINILM_NAME => {
+            e.vectors.pop().filter(|v| v.len() == sync::DIMS)
         }
         Ok(_) => None,
         Err(e) => {

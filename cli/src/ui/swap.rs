@@ -8,6 +8,7 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
+use memctl_engine::SwapContent;
 use memctl_engine::human_bytes;
 use serde::Deserialize;
 
@@ -79,7 +80,7 @@ fn checked(id: &str) -> Result<&str, UiError> {
     Ok(id)
 }
 
-fn content(c: &super::Ctx, id: &str) -> Result<(Vec<memctl_engine::SwapEntry>, String), UiError> {
+fn content(c: &super::Ctx, id: &str) -> Result<SwapContent, UiError> {
     c.engine.swap_content(id).map_err(|e| match e {
         memctl_engine::EngineError::Invalid(m) => UiError::not_found(m),
         e => e.into(),
@@ -89,7 +90,7 @@ fn content(c: &super::Ctx, id: &str) -> Result<(Vec<memctl_engine::SwapEntry>, S
 pub(super) async fn view(State(ctx): State<Shared>, Q(q): Q<IdQuery>) -> Result<Markup, UiError> {
     let id = checked(&q.id)?.to_string();
     blocking(&ctx, move |c| {
-        let (entries, text) = content(c, &id)?;
+        let SwapContent { entries, text } = content(c, &id)?;
         let lines: Vec<&str> = text.lines().collect();
         Ok(page::layout(
             &format!("Tool output {}", short(&id)),
@@ -119,7 +120,7 @@ pub(super) async fn download(
 ) -> Result<Response, UiError> {
     let id = checked(&q.id)?.to_string();
     blocking(&ctx, move |c| {
-        let (_, text) = content(c, &id)?;
+        let text = content(c, &id)?.text;
         let name = format!(
             "attachment; filename=\"memctl-tool-output-{}.txt\"",
             short(&id)

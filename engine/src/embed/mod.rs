@@ -102,3 +102,12 @@ pub fn l2_normalize(v: &mut [f32]) {
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
+
+/// Vectors of texts and the space they are in.
+#[derive(Debug, Clone)]
+pub struct Embedded {
+    /// The embedder that made them (the model, or the hash fallback).
+    pub embedder: EmbedderId,
+    /// One vector per text, in order.
+    pub vectors: Vec<Vec<f32>>,
+}

@@ -145,7 +145,7 @@ fn a_big_bash_output_is_stored_whole_and_replaced_by_its_digest() {
         log.chars().count() as u64 - ip.digest_chars
     );
     // Stored byte for byte, pinned as in place.
-    let (entries, text) = e.swap_show(&id, T0).expect("content");
+    let SwapContent { entries, text } = e.swap_show(&id, T0).expect("content");
     assert_eq!(text, log);
     assert!(entries.iter().all(|x| x.in_place), "{entries:?}");
     // A line range comes back exactly.
@@ -187,7 +187,7 @@ fn a_cut_output_is_read_whole_from_the_clients_file() {
     let r: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(ip.replacement.get()).expect("object");
     assert!(!r.contains_key("persistedOutputPath") && !r.contains_key("persistedOutputSize"));
-    let (_, text) = e.swap_show(&ip.report.id, T0).expect("content");
+    let text = e.swap_show(&ip.report.id, T0).expect("content").text;
     assert_eq!(text, log, "the whole output, not the client's 30 KB head");
     let digest = r.get("stdout").and_then(|v| v.as_str()).expect("stdout");
     assert!(digest.contains("29000│ error[E0433]"), "{digest}");

@@ -42,6 +42,15 @@ pub use config::{SWAPPED_TOOLS, SwapConfig};
 pub use digest::digest;
 pub use extract::{input_summary, output_text};
 
+/// A swapped output's exact text and the entries (tool calls) that hold it.
+#[derive(Debug, Clone)]
+pub struct SwapContent {
+    /// Every entry holding this content (one per tool call that produced it).
+    pub entries: Vec<SwapEntry>,
+    /// The output, byte for byte as the tool returned it.
+    pub text: String,
+}
+
 use crate::core::Core;
 use crate::embed::Embedder;
 use crate::error::{EngineError, StoreError};
@@ -438,7 +447,7 @@ impl Core {
     }
 
     /// The exact stored content of an id (prefix) and its entries, without counting an access.
-    pub fn swap_content(&self, prefix: &str) -> Result<(Vec<SwapEntry>, String), EngineError> {
+    pub fn swap_content(&self, prefix: &str) -> Result<SwapContent, EngineError> {
         let id = self.swap_resolve(prefix)?;
         let r = self.store().read()?;
         let blobs = db::open_ro(r.raw_tx(), SWAP_BLOBS)?;
@@ -458,19 +467,15 @@ impl Core {
                 }
             }
         }
-        Ok((entries, text))
+        Ok(SwapContent { entries, text })
     }
 
     /// `memctl swap show`: the exact content; counts as an access of every entry holding it.
-    pub fn swap_show(
-        &self,
-        prefix: &str,
-        now: i64,
-    ) -> Result<(Vec<SwapEntry>, String), EngineError> {
-        let (_, text) = self.swap_content(prefix)?;
+    pub fn swap_show(&self, prefix: &str, now: i64) -> Result<SwapContent, EngineError> {
+        let text = self.swap_content(prefix)?.text;
         let id = content_id(&text);
         let entries = self.store().write(|w| db::touch(w, &id, now))?;
-        Ok((entries, text))
+        Ok(SwapContent { entries, text })
     }
 
     /// Find swapped outputs by meaning (hash vectors: no model) and words.

@@ -304,7 +304,7 @@ fn exact_round_trip_compressed_and_raw() {
     for (i, content) in [code, rand].iter().enumerate() {
         let c = Call::read("s", &format!("/w/f{i}.rs"), content);
         let r = stored(e.swap_tool_output(&c.as_call(), &cfg, T0).unwrap());
-        let (entries, text) = e.core().swap_content(&r.id[..SHORT_ID_LEN]).unwrap();
+        let SwapContent { entries, text } = e.core().swap_content(&r.id[..SHORT_ID_LEN]).unwrap();
         assert_eq!(&text, content, "exact bytes back");
         assert_eq!(entries.len(), 1);
         assert_eq!(entries[0].access_count, 0, "swap_content is not an access");
@@ -317,7 +317,10 @@ fn exact_round_trip_compressed_and_raw() {
                 "incompressible: raw + codec byte"
             );
         }
-        let (shown, text2) = e.swap_show(&r.id, T0 + 60).unwrap();
+        let SwapContent {
+            entries: shown,
+            text: text2,
+        } = e.swap_show(&r.id, T0 + 60).unwrap();
         assert_eq!(&text2, content);
         assert_eq!(shown[0].access_count, 1);
         assert_eq!(shown[0].last_access, Some(T0 + 60));
@@ -339,7 +342,7 @@ fn secrets_are_redacted_before_storing() {
     c.input = format!(r#"{{"command":"curl -H 'Authorization: Bearer {secret}' x"}}"#);
     c.response = serde_json::json!({"stdout": content, "stderr": ""}).to_string();
     let r = stored(e.swap_tool_output(&c.as_call(), &cfg, T0).unwrap());
-    let (entries, text) = e.core().swap_content(&r.id).unwrap();
+    let SwapContent { entries, text } = e.core().swap_content(&r.id).unwrap();
     assert!(!text.contains(secret), "secret stored");
     assert!(text.contains("[REDACTED:"));
     assert_eq!(r.id, content_id(&text), "id is the hash of what is stored");
@@ -471,7 +474,7 @@ fn shared_blob_survives_until_its_last_entry_goes() {
     let a2 = Call::read("a", "/w/y", &noise(41, 9000));
     let r = stored(e.swap_tool_output(&a2.as_call(), &cfg, T0 + 2).unwrap());
     assert_eq!(r.evicted[0].id, id);
-    let (entries, text) = e.core().swap_content(&id).unwrap();
+    let SwapContent { entries, text } = e.core().swap_content(&id).unwrap();
     assert_eq!(text, content);
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0].session_id, "b");
@@ -691,7 +694,7 @@ fn secrets_in_escaped_json_of_an_unknown_response_shape_are_redacted() {
         e.swap_tool_output(&call.as_call(), &SwapConfig::default(), T0)
             .unwrap(),
     );
-    let (_, text) = e.swap_show(&r.id, T0 + 1).unwrap();
+    let text = e.swap_show(&r.id, T0 + 1).unwrap().text;
     for (line, secret) in &secrets {
         assert!(
             !text.contains(secret),

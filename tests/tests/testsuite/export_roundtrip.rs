@@ -323,8 +323,8 @@ fn round_trip_loses_nothing_and_reimport_adds_nothing() {
     }
     // Tool outputs byte for byte.
     for entry in a.swap_list(None).expect("list") {
-        let (_, ta) = a.swap_show(&entry.id, 1).expect("show a");
-        let (_, tb) = b.swap_show(&entry.id, 1).expect("show b");
+        let ta = a.swap_show(&entry.id, 1).expect("show a").text;
+        let tb = b.swap_show(&entry.id, 1).expect("show b").text;
         assert_eq!(ta, tb);
     }
     // The forgotten turn stays forgotten: archiving its transcript here skips it.
@@ -1031,7 +1031,7 @@ fn claimed_tool_output_sizes_are_not_trusted() {
         .expect("import");
     assert_eq!(rep.swap_outputs.imported, 2, "{rep:?}");
     for e in b.swap_list(None).expect("list") {
-        let (_, content) = b.swap_content(&e.id).expect("content");
+        let content = b.swap_content(&e.id).expect("content").text;
         assert_eq!(e.bytes, content.len() as u64, "{e:?}");
         assert!(e.stored_bytes <= e.bytes + 1, "{e:?}");
         assert_eq!(e.lines, content.lines().count() as u64, "{e:?}");
