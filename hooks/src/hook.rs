@@ -35,14 +35,10 @@ type Outcome = std::thread::Result<anyhow::Result<HookAnswer>>;
 /// Log what the hook goes on without. A hook never fails because of its configuration: a bad
 /// value keeps its default, an unknown variable or argument is ignored.
 fn log_ignored(
-    reexec_failed: Option<String>,
     errors: &[memctl_engine::SettingsError],
     unknown: &[String],
     problems: &[impl std::fmt::Display],
 ) {
-    if let Some(e) = reexec_failed {
-        tracing::warn!(error = %e, "could not restart with ORT_DISABLE_TELEMETRY=1; ONNX Runtime may start its usage telemetry");
-    }
     for e in errors {
         tracing::warn!(error = %e, "bad setting ignored; using its default");
     }
@@ -69,8 +65,7 @@ pub fn main() -> ExitCode {
     // (`scripts/bench_embedder_contention.py --phases`).
     let started_mono = monotonic_ns();
     let args = HookArgs::parse(std::env::args_os().skip(1));
-    let reexec_failed = crate::no_telemetry::reexec_for_hook(args.event.as_deref());
-    let HookSettings { settings, logging } = load_settings(&args, reexec_failed);
+    let HookSettings { settings, logging } = load_settings(&args);
     let opts = EngineOptions::from_settings(&settings);
     let opts_model_disabled = opts.model_disabled;
     let opts_store_path = opts.store_path();
@@ -89,6 +84,9 @@ pub fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
+    if !opts.model_disabled && memctl_engine::hook_may_recall(&payload, &opts.data_dir, &cfg) {
+        restart_without_runtime_telemetry(&raw);
+    }
     drop(raw);
     payload.fill_project_dir(settings.project_dir.as_deref());
     let deadline =
@@ -190,6 +188,14 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
         .unwrap_or("unknown panic")
 }
 
+/// Before a prompt that may load ONNX Runtime (recall's query model), run again with its usage
+/// telemetry off ([`crate::no_telemetry`]); returns only when that did not happen.
+fn restart_without_runtime_telemetry(raw: &[u8]) {
+    if let Some(e) = crate::no_telemetry::reexec_hook_with_payload(raw) {
+        tracing::warn!(error = %e, "could not restart with ORT_DISABLE_TELEMETRY=1; ONNX Runtime may start its usage telemetry");
+    }
+}
+
 /// The settings a hook runs with, and whether its log goes to the data dir's file.
 #[derive(Debug)]
 struct HookSettings {
@@ -199,7 +205,7 @@ struct HookSettings {
 
 /// Load the settings as the CLI does (config files, then the environment over them; `--data-dir`
 /// is this hook's `MEMCTL_HOME`), start logging, and log what was ignored.
-fn load_settings(args: &HookArgs, reexec_failed: Option<String>) -> HookSettings {
+fn load_settings(args: &HookArgs) -> HookSettings {
     let mut vars: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     if let Some(d) = &args.data_dir {
         // `--data-dir` is this hook's `MEMCTL_HOME` (the last value of a variable wins).
@@ -217,12 +223,7 @@ fn load_settings(args: &HookArgs, reexec_failed: Option<String>) -> HookSettings
         // never the model.
         crate::logging::init_stderr_warn();
     }
-    log_ignored(
-        reexec_failed,
-        &loaded.errors,
-        &loaded.unknown,
-        &args.problems,
-    );
+    log_ignored(&loaded.errors, &loaded.unknown, &args.problems);
     HookSettings {
         settings: loaded.settings,
         logging,

@@ -258,9 +258,23 @@ fn recall_after_a_compaction_starts_no_runtime_telemetry() {
             r#","prompt":"which test was failing and how did we fix it""#,
         ),
     ];
+    let mut last = None;
     for (event, extra) in steps {
-        common::hook(&home, event, &payload(event, SID, &t, extra), &env);
+        last = Some(common::hook(
+            &home,
+            event,
+            &payload(event, SID, &t, extra),
+            &env,
+        ));
     }
+    // The prompt ran in a process started again with the variable set: its payload, read
+    // from stdin before the restart, reached it whole (the recall block answers it).
+    let out = last.expect("the prompt ran");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(r#"memctl-context kind=\"recall\""#),
+        "no recall block after the restart: {stdout}"
+    );
     let mut dirs = vec![user.clone()];
     while let Some(d) = dirs.pop() {
         for e in std::fs::read_dir(&d).expect("read_dir") {

@@ -358,6 +358,20 @@ fn swap_failed(engine: &Engine, call: &crate::swap::ToolCall<'_>, e: EngineError
     }
 }
 
+/// Whether this event may run prompt-time recall: a worthwhile prompt in a session that lost
+/// context. Only then may a hook embed the prompt in process (when no resident service answers),
+/// so only then does it load ONNX Runtime. One small file read (the session's context state).
+pub fn may_recall(p: &HookPayload, data_dir: &Path, cfg: &HookConfig) -> bool {
+    let HookEvent::UserPromptSubmit { prompt } = &p.event else {
+        return false;
+    };
+    let session = p.common.session_id.as_str();
+    cfg.recall.enabled
+        && !session.is_empty()
+        && crate::recall::worth_searching(prompt, &cfg.recall)
+        && crate::recall::load_state(data_dir, session).lost
+}
+
 /// UserPromptSubmit when the prompt needs nothing from the store: no recall can happen (the
 /// live context lost nothing, recall is off, or the prompt is not worth a search). Then the hook
 /// opens no store at all: the new turns are archived by a detached `memctl ingest --background`
@@ -373,20 +387,13 @@ pub fn handle_without_store(
     data_dir: &Path,
     cfg: &HookConfig,
 ) -> Option<HookAnswer> {
-    let HookEvent::UserPromptSubmit { prompt } = &p.event else {
-        return None;
-    };
-    if cfg.inline_prompt_archive {
+    if !matches!(p.event, HookEvent::UserPromptSubmit { .. })
+        || cfg.inline_prompt_archive
+        || may_recall(p, data_dir, cfg)
+    {
         return None;
     }
     let session = p.common.session_id.as_str();
-    let may_recall = cfg.recall.enabled
-        && !session.is_empty()
-        && crate::recall::worth_searching(prompt, &cfg.recall)
-        && crate::recall::load_state(data_dir, session).lost;
-    if may_recall {
-        return None;
-    }
     let mut fx = HookEffects::default();
     if let Some(t) = p
         .common

@@ -8,7 +8,7 @@ mod payload;
 pub mod policy;
 pub(crate) mod spool;
 
-pub use handle::{HookAnswer, HookConfig, HookEffects, handle, handle_without_store};
+pub use handle::{HookAnswer, HookConfig, HookEffects, handle, handle_without_store, may_recall};
 pub use payload::{HookOutput, HookPayload};
 pub use policy::HookEventName;
 pub use spool::rescue;

@@ -19,7 +19,7 @@ pub fn hook_bin() -> &'static str {
         let p = Path::new(env!("CARGO_BIN_EXE_memctl")).with_file_name("memctl-hook");
         assert!(
             p.is_file(),
-            "{} missing: build it with `cargo build --workspace` (or test with --workspace)",
+            "{} missing: build it with `cargo build --workspace --bins --profile test` (scripts/test.sh does)",
             p.display()
         );
         p.to_string_lossy().into_owned()
