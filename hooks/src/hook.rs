@@ -84,24 +84,21 @@ pub fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
-    if !opts.model_disabled && memctl_engine::hook_may_recall(&payload, &opts.data_dir, &cfg) {
-        restart_without_runtime_telemetry(&raw);
-    }
+    let may_recall = may_recall_restarting(&raw, &payload, &opts, &cfg);
     drop(raw);
     payload.fill_project_dir(settings.project_dir.as_deref());
     let deadline =
         started + memctl_engine::hook_deadline(payload.event.kind(), settings.hook.deadline_ms);
     let data_dir = opts.data_dir.clone();
     let (tx, rx) = std::sync::mpsc::channel::<Outcome>();
-    let worker_payload = payload.clone();
-    let worker_opts = opts.clone();
-    let worker_cfg = cfg.clone();
+    let worker = {
+        let (payload, opts, cfg) = (payload.clone(), opts.clone(), cfg.clone());
+        move || run(&payload, opts, &cfg, deadline, may_recall)
+    };
     let spawned = std::thread::Builder::new()
         .name("memctl-hook".into())
         .spawn(move || {
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                run(&worker_payload, worker_opts, &worker_cfg, deadline)
-            }));
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(worker));
             // The watchdog may have given up already; nobody to tell then.
             let _ = tx.send(r);
         });
@@ -115,7 +112,7 @@ pub fn main() -> ExitCode {
         Err(e) => {
             tracing::warn!(error = %e, "no worker thread; running without a watchdog");
             Ok(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
-                || run(&payload, opts, &cfg, deadline),
+                || run(&payload, opts, &cfg, deadline, may_recall),
             )))
         }
     };
@@ -188,12 +185,24 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
         .unwrap_or("unknown panic")
 }
 
-/// Before a prompt that may load ONNX Runtime (recall's query model), run again with its usage
-/// telemetry off ([`crate::no_telemetry`]); returns only when that did not happen.
-fn restart_without_runtime_telemetry(raw: &[u8]) {
-    if let Some(e) = crate::no_telemetry::reexec_hook_with_payload(raw) {
+/// [`memctl_engine::hook_may_recall`] for this event, read once: it also decides whether `run`
+/// needs the store. A prompt that may recall may load ONNX Runtime (the query model), so first
+/// this process runs again with the runtime's usage telemetry off ([`crate::no_telemetry`]),
+/// which returns only when that did not happen.
+fn may_recall_restarting(
+    raw: &[u8],
+    payload: &HookPayload,
+    opts: &EngineOptions,
+    cfg: &HookConfig,
+) -> bool {
+    let may_recall = memctl_engine::hook_may_recall(payload, &opts.data_dir, cfg);
+    if may_recall
+        && !opts.model_disabled
+        && let Some(e) = crate::no_telemetry::reexec_hook_with_payload(raw)
+    {
         tracing::warn!(error = %e, "could not restart with ORT_DISABLE_TELEMETRY=1; ONNX Runtime may start its usage telemetry");
     }
+    may_recall
 }
 
 /// The settings a hook runs with, and whether its log goes to the data dir's file.
@@ -214,7 +223,16 @@ fn load_settings(args: &HookArgs) -> HookSettings {
     // The same loader as the CLI: config files (user, project), then the environment over
     // them. Two small files, read before the watchdog starts (bounded: regular files of at
     // most 64 KiB, see `memctl_engine::Settings::load`).
-    let cwd = std::env::current_dir().ok();
+    let mut problems: Vec<String> = args.problems.clone();
+    let cwd = match std::env::current_dir() {
+        Ok(d) => Some(d),
+        Err(e) => {
+            problems.push(format!(
+                "no working directory ({e}): no project config file read"
+            ));
+            None
+        }
+    };
     let loaded = Settings::load_layered(vars, cwd.as_deref());
     let logging =
         crate::logging::init_file(&loaded.settings.data_dir, loaded.settings.log.as_deref());
@@ -223,7 +241,7 @@ fn load_settings(args: &HookArgs) -> HookSettings {
         // never the model.
         crate::logging::init_stderr_warn();
     }
-    log_ignored(&loaded.errors, &loaded.unknown, &args.problems);
+    log_ignored(&loaded.errors, &loaded.unknown, &problems);
     HookSettings {
         settings: loaded.settings,
         logging,
@@ -304,14 +322,18 @@ fn print_output(output: &HookOutput, data_dir: &Path, session_id: &str, event: &
     }
 }
 
-/// Open the engine with every store wait bounded by `deadline`, and handle the event.
+/// Open the engine with every store wait bounded by `deadline`, and handle the event
+/// (`may_recall`: [`memctl_engine::hook_may_recall`] for it, read once by `main`).
 pub fn run(
     payload: &HookPayload,
     opts: EngineOptions,
     cfg: &HookConfig,
     deadline: Instant,
+    may_recall: bool,
 ) -> anyhow::Result<HookAnswer> {
-    if let Some(light) = memctl_engine::handle_hook_without_store(payload, &opts.data_dir, cfg) {
+    if let Some(light) =
+        memctl_engine::handle_hook_without_store(payload, &opts.data_dir, cfg, may_recall)
+    {
         return Ok(light);
     }
     let data_dir = opts.data_dir.clone();

@@ -377,6 +377,7 @@ pub fn may_recall(p: &HookPayload, data_dir: &Path, cfg: &HookConfig) -> bool {
 /// opens no store at all: the new turns are archived by a detached `memctl ingest --background`
 /// (started by the binary from [`HookEffects::deferred_archive`]) and the output is the
 /// autopilot's note alone. Returns None when the event needs the store ([`handle`]).
+/// `may_recall` is [`may_recall`]'s answer for this event, read once by the caller.
 ///
 /// Why: opening redb, committing one turn durably and closing cost ~16 ms of CPU per prompt,
 /// on every prompt; nothing in the model's answer depends on it, and the turns are in the
@@ -386,10 +387,11 @@ pub fn handle_without_store(
     p: &HookPayload,
     data_dir: &Path,
     cfg: &HookConfig,
+    may_recall: bool,
 ) -> Option<HookAnswer> {
     if !matches!(p.event, HookEvent::UserPromptSubmit { .. })
         || cfg.inline_prompt_archive
-        || may_recall(p, data_dir, cfg)
+        || may_recall
     {
         return None;
     }
