@@ -28,6 +28,23 @@ pub fn open_existing(opts: EngineOptions) -> Result<Engine> {
     open(opts)
 }
 
+/// [`open_existing`] for a command that never writes the store (`status`): read-only, so the
+/// open and close write nothing durable, unless a read-only open cannot serve (no store file
+/// yet, a store to migrate or repair, a forget to finish), which gets the full [`open`].
+pub fn open_for_reading(opts: EngineOptions) -> Result<Engine> {
+    existing_data_dir(&opts)?;
+    match Engine::open_read_only(opts.clone()) {
+        Ok(engine) if !engine.forget_pending().unwrap_or(true) => {
+            // Only the leftovers of dead processes: a read-only store finishes no forget.
+            report_interrupted(&engine);
+            return Ok(engine);
+        }
+        Ok(_) => {}
+        Err(e) => tracing::debug!(error = %e, "no read-only open; opening read-write"),
+    }
+    open(opts)
+}
+
 /// Open the engine for a command. A store written by an earlier memctl is migrated first
 /// (the old file is kept; one line on stderr says where): a person who upgraded memctl and
 /// runs `memctl search` wants an answer, not homework.
@@ -39,8 +56,13 @@ pub fn open(opts: EngineOptions) -> Result<Engine> {
         eprintln!("memctl: {}", describe(&rep));
     }
     engine.set_write_timeout(CLI_WRITE_TIMEOUT);
-    // A forget killed before its rewrite left forgotten bytes on disk: finished here, said on
-    // stderr. A failure does not stop the command; it is said, and the next one retries.
+    report_interrupted(&engine);
+    Ok(engine)
+}
+
+/// A forget killed before its rewrite left forgotten bytes on disk: finished here, said on
+/// stderr. A failure does not stop the command; it is said, and the next one retries.
+fn report_interrupted(engine: &Engine) {
     match engine.finish_interrupted() {
         Ok(done) => {
             let mut err = std::io::stderr().lock();
@@ -53,7 +75,6 @@ pub fn open(opts: EngineOptions) -> Result<Engine> {
              (its text may still be on disk; the next command retries): {e:#}"
         ),
     }
-    Ok(engine)
 }
 
 /// One line about a migration that ran.

@@ -77,6 +77,19 @@ impl Core {
         })
     }
 
+    /// Open an existing store for reading only (see [`crate::Engine::open_read_only`]).
+    pub(crate) fn open_read_only(opts: EngineOptions) -> Result<Self, EngineError> {
+        let store = Store::open_read_only(opts.store_path())?;
+        Ok(Self {
+            opts,
+            store,
+            hash: HashEmbedder::new(),
+            model: OnceLock::new(),
+            query_model: OnceLock::new(),
+            resident_blocks: None,
+        })
+    }
+
     /// Internals over a store opened by the caller (tests: a store over a storage backend
     /// with injected faults, `store::fault_inject`).
     #[cfg(test)]

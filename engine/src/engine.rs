@@ -43,6 +43,19 @@ impl Engine {
         })
     }
 
+    /// Open an existing store for reading only: what a caller that never writes uses (a
+    /// SessionStart restore, `memctl status`). A read-only handle joins the other processes'
+    /// handles without touching the file: no recovery flag set on open and cleared on close,
+    /// so none of the durable header writes a read-write open and close cost. Fails (and the
+    /// caller opens with [`Engine::open`]) when there is no store yet, when it needs a
+    /// migration, or when a writer that died left it to repair. Every write through it is
+    /// [`crate::StoreError::ReadOnly`].
+    pub fn open_read_only(opts: EngineOptions) -> Result<Self, EngineError> {
+        Ok(Self {
+            core: Core::open_read_only(opts)?,
+        })
+    }
+
     /// [`Engine::open`], migrating a store written by an earlier memctl first ([`Engine::migrate`]):
     /// what commands and the MCP server do (hooks never migrate: they start `memctl migrate`).
     /// Returns the migration's report when one ran.
@@ -144,7 +157,8 @@ impl Engine {
         self.core.store().path().to_path_buf()
     }
 
-    /// Whether the store was opened read-only (the file cannot be written).
+    /// Whether the store was opened read-only (the file cannot be written, or
+    /// [`Engine::open_read_only`]).
     pub fn is_read_only(&self) -> bool {
         self.core.store().is_read_only()
     }

@@ -374,7 +374,8 @@ pub(crate) fn forget(
     let mut rep = report_of(criteria, &plan, outputs.len() as u64, spooled, false);
     // Each removed tool output leaves a tombstone of its own (swap::forget::tombstone_key).
     rep.tombstones = applied.tombstones + outputs.len() as u64;
-    rep.context_files = forget_context_files(core, &applied, &rep.removed_ids)?;
+    rep.context_files = forget_context_files(core, &applied, &rep.removed_ids)?
+        + crate::restore::prepared_files::remove_all(core.data_dir())?;
     for s in &applied.sessions_fixed {
         match crate::summary::summarize_session(core, s, &crate::summary::SummaryConfig::default())
         {

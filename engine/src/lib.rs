@@ -88,7 +88,7 @@ pub use hooks::policy::deadline as hook_deadline;
 pub use hooks::{
     HookAnswer, HookConfig, HookEffects, HookEventName, HookOutput, HookPayload,
     handle as handle_hook, handle_without_store as handle_hook_without_store,
-    may_recall as hook_may_recall, rescue as rescue_payload,
+    may_recall as hook_may_recall, reads_only as hook_reads_only, rescue as rescue_payload,
 };
 // The store, its records and its checks.
 pub use codec::{decode_record, encode_record};

@@ -331,13 +331,11 @@ pub fn run(
     deadline: Instant,
     may_recall: bool,
 ) -> anyhow::Result<HookAnswer> {
-    if let Some(light) =
-        memctl_engine::handle_hook_without_store(payload, &opts.data_dir, cfg, may_recall)
-    {
+    if let Some(light) = memctl_engine::handle_hook_without_store(payload, &opts, cfg, may_recall) {
         return Ok(light);
     }
     let data_dir = opts.data_dir.clone();
-    let mut engine = Engine::open(opts)?;
+    let mut engine = open_engine(payload, opts)?;
     engine.set_deadline(deadline.checked_sub(STORE_RESERVE).unwrap_or(deadline));
     // A forget killed before its store file was rewritten left forgotten bytes on disk: a
     // detached `memctl forget --finish` finishes it (seconds on a big store: never here).
@@ -366,6 +364,19 @@ pub fn run(
         }
     }
     Ok(memctl_engine::handle_hook(&engine, payload, deadline, cfg)?)
+}
+
+/// The engine for `payload`: read-only when handling it only reads the store
+/// ([`memctl_engine::hook_reads_only`]: no durable header writes on open and close), else, or
+/// when a read-only open cannot serve (no store yet, one to migrate or to repair), read-write.
+fn open_engine(payload: &HookPayload, opts: EngineOptions) -> anyhow::Result<Engine> {
+    if memctl_engine::hook_reads_only(payload) {
+        match Engine::open_read_only(opts.clone()) {
+            Ok(engine) => return Ok(engine),
+            Err(e) => tracing::debug!(error = %e, "no read-only open; opening read-write"),
+        }
+    }
+    Ok(Engine::open(opts)?)
 }
 
 /// Whether to start background job `kind` for `file` (a transcript, or the store for a

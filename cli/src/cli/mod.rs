@@ -17,7 +17,7 @@ mod store_cmd;
 mod swap;
 mod usage;
 
-pub(crate) use crate::open::{existing_data_dir, open, open_existing};
+pub(crate) use crate::open::{existing_data_dir, open, open_existing, open_for_reading};
 pub use check::CheckArgs;
 pub use config::{ConfigAction, ConfigArgs};
 pub use embed::{EmbedPendingArgs, EmbedderArgs};
@@ -297,7 +297,7 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
         Command::Search(a) => search::search(open_existing(opts)?, s, a, out),
         Command::Sessions(a) => sessions::sessions(open_existing(opts)?, a, out),
         Command::Show(a) => sessions::show(open_existing(opts)?, a, out),
-        Command::Status(a) => status::status(open_existing(opts)?, &a, &s.autopilot, out),
+        Command::Status(a) => status::status(open_for_reading(opts)?, &a, &s.autopilot, out),
         Command::Check(a) => {
             existing_data_dir(&opts)?;
             check::check(&opts.store_path(), &a, out)

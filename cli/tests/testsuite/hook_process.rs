@@ -290,3 +290,74 @@ fn recall_after_a_compaction_starts_no_runtime_telemetry() {
         }
     }
 }
+
+/// PreCompact prepares the compaction restore; SessionStart(compact) serves it without
+/// building it: the same bytes and the same context state as a build, used once, never
+/// served to another configuration, and gone after any forget.
+#[test]
+fn the_restore_precompact_prepares_is_the_one_sessionstart_builds() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let t = dir.path().join(format!("{SID}.jsonl"));
+    std::fs::copy(fixture(), &t).expect("fixture");
+    let compact = payload("SessionStart", SID, &t, r#","source":"compact""#);
+    let pre = payload("PreCompact", SID, &t, r#","trigger":"auto""#);
+    hook(&home, "PreCompact", &pre);
+    let prepared = home.join("prepared").join(format!("{SID}.json"));
+    assert!(prepared.is_file(), "PreCompact left no prepared restore");
+
+    // The same state without the prepared file builds the block.
+    let built_home = dir.path().join("built");
+    copy_dir(&home, &built_home);
+    std::fs::remove_file(built_home.join("prepared").join(format!("{SID}.json"))).expect("rm");
+    let served = hook(&home, "SessionStart", &compact);
+    let built = hook(&built_home, "SessionStart", &compact);
+    assert!(!served.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&served.stdout),
+        String::from_utf8_lossy(&built.stdout)
+    );
+    let state =
+        |h: &Path| std::fs::read(h.join("context").join(format!("{SID}.json"))).expect("state");
+    assert_eq!(state(&home), state(&built_home), "context states differ");
+    assert!(!prepared.exists(), "a prepared restore is used once");
+
+    // Another restore configuration is never served the prepared block.
+    hook(&home, "PreCompact", &pre);
+    let small = common::hook(
+        &home,
+        "SessionStart",
+        &compact,
+        &[("MEMCTL_RESTORE_CHARS", "800")],
+    );
+    assert!(context_of(&small).chars().count() <= 800);
+    assert!(
+        !prepared.exists(),
+        "a block that was not served is removed all the same"
+    );
+
+    // A forget removes every prepared block (they quote archived text).
+    hook(&home, "PreCompact", &pre);
+    assert!(prepared.is_file());
+    let out = common::memctl(
+        &home,
+        &["forget", "--text", "no such words anywhere", "-y"],
+        b"",
+        &[],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(!prepared.exists(), "a forget left a prepared restore");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read_dir") {
+        let e = e.expect("entry");
+        let dst = to.join(e.file_name());
+        if e.file_type().expect("type").is_dir() {
+            copy_dir(&e.path(), &dst);
+        } else {
+            std::fs::copy(e.path(), &dst).expect("copy");
+        }
+    }
+}

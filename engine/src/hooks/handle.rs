@@ -372,6 +372,19 @@ pub fn may_recall(p: &HookPayload, data_dir: &Path, cfg: &HookConfig) -> bool {
         && crate::recall::load_state(data_dir, session).lost
 }
 
+/// Whether handling this event only reads the store: SessionStart's restore after a
+/// compaction, a `/clear` or a start (a resume archives the resumed transcript first). Such an
+/// event can open the store read-only, which sets and clears no recovery flag and so costs none
+/// of a read-write open's and close's durable header writes.
+pub fn reads_only(p: &HookPayload) -> bool {
+    matches!(
+        &p.event,
+        HookEvent::SessionStart {
+            source: SessionSource::Compact | SessionSource::Clear | SessionSource::Startup
+        }
+    )
+}
+
 /// UserPromptSubmit when the prompt needs nothing from the store: no recall can happen (the
 /// live context lost nothing, recall is off, or the prompt is not worth a search). Then the hook
 /// opens no store at all: the new turns are archived by a detached `memctl ingest --background`
@@ -385,10 +398,17 @@ pub fn may_recall(p: &HookPayload, data_dir: &Path, cfg: &HookConfig) -> bool {
 /// PreCompact and SessionEnd still archive inline, so nothing waits on it at a boundary.
 pub fn handle_without_store(
     p: &HookPayload,
-    data_dir: &Path,
+    opts: &crate::engine::EngineOptions,
     cfg: &HookConfig,
     may_recall: bool,
 ) -> Option<HookAnswer> {
+    if let HookEvent::SessionStart {
+        source: SessionSource::Compact,
+    } = &p.event
+    {
+        return super::prepared::serve(p, opts, cfg);
+    }
+    let data_dir = opts.data_dir.as_path();
     if !matches!(p.event, HookEvent::UserPromptSubmit { .. })
         || cfg.inline_prompt_archive
         || may_recall
@@ -544,6 +564,10 @@ fn on_pre_compact(
     }
     let text =
         engine.compaction_instructions(&p.common.session_id, custom_instructions, &cfg.restore)?;
+    if Instant::now() < deadline {
+        // SessionStart(compact) follows in seconds and serves this instead of building it.
+        super::prepared::prepare(engine, p, &cfg.restore);
+    }
     Ok(if text.is_empty() {
         HookOutput::None
     } else {

@@ -6,9 +6,12 @@ mod handle;
 pub mod jobs;
 mod payload;
 pub mod policy;
+mod prepared;
 pub(crate) mod spool;
 
-pub use handle::{HookAnswer, HookConfig, HookEffects, handle, handle_without_store, may_recall};
+pub use handle::{
+    HookAnswer, HookConfig, HookEffects, handle, handle_without_store, may_recall, reads_only,
+};
 pub use payload::{HookOutput, HookPayload};
 pub use policy::HookEventName;
 pub use spool::rescue;

@@ -326,6 +326,14 @@ pub enum HookOutput {
         /// Text for the model.
         text: String,
     },
+    /// [`Self::Context`] whose text is redacted already (a block PreCompact prepared): printed
+    /// without a second pass.
+    RedactedContext {
+        /// The event that called us.
+        event: String,
+        /// Text for the model.
+        text: crate::redact::Redacted,
+    },
     /// Plain text (PreCompact instructions).
     Plain(String),
     /// PostToolUse `hookSpecificOutput.updatedToolOutput`: the tool's response (JSON object
@@ -365,6 +373,28 @@ struct ToolOutputSpecific<'a> {
 #[serde(rename_all = "camelCase")]
 struct ToolOutputDoc<'a> {
     hook_specific_output: ToolOutputSpecific<'a>,
+}
+
+/// `hookSpecificOutput.additionalContext` of `event` holding `text` (redacted by the caller),
+/// and its size as injected context.
+fn context_json(event: &str, text: &str) -> (String, crate::telemetry::Injection) {
+    use crate::telemetry::Injection;
+    let doc = OutputDoc {
+        hook_specific_output: SpecificOutput {
+            hook_event_name: event,
+            additional_context: text,
+        },
+    };
+    match serde_json::to_string(&doc) {
+        Ok(json) => (
+            json,
+            Injection {
+                injected_chars: text.chars().count() as u64,
+                ..Injection::default()
+            },
+        ),
+        Err(_) => (String::new(), Injection::default()),
+    }
 }
 
 impl HookOutput {
@@ -414,23 +444,13 @@ impl HookOutput {
                 if text.is_empty() {
                     return (String::new(), Injection::default());
                 }
-                let text = &*crate::redact::redact(text);
-                let doc = OutputDoc {
-                    hook_specific_output: SpecificOutput {
-                        hook_event_name: event,
-                        additional_context: text,
-                    },
-                };
-                match serde_json::to_string(&doc) {
-                    Ok(json) => (
-                        json,
-                        Injection {
-                            injected_chars: chars(text),
-                            ..Injection::default()
-                        },
-                    ),
-                    Err(_) => (String::new(), Injection::default()),
+                context_json(event, &crate::redact::redact(text))
+            }
+            Self::RedactedContext { event, text } => {
+                if text.as_str().is_empty() {
+                    return (String::new(), Injection::default());
                 }
+                context_json(event, text.as_str())
             }
             Self::ToolOutput {
                 event,

@@ -220,6 +220,42 @@ static PREFILTER: LazyLock<RegexSet> = LazyLock::new(|| {
         .expect("redaction patterns compile")
 });
 
+/// Text that went through [`redact`]: printing it again needs no second pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redacted(String);
+
+impl Redacted {
+    /// `text`, redacted.
+    pub fn new(text: &str) -> Self {
+        Self(redact(text).into_owned())
+    }
+
+    /// Text the caller knows these rules redacted already (it was made by [`Self::new`] under
+    /// the same [`rules_fingerprint`], and kept where nothing else writes).
+    pub(crate) fn assume(text: String) -> Self {
+        Self(text)
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The text, owned.
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+/// Identifies the rule set: the same value only for the same patterns, groups and guards.
+pub(crate) fn rules_fingerprint() -> String {
+    RULES
+        .iter()
+        .map(Rule::identity)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Redact secrets in `text`; borrowed when nothing was found.
 pub fn redact(text: &str) -> Cow<'_, str> {
     redact_counted(text).0

@@ -47,6 +47,14 @@ pub(super) struct Rule {
 }
 
 impl Rule {
+    /// What makes the rule this rule (its compiled regex aside).
+    pub(super) fn identity(&self) -> String {
+        format!(
+            "{:?}|{}|{:?}|{:?}",
+            self.kind, self.pattern, self.groups, self.guard
+        )
+    }
+
     /// The compiled pattern.
     pub(super) fn regex(&self) -> &Regex {
         // Constant patterns, compiled in every test run: failure is a programming error.

@@ -17,6 +17,7 @@ mod assemble;
 mod fetch;
 mod lines;
 mod precompact;
+pub(crate) mod prepared_files;
 mod reinjected;
 pub(crate) mod sources;
 
