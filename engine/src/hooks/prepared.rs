@@ -81,6 +81,10 @@ pub(crate) fn prepare(engine: &Engine, p: &HookPayload, cfg: &RestoreConfig) {
         tracing::warn!(error = %e, "compaction restore not prepared");
         remove(&file);
     }
+    crate::restore::prepared_files::remove_stale(
+        engine.data_dir(),
+        std::time::Duration::from_secs(MAX_AGE_SECS.unsigned_abs()),
+    );
 }
 
 fn write_prepared(

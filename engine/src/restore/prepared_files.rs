@@ -42,3 +42,69 @@ pub(crate) fn remove_all(data_dir: &Path) -> Result<u64, StoreError> {
     }
     Ok(n)
 }
+
+/// Remove the blocks older than `max_age` (a compaction that never finished left its block):
+/// what nothing will serve is not kept on disk. Faults are logged: a leftover is only a leftover.
+pub(crate) fn remove_stale(data_dir: &Path, max_age: std::time::Duration) {
+    let d = dir(data_dir);
+    let entries = match std::fs::read_dir(&d) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+        Err(e) => {
+            tracing::warn!(dir = %d.display(), error = %e, "prepared restores not listed");
+            return;
+        }
+    };
+    for entry in entries {
+        let path = match entry {
+            Ok(e) => e.path(),
+            Err(e) => {
+                tracing::warn!(dir = %d.display(), error = %e, "prepared restores not listed");
+                return;
+            }
+        };
+        let old = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .map(|t| t.elapsed().is_ok_and(|age| age > max_age));
+        match old {
+            Ok(false) => {}
+            Ok(true) => match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    tracing::warn!(file = %path.display(), error = %e, "stale prepared restore not removed");
+                }
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                tracing::warn!(file = %path.display(), error = %e, "prepared restore not checked")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
+
+    #[test]
+    fn stale_blocks_go_and_fresh_ones_stay_until_a_forget() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let (fresh, stale) = (path(d.path(), "fresh"), path(d.path(), "stale"));
+        std::fs::create_dir_all(dir(d.path())).expect("mkdir");
+        std::fs::write(&fresh, b"{}").expect("write");
+        std::fs::write(&stale, b"{}").expect("write");
+        let an_hour_ago = SystemTime::now() - Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&stale)
+            .and_then(|f| f.set_modified(an_hour_ago))
+            .expect("set mtime");
+        remove_stale(d.path(), Duration::from_secs(600));
+        assert!(fresh.is_file() && !stale.exists());
+        assert_eq!(remove_all(d.path()).expect("remove_all"), 1);
+        assert!(!fresh.exists());
+        assert_eq!(remove_all(d.path()).expect("again"), 0);
+    }
+}
