@@ -86,12 +86,12 @@ pub fn main() -> ExitCode {
         }
     };
     payload.fill_project_dir(settings.project_dir.as_deref());
-    // From here on the engine sees the agent-neutral event; the payload names the output.
-    let agent_event = payload.to_event();
+    let (event, kind) = (payload.event.name().to_string(), payload.event.kind());
+    // From here on the engine's agent-neutral event; the Claude event name labels the output.
+    let agent_event = payload.into_event();
     let may_recall = may_recall_restarting(&raw, &agent_event, &opts, &cfg);
     drop(raw);
-    let deadline =
-        started + crate::claude::deadline(payload.event.kind(), settings.hook.deadline_ms);
+    let deadline = started + crate::claude::deadline(kind, settings.hook.deadline_ms);
     let data_dir = opts.data_dir.clone();
     let (tx, rx) = std::sync::mpsc::channel::<Outcome>();
     let worker = {
@@ -119,7 +119,6 @@ pub fn main() -> ExitCode {
             )))
         }
     };
-    let event = payload.event.name().to_string();
     let output = match outcome {
         Ok(Ok(Ok(answer))) => {
             start_detached(
@@ -162,7 +161,7 @@ pub fn main() -> ExitCode {
             HookOutput::None
         }
     };
-    print_output(&output, &data_dir, &payload.common.session_id, &event);
+    print_output(&output, &data_dir, &agent_event.session_id, &event);
     if logging && tracing::enabled!(tracing::Level::DEBUG) {
         // The main thread's time on a CPU and waiting for one, since the fork that made this
         // process (the kernel's schedstat): whether a slow call ran slowly or waited for a core.

@@ -51,7 +51,7 @@ fn fuzz_hook_payload_mutated_per_event() {
         |(raw, event)| {
             match HookPayload::parse(&raw, event) {
                 Ok(p) => {
-                    let ev = p.to_event();
+                    let ev = p.clone().into_event();
                     prop_assert_eq!(
                         matches!(ev.kind, EventKind::Other),
                         p.event.kind().is_none(),

@@ -173,24 +173,22 @@ impl HookPayload {
         }
     }
 
-    /// The engine's event for this payload. Claude Code's PostToolUse and PostToolUseFailure
-    /// are both a tool output (failed or not); events memctl does not handle are
-    /// [`EventKind::Other`], and what the engine does not read (PreCompact's trigger,
-    /// SessionEnd's reason) is left out.
-    pub fn to_event(&self) -> AgentEvent {
-        let kind = match &self.event {
+    /// The engine's event for this payload (its fields moved, not copied: a tool response can
+    /// be megabytes). Claude Code's PostToolUse and PostToolUseFailure are both a tool output
+    /// (failed or not); events memctl does not handle are [`EventKind::Other`], and what the
+    /// engine does not read (PreCompact's trigger, SessionEnd's reason) is left out.
+    pub fn into_event(self) -> AgentEvent {
+        let kind = match self.event {
             HookEvent::SessionStart { source } => EventKind::SessionStart(source.start_kind()),
-            HookEvent::UserPromptSubmit { prompt } => EventKind::Prompt {
-                prompt: prompt.clone(),
-            },
+            HookEvent::UserPromptSubmit { prompt } => EventKind::Prompt { prompt },
             HookEvent::PreCompact {
                 custom_instructions,
                 ..
             } => EventKind::BeforeCompact {
-                instructions: custom_instructions.clone(),
+                instructions: custom_instructions,
             },
             HookEvent::PostCompact { compact_summary } => EventKind::AfterCompact {
-                summary: compact_summary.clone(),
+                summary: compact_summary,
             },
             HookEvent::PostToolUse {
                 tool_name,
@@ -199,19 +197,19 @@ impl HookPayload {
                 tool_use_id,
                 failed,
             } => EventKind::ToolOutput(ToolUse {
-                tool_name: tool_name.clone(),
-                tool_input: tool_input.clone(),
-                tool_response: tool_response.clone(),
-                tool_use_id: tool_use_id.clone(),
-                failed: *failed,
+                tool_name,
+                tool_input,
+                tool_response,
+                tool_use_id,
+                failed,
             }),
             HookEvent::SessionEnd { .. } => EventKind::SessionEnd,
             HookEvent::Other(_) => EventKind::Other,
         };
         AgentEvent {
-            session_id: self.common.session_id.clone(),
-            transcript_path: self.common.transcript_path.as_ref().map(PathBuf::from),
-            cwd: self.common.cwd.clone(),
+            session_id: self.common.session_id,
+            transcript_path: self.common.transcript_path.map(PathBuf::from),
+            cwd: self.common.cwd,
             kind,
         }
     }
@@ -433,12 +431,12 @@ mod tests {
     fn project_dir_stands_in_for_a_missing_cwd() {
         let mut p =
             HookPayload::parse(br#"{"session_id":"s"}"#, Some("SessionEnd")).expect("payload");
-        assert_eq!(p.to_event().project(), "");
+        assert_eq!(p.clone().into_event().project(), "");
         p.fill_project_dir(Some("/proj"));
-        assert_eq!(p.to_event().project(), "/proj");
+        assert_eq!(p.clone().into_event().project(), "/proj");
         let mut p = HookPayload::parse(br#"{"cwd":"/w"}"#, Some("SessionEnd")).expect("payload");
         p.fill_project_dir(Some("/proj"));
-        assert_eq!(p.to_event().project(), "/w");
+        assert_eq!(p.clone().into_event().project(), "/w");
     }
 
     #[test]
@@ -449,7 +447,7 @@ mod tests {
         )
         .expect("payload");
         assert_eq!(
-            p.to_event(),
+            p.clone().into_event(),
             AgentEvent {
                 session_id: "s".into(),
                 transcript_path: Some(PathBuf::from("/t.jsonl")),
@@ -460,7 +458,7 @@ mod tests {
         let kind = |raw: &str, event: &str| {
             HookPayload::parse(raw.as_bytes(), Some(event))
                 .expect("payload")
-                .to_event()
+                .into_event()
                 .kind
         };
         assert_eq!(
