@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# fuzz.sh — the fuzz targets of engine/src/fuzz and cli/tests/testsuite/fuzz_cli.rs
-# (proptest, stable Rust) run long, on demand.
+# fuzz.sh — the fuzz targets of engine/src/fuzz, hooks/src/claude/fuzz_tests.rs (Claude Code's
+# payloads) and cli/tests/testsuite/fuzz_cli.rs (proptest, stable Rust) run long, on demand.
 # CI runs them short (1000 cases each, fixed seed). Prints executions per target and findings;
 # a finding fails with its seed and the minimized input (add it as a regression test).
 #   scripts/fuzz.sh [--cases N | --secs S] [--seed X] [TARGET-FILTER]
@@ -26,6 +26,10 @@ trap 'rm -f "$LOG"' EXIT
 rc=0
 env "${mode[@]}" MEMCTL_FUZZ_SEED="$seed" \
     cargo test -p memctl-engine --lib -- --nocapture "${filter:-fuzz::}" 2>&1 | tee "$LOG" || rc=$?
+# The Claude Code adapter's payload parsing, with the engine's harness.
+env "${mode[@]}" MEMCTL_FUZZ_SEED="$seed" \
+    cargo test -p memctl-hooks --lib -- --nocapture "${filter:-fuzz_tests::}" 2>&1 \
+    | tee -a "$LOG" || rc=$?
 # The CLI target starts a process per case (~20 ms): cases, not seconds (30 a second asked).
 if [[ -z $filter || $filter == *cli* ]]; then
     case ${mode[0]} in

@@ -8,8 +8,9 @@
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use memctl_engine::{
-    ChunkerConfig, Embedder, Engine, EngineOptions, HashEmbedder, HookConfig, HookPayload,
-    IngestOptions, RestoreConfig, RestoreKind, chunk_transcript, handle_hook, term_frequencies,
+    AgentEvent, ChunkerConfig, Embedder, Engine, EngineOptions, EventKind, HashEmbedder,
+    HookConfig, IngestOptions, RestoreConfig, RestoreKind, StartKind, chunk_transcript,
+    handle_event, term_frequencies,
 };
 use memctl_tests::transcript_gen::{GenConfig, generate};
 use std::hint::black_box;
@@ -195,24 +196,25 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("hook_inprocess_5000");
     let cfg = HookConfig::default();
     let deadline = || Instant::now() + Duration::from_secs(10);
-    let payload = |event: &str, extra: &str| {
-        let raw = format!(
-            r#"{{"session_id":"{sid}","transcript_path":"{}","cwd":"{project}","hook_event_name":"{event}"{extra}}}"#,
-            t5000.display()
-        );
-        HookPayload::parse(raw.as_bytes(), None).expect("payload")
+    // The engine's events for Claude Code's UserPromptSubmit, SessionStart(compact) and
+    // PreCompact (what `memctl_hooks::claude` translates their payloads to).
+    let event = |kind: EventKind| AgentEvent {
+        session_id: sid.to_string(),
+        transcript_path: Some(t5000.clone()),
+        cwd: Some(project.to_string()),
+        kind,
     };
-    let ups = payload("UserPromptSubmit", r#","prompt":"x""#);
+    let ups = event(EventKind::Prompt { prompt: "x".into() });
     g.bench_function("user_prompt_submit_nothing_new", |b| {
-        b.iter(|| handle_hook(&e, &ups, deadline(), &cfg).expect("ups"))
+        b.iter(|| handle_event(&e, &ups, deadline(), &cfg).expect("ups"))
     });
-    let ss = payload("SessionStart", r#","source":"compact""#);
+    let ss = event(EventKind::SessionStart(StartKind::Compact));
     g.bench_function("session_start_compact", |b| {
-        b.iter(|| handle_hook(&e, &ss, deadline(), &cfg).expect("ss"))
+        b.iter(|| handle_event(&e, &ss, deadline(), &cfg).expect("ss"))
     });
-    let pc = payload("PreCompact", r#","trigger":"auto""#);
+    let pc = event(EventKind::BeforeCompact { instructions: None });
     g.bench_function("pre_compact", |b| {
-        b.iter(|| handle_hook(&e, &pc, deadline(), &cfg).expect("pc"))
+        b.iter(|| handle_event(&e, &pc, deadline(), &cfg).expect("pc"))
     });
     g.finish();
 }

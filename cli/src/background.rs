@@ -1,6 +1,6 @@
 //! The detached work of the `memctl` binary: the deferred archive that UserPromptSubmit starts
 //! when it needs no store itself (`memctl ingest --background`,
-//! [`memctl_engine::handle_hook_without_store`]) and the resident service's bulk thread,
+//! [`memctl_engine::handle_event_without_store`]) and the resident service's bulk thread,
 //! which embeds the chunks archived with hash vectors only ([`bulk_embedder`]).
 //!
 //! One archiver per transcript at a time ([`memctl_engine::Job`]): a second one,

@@ -1,7 +1,8 @@
 //! memctl's embedded memory engine.
 //!
 //! Claude Code transcript JSONL → turn chunks → embeddings → redb store + indexes → ranking →
-//! budgeted restore text. See `ARCHITECTURE.md` at the repository root for the folder map.
+//! budgeted restore text; agent events in, neutral replies out (an agent's adapter, such as
+//! `memctl-hooks` for Claude Code, parses its payloads and renders the replies). See `ARCHITECTURE.md` at the repository root for the folder map.
 //!
 //! ```no_run
 //! use memctl_engine::{Engine, EngineOptions, SearchRequest, Settings};
@@ -51,7 +52,7 @@ mod swap;
 #[cfg(target_os = "linux")]
 mod sys;
 mod telemetry;
-#[cfg(feature = "testing")]
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 mod text;
 mod transcript;
@@ -82,13 +83,12 @@ pub use recall::{
 pub use restore::{MAX_RESTORE_CHARS, RestoreConfig, RestoreKind, RestoreMode};
 pub use summary::SummaryConfig;
 pub use summary::external::ExternalConfig as ExternalSummaryConfig;
-// Claude Code hooks: payloads, the answer to each event, deferred jobs.
+// Agent events: what an adapter hands the engine and gets back, and the deferred jobs.
 pub use hooks::jobs::{INGEST as JOB_INGEST, Job, MIGRATE as JOB_MIGRATE, request as request_job};
-pub use hooks::policy::deadline as hook_deadline;
 pub use hooks::{
-    HookAnswer, HookConfig, HookEffects, HookEventName, HookOutput, HookPayload,
-    handle as handle_hook, handle_without_store as handle_hook_without_store,
-    may_recall as hook_may_recall, reads_only as hook_reads_only, rescue as rescue_payload,
+    AgentEvent, EventKind, HookAnswer, HookConfig, HookEffects, Reply, StartKind, ToolUse,
+    handle as handle_event, handle_without_store as handle_event_without_store,
+    may_recall as event_may_recall, reads_only as event_reads_only, rescue as rescue_event,
 };
 // The store, its records and its checks.
 pub use codec::{decode_record, encode_record};
@@ -97,7 +97,8 @@ pub use store::{ChunkRecord, SessionRecord, TurnRef};
 // Swapped tool outputs.
 pub use swap::inplace::line_span;
 pub use swap::{
-    SwapConfig, SwapContent, SwapEntry, SwapOutcome, ToolCall, content_id, human_bytes, short_id,
+    SWAPPED_TOOLS, SwapConfig, SwapContent, SwapEntry, SwapOutcome, ToolCall, content_id,
+    human_bytes, short_id,
 };
 // Export, import and forget.
 pub use export::format::VectorRec;
@@ -132,10 +133,10 @@ pub use autopilot::{
 };
 pub use telemetry::{
     ContextFill, ContextSample, Counts as TelemetryCounts, DIR as TELEMETRY_DIR, FillSource,
-    HookCounts, HookInjection, Record as TelemetryRecord, SessionReport, TelemetryReport,
-    read_file as read_telemetry_file, read_session as read_session_telemetry, record_context,
-    record_hook, report as telemetry_report, session_report as session_telemetry_report,
-    summarize as summarize_telemetry,
+    HookCounts, HookInjection, Injection, Record as TelemetryRecord, SessionReport,
+    TelemetryReport, read_file as read_telemetry_file, read_session as read_session_telemetry,
+    record_context, record_hook, report as telemetry_report,
+    session_report as session_telemetry_report, summarize as summarize_telemetry,
 };
 // Transcripts, redaction, files and time.
 pub use clock::unix_now;
@@ -143,7 +144,7 @@ pub use paths::{
     ensure_private_dir, read_regular, read_regular_string, resolves_inside, restrict_file,
     try_lock_file, write_private_atomic,
 };
-pub use redact::{redact, redact_json};
+pub use redact::{Redacted, redact, redact_json};
 pub use transcript::{Batch as TranscriptBatch, ChunkerConfig, chunk_transcript, ellipsize};
 // Index building blocks (benchmarks and the index conformance suite).
 pub use index::lexical::term_frequencies;

@@ -9,8 +9,9 @@
 //! PostToolUse take `{"hookSpecificOutput":{"hookEventName":..,"additionalContext":..}}`;
 //! PreCompact / PostCompact / SessionEnd take plain text (JSON fails validation there).
 
+use crate::claude::{HookOutput, HookPayload};
 use memctl_engine::{
-    Engine, EngineOptions, HookAnswer, HookConfig, HookEffects, HookOutput, HookPayload, Settings,
+    AgentEvent, Engine, EngineOptions, HookAnswer, HookConfig, HookEffects, Settings,
 };
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -84,16 +85,18 @@ pub fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
-    let may_recall = may_recall_restarting(&raw, &payload, &opts, &cfg);
-    drop(raw);
     payload.fill_project_dir(settings.project_dir.as_deref());
-    let deadline =
-        started + memctl_engine::hook_deadline(payload.event.kind(), settings.hook.deadline_ms);
+    let (event, kind) = (payload.event.name().to_string(), payload.event.kind());
+    // From here on the engine's agent-neutral event; the Claude event name labels the output.
+    let agent_event = payload.into_event();
+    let may_recall = may_recall_restarting(&raw, &agent_event, &opts, &cfg);
+    drop(raw);
+    let deadline = started + crate::claude::deadline(kind, settings.hook.deadline_ms);
     let data_dir = opts.data_dir.clone();
     let (tx, rx) = std::sync::mpsc::channel::<Outcome>();
     let worker = {
-        let (payload, opts, cfg) = (payload.clone(), opts.clone(), cfg.clone());
-        move || run(&payload, opts, &cfg, deadline, may_recall)
+        let (agent_event, opts, cfg) = (agent_event.clone(), opts.clone(), cfg.clone());
+        move || run(&agent_event, opts, &cfg, deadline, may_recall)
     };
     let spawned = std::thread::Builder::new()
         .name("memctl-hook".into())
@@ -112,11 +115,10 @@ pub fn main() -> ExitCode {
         Err(e) => {
             tracing::warn!(error = %e, "no worker thread; running without a watchdog");
             Ok(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
-                || run(&payload, opts, &cfg, deadline, may_recall),
+                || run(&agent_event, opts, &cfg, deadline, may_recall),
             )))
         }
     };
-    let event = payload.event.name().to_string();
     let output = match outcome {
         Ok(Ok(Ok(answer))) => {
             start_detached(
@@ -126,7 +128,7 @@ pub fn main() -> ExitCode {
                 &data_dir,
                 home,
             );
-            answer.output
+            HookOutput::answer(&event, answer.reply)
         }
         Ok(Ok(Err(e)))
             if e.downcast_ref::<memctl_engine::EngineError>()
@@ -155,11 +157,11 @@ pub fn main() -> ExitCode {
                 ms = started.elapsed().as_millis() as u64,
                 "deadline passed (store busy or slow); giving up"
             );
-            memctl_engine::rescue_payload(&data_dir, &payload);
+            memctl_engine::rescue_event(&data_dir, &agent_event);
             HookOutput::None
         }
     };
-    print_output(&output, &data_dir, &payload.common.session_id, &event);
+    print_output(&output, &data_dir, &agent_event.session_id, &event);
     if logging && tracing::enabled!(tracing::Level::DEBUG) {
         // The main thread's time on a CPU and waiting for one, since the fork that made this
         // process (the kernel's schedstat): whether a slow call ran slowly or waited for a core.
@@ -185,17 +187,17 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
         .unwrap_or("unknown panic")
 }
 
-/// [`memctl_engine::hook_may_recall`] for this event, read once: it also decides whether `run`
+/// [`memctl_engine::event_may_recall`] for this event, read once: it also decides whether `run`
 /// needs the store. A prompt that may recall may load ONNX Runtime (the query model), so first
 /// this process runs again with the runtime's usage telemetry off ([`crate::no_telemetry`]),
 /// which returns only when that did not happen.
 fn may_recall_restarting(
     raw: &[u8],
-    payload: &HookPayload,
+    event: &AgentEvent,
     opts: &EngineOptions,
     cfg: &HookConfig,
 ) -> bool {
-    let may_recall = memctl_engine::hook_may_recall(payload, &opts.data_dir, cfg);
+    let may_recall = memctl_engine::event_may_recall(event, &opts.data_dir, cfg);
     if may_recall
         && !opts.model_disabled
         && let Some(e) = crate::no_telemetry::reexec_hook_with_payload(raw)
@@ -323,19 +325,19 @@ fn print_output(output: &HookOutput, data_dir: &Path, session_id: &str, event: &
 }
 
 /// Open the engine with every store wait bounded by `deadline`, and handle the event
-/// (`may_recall`: [`memctl_engine::hook_may_recall`] for it, read once by `main`).
+/// (`may_recall`: [`memctl_engine::event_may_recall`] for it, read once by `main`).
 pub fn run(
-    payload: &HookPayload,
+    event: &AgentEvent,
     opts: EngineOptions,
     cfg: &HookConfig,
     deadline: Instant,
     may_recall: bool,
 ) -> anyhow::Result<HookAnswer> {
-    if let Some(light) = memctl_engine::handle_hook_without_store(payload, &opts, cfg, may_recall) {
+    if let Some(light) = memctl_engine::handle_event_without_store(event, &opts, cfg, may_recall) {
         return Ok(light);
     }
     let data_dir = opts.data_dir.clone();
-    let mut engine = open_engine(payload, opts)?;
+    let mut engine = open_engine(event, opts)?;
     engine.set_deadline(deadline.checked_sub(STORE_RESERVE).unwrap_or(deadline));
     // A forget killed before its store file was rewritten left forgotten bytes on disk: a
     // detached `memctl forget --finish` finishes it (seconds on a big store: never here).
@@ -363,14 +365,14 @@ pub fn run(
             spawn_background(&["forget", "--finish"], None, Some(data_dir.as_path()));
         }
     }
-    Ok(memctl_engine::handle_hook(&engine, payload, deadline, cfg)?)
+    Ok(memctl_engine::handle_event(&engine, event, deadline, cfg)?)
 }
 
-/// The engine for `payload`: read-only when handling it only reads the store
-/// ([`memctl_engine::hook_reads_only`]: no durable header writes on open and close), else, or
+/// The engine for `event`: read-only when handling it only reads the store
+/// ([`memctl_engine::event_reads_only`]: no durable header writes on open and close), else, or
 /// when a read-only open cannot serve (no store yet, one to migrate or to repair), read-write.
-fn open_engine(payload: &HookPayload, opts: EngineOptions) -> anyhow::Result<Engine> {
-    if memctl_engine::hook_reads_only(payload) {
+fn open_engine(event: &AgentEvent, opts: EngineOptions) -> anyhow::Result<Engine> {
+    if memctl_engine::event_reads_only(event) {
         match Engine::open_read_only(opts.clone()) {
             Ok(engine) => return Ok(engine),
             Err(e) => tracing::debug!(error = %e, "no read-only open; opening read-write"),

@@ -18,15 +18,15 @@ mod tests;
 
 pub use command::{InstallArgs, InstallEnv};
 
+use crate::claude::HookEventName;
 use anyhow::{Context, Result};
 pub use claude_md::claude_md;
-use memctl_engine::HookEventName;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
 /// Our events ([`HookEventName::ALL`]), their matcher ([`HookEventName::tool_matcher`]) and
-/// timeout ([`HookEventName::install_timeout_secs`]) come from the engine's hook policy.
+/// timeout ([`HookEventName::install_timeout_secs`]) come from the adapter's hook policy.
 pub const EVENTS: [HookEventName; 7] = HookEventName::ALL;
 
 /// Marker that identifies our hook commands.

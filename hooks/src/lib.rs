@@ -1,12 +1,15 @@
-//! The Claude Code side of memctl: the `memctl-hook` binary's logic ([`hook::main`]), the
-//! settings it installs ([`install`], [`plugin`]) and the small process plumbing a hook needs to
-//! start and check detached `memctl` processes ([`background`], [`progress`]).
+//! The Claude Code side of memctl: the adapter between Claude Code and the agent-neutral engine
+//! ([`claude`]: payloads, event policy, output), the `memctl-hook` binary's logic
+//! ([`hook::main`]), the settings it installs ([`install`], [`plugin`]) and the small process
+//! plumbing a hook needs to start and check detached `memctl` processes ([`background`],
+//! [`progress`]).
 //!
 //! This crate links the engine and nothing of the CLI's surfaces (MCP, viewer, team store):
 //! a hook runs on every prompt and starts in a few milliseconds. The `memctl` CLI
 //! (`memctl-cli`) depends on this crate for the shared pieces, never the other way.
 
 pub mod background;
+pub mod claude;
 pub mod hook;
 pub mod install;
 pub mod logging;

@@ -27,7 +27,7 @@ pub fn reexec_without_runtime_telemetry(may_load_runtime: bool) -> Option<String
 
 /// [`reexec_without_runtime_telemetry`] for `memctl-hook`, which knows whether it may load the
 /// runtime only from its payload (a prompt in a session that lost context may embed the prompt
-/// in process: `memctl_engine::hook_may_recall`). The payload, read from stdin already, is the
+/// in process: `memctl_engine::event_may_recall`). The payload, read from stdin already, is the
 /// new process's stdin again: an in-memory file (never on disk), placed on fd 0.
 pub fn reexec_hook_with_payload(payload: &[u8]) -> Option<String> {
     if is_set() {

@@ -257,17 +257,17 @@ pub fn on_prompt(
 pub fn on_prompt_hook(
     data_dir: &Path,
     session_id: &str,
-    transcript: Option<&str>,
+    transcript: Option<&Path>,
     cfg: &AutopilotConfig,
 ) -> Option<String> {
-    let t = transcript.filter(|t| !t.is_empty())?;
+    let t = transcript.filter(|t| !t.as_os_str().is_empty())?;
     if session_id.is_empty() {
         return None;
     }
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
-    match on_prompt(data_dir, session_id, Path::new(t), cfg, now) {
+    match on_prompt(data_dir, session_id, t, cfg, now) {
         Ok(Some(r)) if cfg.note => note(&r),
         Ok(_) => None,
         Err(e) => {

@@ -1,6 +1,7 @@
 //! Fuzzing on stable Rust: proptest drives every parser that reads what memctl does
-//! not control — transcript lines (and the chunker behind them), hook payloads (and the tool
-//! responses inside them), search filters (`--since`/`--until`, `--session`, `--project`), the
+//! not control — transcript lines (and the chunker behind them), the tool responses inside hook
+//! payloads (the payloads themselves are an adapter's: Claude Code's are fuzzed in
+//! `memctl-hooks`, with this harness), search filters (`--since`/`--until`, `--session`, `--project`), the
 //! settings (environment and config files) — with arbitrary bytes and with structure-aware
 //! mutations of real inputs (the sample transcript's lines, a payload per event).
 //!
@@ -15,13 +16,10 @@
 //! would have added a crate for the same random testing.) `scripts/fuzz.sh` runs long;
 //! CI runs `MEMCTL_FUZZ_CASES` (default 1000) cases per target with a fixed seed.
 
-mod generate;
-
-use crate::hooks::HookPayload;
+use crate::testing::fuzz::{fuzz, hook_payloads, json_value, mutated_json, real_lines, text};
 use crate::transcript::line::parse_line;
 use crate::transcript::{ChunkerConfig, chunk_transcript};
 use crate::{Settings, filter};
-use generate::{fuzz, json_value, mutated_json, real_lines, text};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
@@ -101,69 +99,6 @@ fn fuzz_transcript_mutated_real_lines_and_chunker() {
     );
 }
 
-#[test]
-fn fuzz_hook_payload_arbitrary_bytes() {
-    fuzz(
-        "hook payload: arbitrary bytes",
-        (
-            prop::collection::vec(any::<u8>(), 0..1024),
-            prop::option::of(text()),
-        ),
-        |(bytes, event)| {
-            if let Err(e) = HookPayload::parse(&bytes, event.as_deref()) {
-                prop_assert!(!e.to_string().is_empty());
-            }
-            Ok(())
-        },
-    );
-}
-
-const EVENTS: &[&str] = &[
-    "UserPromptSubmit",
-    "PreCompact",
-    "PostCompact",
-    "SessionStart",
-    "SessionEnd",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "Stop",
-    "SubagentStop",
-    "Notification",
-];
-
-/// A real-shaped payload of every event (what Claude Code sends).
-fn payloads() -> Vec<Vec<u8>> {
-    let common = serde_json::json!({"session_id": "db5b5fab-8f4d-4e27-9da1-494c73cf256d",
-        "transcript_path": "/home/dev/.claude/projects/p/db5b5fab.jsonl",
-        "cwd": "/home/dev/src/quill-notes", "permission_mode": "default"});
-    let extra = [
-        serde_json::json!({"hook_event_name": "UserPromptSubmit", "prompt": "why does it fail?"}),
-        serde_json::json!({"hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": null}),
-        serde_json::json!({"hook_event_name": "PostCompact", "trigger": "manual", "compact_summary": "Summary: ..."}),
-        serde_json::json!({"hook_event_name": "SessionStart", "source": "compact"}),
-        serde_json::json!({"hook_event_name": "SessionEnd", "reason": "clear"}),
-        serde_json::json!({"hook_event_name": "PostToolUse", "tool_name": "Read",
-            "tool_input": {"file_path": "/home/dev/src/quill-notes/src/lib.rs"},
-            "tool_response": {"type": "text", "file": {"filePath": "/x/lib.rs", "content": "fn main() {}\n", "numLines": 1, "startLine": 1, "totalLines": 1}},
-            "tool_use_id": "toolu_01"}),
-        serde_json::json!({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
-            "tool_input": {"command": "cargo test"}, "error": "exit code 101", "tool_use_id": "toolu_02"}),
-        serde_json::json!({"hook_event_name": "Stop", "stop_hook_active": false}),
-        serde_json::json!({"hook_event_name": "SubagentStop", "stop_hook_active": true}),
-        serde_json::json!({"hook_event_name": "Notification", "message": "needs input"}),
-    ];
-    extra
-        .iter()
-        .map(|e| {
-            let mut v = common.clone();
-            if let (Some(o), Some(x)) = (v.as_object_mut(), e.as_object()) {
-                o.extend(x.clone());
-            }
-            serde_json::to_vec(&v).unwrap_or_default()
-        })
-        .collect()
-}
-
 /// The parts of a PostToolUse payload the swap reads (any JSON type: the input is fuzzed).
 #[derive(Debug, Default, serde::Deserialize)]
 struct ToolParts {
@@ -173,40 +108,30 @@ struct ToolParts {
 }
 
 #[test]
-fn fuzz_hook_payload_mutated_per_event() {
-    let strategy = (
-        mutated_json(payloads()),
-        prop::option::of(prop::sample::select(EVENTS)),
-    );
+fn fuzz_tool_output_parts_of_mutated_payloads() {
     fuzz(
-        "hook payload: mutated real payloads, per event",
-        strategy,
-        |(raw, event)| {
-            match HookPayload::parse(&raw, event) {
-                Ok(p) => {
-                    // What the PostToolUse handler does with a tool call's parts.
-                    let parts: ToolParts = serde_json::from_slice(&raw).unwrap_or_default();
-                    let tool = parts
-                        .tool_name
-                        .as_ref()
-                        .and_then(|t| t.as_str())
-                        .unwrap_or("Bash");
-                    let response = parts
-                        .tool_response
-                        .map(|r| r.to_string())
-                        .unwrap_or_default();
-                    let input = parts.tool_input.map(|r| r.to_string()).unwrap_or_default();
-                    let out = crate::swap::output_text(tool, &response);
-                    prop_assert!(
-                        out.len() <= response.len() * 4 + 64,
-                        "output text grew: {}",
-                        out.len()
-                    );
-                    let _summary = crate::swap::input_summary(tool, &input);
-                    drop(p);
-                }
-                Err(e) => prop_assert!(!e.to_string().is_empty()),
-            }
+        "tool outputs: mutated real payloads",
+        mutated_json(hook_payloads()),
+        |raw| {
+            // What the tool-output handler does with a tool call's parts.
+            let parts: ToolParts = serde_json::from_slice(&raw).unwrap_or_default();
+            let tool = parts
+                .tool_name
+                .as_ref()
+                .and_then(|t| t.as_str())
+                .unwrap_or("Bash");
+            let response = parts
+                .tool_response
+                .map(|r| r.to_string())
+                .unwrap_or_default();
+            let input = parts.tool_input.map(|r| r.to_string()).unwrap_or_default();
+            let out = crate::swap::output_text(tool, &response);
+            prop_assert!(
+                out.len() <= response.len() * 4 + 64,
+                "output text grew: {}",
+                out.len()
+            );
+            let _summary = crate::swap::input_summary(tool, &input);
             Ok(())
         },
     );

@@ -1,12 +1,13 @@
-//! One handler per hook event. The binary (`memctl-hook`) parses, calls [`handle`], prints.
+//! One handler per agent event. An adapter's binary (`memctl-hook`) parses its agent's payload
+//! into an [`AgentEvent`], calls [`handle`], and prints the [`Reply`] in its agent's format.
 //!
 //! Critical-path rules: no model load (new chunks get hash vectors and are marked pending for a
 //! background `memctl embed-pending`), work proportional to new transcript lines, and a
 //! deadline checked between steps. When the store is busy the transcript path is spooled and
 //! archived by the next hook call that gets the store.
 
-use super::payload::{HookEvent, HookOutput, HookPayload, SessionSource};
-use super::policy::{HookEventName, backlog, claim_background};
+use super::event::{AgentEvent, EventKind, Reply, StartKind};
+use super::policy::{backlog, claim_background};
 use crate::engine::Engine;
 use crate::error::{EngineError, StoreError};
 use crate::ingest::IngestReport;
@@ -17,22 +18,22 @@ use std::time::Instant;
 /// Hook settings (built from [`crate::Settings`]; defaults are the product's).
 #[derive(Debug, Clone)]
 pub struct HookConfig {
-    /// Restore settings (`restore.sources`: what each SessionStart source restores).
+    /// Restore settings (`restore.sources`: what each session start restores).
     pub restore: RestoreConfig,
-    /// Context autopilot (UserPromptSubmit samples and the optional note).
+    /// Context autopilot (samples at each prompt and the optional note).
     pub autopilot: crate::autopilot::AutopilotConfig,
-    /// Session summaries (PreCompact, SessionEnd).
+    /// Session summaries (before a compaction, at the session's end).
     pub summary: crate::summary::SummaryConfig,
-    /// Automatic bounded prune pass (SessionEnd; off unless `MEMCTL_AUTO_PRUNE` is on).
+    /// Automatic bounded prune pass (at the session's end; off unless `MEMCTL_AUTO_PRUNE` is on).
     pub auto_prune: crate::prune::AutoPruneConfig,
-    /// Tool-output swap settings (PostToolUse, spooled tool calls).
+    /// Tool-output swap settings (tool outputs, spooled tool calls).
     pub swap: crate::swap::SwapConfig,
-    /// Prompt-time recall (UserPromptSubmit after a context loss).
+    /// Prompt-time recall (a prompt after a context loss).
     pub recall: crate::recall::RecallConfig,
-    /// Unarchived bytes above which UserPromptSubmit archives in the background
+    /// Unarchived bytes above which a prompt archives in the background
     /// ([`crate::settings::HookSettings::inline_bytes`]).
     pub inline_bytes: u64,
-    /// UserPromptSubmit archives inline even when it needs no store otherwise
+    /// A prompt archives inline even when it needs no store otherwise
     /// ([`crate::settings::HookSettings::inline_prompt_archive`]).
     pub inline_prompt_archive: bool,
 }
@@ -59,11 +60,11 @@ impl HookConfig {
     }
 }
 
-/// The answer to one hook event: what to print, and what the binary should do next.
+/// The answer to one event: what to reply to the agent, and what the binary should do next.
 #[derive(Debug, Clone)]
 pub struct HookAnswer {
-    /// What the hook prints for Claude Code.
-    pub output: HookOutput,
+    /// What the adapter renders for its agent.
+    pub reply: Reply,
     /// What it did besides (detached work the binary starts).
     pub effects: HookEffects,
 }
@@ -79,14 +80,14 @@ pub struct HookEffects {
     /// archives them in a detached `memctl ingest` process.
     pub background_ingest: Vec<std::path::PathBuf>,
     /// Transcripts whose new turns the binary hands to a detached `memctl ingest --background`
-    /// (UserPromptSubmit without a store: [`handle_without_store`]).
+    /// (a prompt without a store: [`handle_without_store`]).
     pub deferred_archive: Vec<std::path::PathBuf>,
     /// Start the resident query embedder ([`crate::resident`]): the session lost context, so
     /// prompt-time recall will want prompt vectors, and none answered (or none was asked yet).
     pub start_resident: bool,
 }
 
-/// The live-context state after a SessionStart of `kind` (see [`crate::recall::ContextState`]):
+/// The live-context state after a session start of `kind` (see [`crate::recall::ContextState`]):
 /// compaction and `/clear` start a new context window (nothing injected yet); a resume keeps
 /// what earlier blocks injected (they are in the reloaded transcript), so blocks do not stack.
 fn boundary_state(
@@ -134,17 +135,17 @@ fn boundary_state(
     })
 }
 
-/// UserPromptSubmit after a context loss: the recall block for `prompt`, or None (no loss, no
+/// A prompt after a context loss: the recall block for `prompt`, or None (no loss, no
 /// confident match, past the deadline, or a fault, which is logged).
 fn prompt_recall(
     engine: &Engine,
-    p: &HookPayload,
+    p: &AgentEvent,
     prompt: &str,
     cfg: &HookConfig,
     deadline: Instant,
     fx: &mut HookEffects,
 ) -> Option<String> {
-    let session = p.common.session_id.as_str();
+    let session = p.session_id.as_str();
     if !cfg.recall.enabled || session.is_empty() || Instant::now() >= deadline {
         return None;
     }
@@ -194,30 +195,24 @@ fn wants_resident(engine: &Engine) -> bool {
     o.resident.enabled && !o.model_disabled
 }
 
-/// Archive the payload's transcript incrementally; spool it when the store is busy.
-fn archive(engine: &Engine, p: &HookPayload, effects: &mut HookEffects) -> Result<(), EngineError> {
-    let Some(t) = p
-        .common
-        .transcript_path
-        .as_deref()
-        .filter(|t| !t.is_empty())
-    else {
+/// Archive the event's transcript incrementally; spool it when the store is busy.
+fn archive(engine: &Engine, p: &AgentEvent, effects: &mut HookEffects) -> Result<(), EngineError> {
+    let Some(path) = p.transcript() else {
         return Ok(());
     };
-    let path = Path::new(t);
     if !path.is_file() {
-        // Written lazily by Claude Code: nothing to archive yet.
+        // Agents write it lazily (Claude Code does): nothing to archive yet.
         return Ok(());
     }
     match engine.ingest_transcript(path, &super::spool::hook_ingest_options()) {
         Ok(r) => {
             effects.pending_embeds += r.pending;
             effects.ingest = Some(r);
-            judge_usage(engine, &p.common.session_id);
+            judge_usage(engine, &p.session_id);
             Ok(())
         }
         Err(EngineError::Store(StoreError::Busy { waited_ms })) => {
-            tracing::warn!(waited_ms, transcript = t, "store busy; transcript spooled");
+            tracing::warn!(waited_ms, transcript = %path.display(), "store busy; transcript spooled");
             crate::spool::spool_transcript(engine.data_dir(), path)
         }
         Err(e) => Err(e),
@@ -255,40 +250,31 @@ fn judge_usage(engine: &Engine, session: &str) {
 }
 
 /// True when we know the resumed session was never compacted: its transcript exists (and was
-/// just archived) and neither a compaction summary turn nor a PostCompact summary is stored.
+/// just archived) and neither a compaction summary turn nor an after-compaction summary is stored.
 /// Unknown (no transcript, no record) counts as "maybe compacted": restore.
-fn resumed_without_compaction(engine: &Engine, p: &HookPayload) -> Result<bool, EngineError> {
-    let exists = p
-        .common
-        .transcript_path
-        .as_deref()
-        .is_some_and(|t| Path::new(t).is_file());
+fn resumed_without_compaction(engine: &Engine, p: &AgentEvent) -> Result<bool, EngineError> {
+    let exists = p.transcript_path.as_deref().is_some_and(Path::is_file);
     if !exists {
         return Ok(false);
     }
     Ok(engine
         .store()
         .read()?
-        .session(&p.common.session_id)?
+        .session(&p.session_id)?
         .is_some_and(|s| s.compactions == 0 && s.compact_summary.is_none()))
 }
 
-/// PostToolUse: swap a big output in place (the model gets a digest through
-/// `updatedToolOutput`, [`crate::swap::inplace`]) when it qualifies, else store it in the swap
-/// when it is big enough (prints nothing then; failures are logged only).
+/// A tool output: swap a big output in place (the model gets a digest instead,
+/// [`crate::swap::inplace`]) when it qualifies, else store it in the swap when it is big
+/// enough (replies nothing then; failures are logged only).
 fn post_tool(
     engine: &Engine,
-    p: &HookPayload,
+    p: &AgentEvent,
     call: &crate::swap::ToolCall<'_>,
     cfg: &crate::swap::SwapConfig,
-) -> HookOutput {
+) -> Reply {
     use crate::swap::inplace::NotInPlace;
-    let transcript = p
-        .common
-        .transcript_path
-        .as_deref()
-        .filter(|t| !t.is_empty())
-        .map(Path::new);
+    let transcript = p.transcript();
     match engine.swap_in_place(call, transcript, cfg, crate::clock::unix_now()) {
         Ok(Ok(ip)) => {
             tracing::debug!(
@@ -299,8 +285,7 @@ fn post_tool(
                 removed_chars = ip.removed_chars(),
                 "tool output swapped in place"
             );
-            return HookOutput::ToolOutput {
-                event: HookEventName::PostToolUse.as_str().into(),
+            return Reply::ReplaceToolOutput {
                 response: ip.replacement.get().to_string(),
                 removed_chars: ip.removed_chars(),
             };
@@ -315,14 +300,14 @@ fn post_tool(
         Ok(Err(_)) => {}
         Err(e) => {
             swap_failed(engine, call, e);
-            return HookOutput::None;
+            return Reply::None;
         }
     }
     swap_output(engine, call, cfg);
-    HookOutput::None
+    Reply::None
 }
 
-/// PostToolUse: store a big output in the swap (prints nothing; failures are logged only).
+/// A tool output: store a big one in the swap (replies nothing; failures are logged only).
 fn swap_output(engine: &Engine, call: &crate::swap::ToolCall<'_>, cfg: &crate::swap::SwapConfig) {
     match engine.swap_tool_output(call, cfg, crate::clock::unix_now()) {
         Ok(crate::swap::SwapOutcome::Stored(r)) => tracing::debug!(
@@ -361,31 +346,29 @@ fn swap_failed(engine: &Engine, call: &crate::swap::ToolCall<'_>, e: EngineError
 /// Whether this event may run prompt-time recall: a worthwhile prompt in a session that lost
 /// context. Only then may a hook embed the prompt in process (when no resident service answers),
 /// so only then does it load ONNX Runtime. One small file read (the session's context state).
-pub fn may_recall(p: &HookPayload, data_dir: &Path, cfg: &HookConfig) -> bool {
-    let HookEvent::UserPromptSubmit { prompt } = &p.event else {
+pub fn may_recall(p: &AgentEvent, data_dir: &Path, cfg: &HookConfig) -> bool {
+    let EventKind::Prompt { prompt } = &p.kind else {
         return false;
     };
-    let session = p.common.session_id.as_str();
+    let session = p.session_id.as_str();
     cfg.recall.enabled
         && !session.is_empty()
         && crate::recall::worth_searching(prompt, &cfg.recall)
         && crate::recall::load_state(data_dir, session).lost
 }
 
-/// Whether handling this event only reads the store: SessionStart's restore after a
-/// compaction, a `/clear` or a start (a resume archives the resumed transcript first). Such an
-/// event can open the store read-only, which sets and clears no recovery flag and so costs none
-/// of a read-write open's and close's durable header writes.
-pub fn reads_only(p: &HookPayload) -> bool {
+/// Whether handling this event only reads the store: the restore after a compaction, a
+/// `/clear` or a start (a resume archives the resumed transcript first). Such an event can
+/// open the store read-only, which sets and clears no recovery flag and so costs none of a
+/// read-write open's and close's durable header writes.
+pub fn reads_only(p: &AgentEvent) -> bool {
     matches!(
-        &p.event,
-        HookEvent::SessionStart {
-            source: SessionSource::Compact | SessionSource::Clear | SessionSource::Startup
-        }
+        p.kind,
+        EventKind::SessionStart(StartKind::Compact | StartKind::Clear | StartKind::Startup)
     )
 }
 
-/// UserPromptSubmit when the prompt needs nothing from the store: no recall can happen (the
+/// A prompt that needs nothing from the store: no recall can happen (the
 /// live context lost nothing, recall is off, or the prompt is not worth a search). Then the hook
 /// opens no store at all: the new turns are archived by a detached `memctl ingest --background`
 /// (started by the binary from [`HookEffects::deferred_archive`]) and the output is the
@@ -395,134 +378,98 @@ pub fn reads_only(p: &HookPayload) -> bool {
 /// Why: opening redb, committing one turn durably and closing cost ~16 ms of CPU per prompt,
 /// on every prompt; nothing in the model's answer depends on it, and the turns are in the
 /// transcript (the source of truth) until the detached ingest stores them a moment later.
-/// PreCompact and SessionEnd still archive inline, so nothing waits on it at a boundary.
+/// Compaction and session end still archive inline, so nothing waits on it at a boundary.
 pub fn handle_without_store(
-    p: &HookPayload,
+    p: &AgentEvent,
     opts: &crate::engine::EngineOptions,
     cfg: &HookConfig,
     may_recall: bool,
 ) -> Option<HookAnswer> {
-    if let HookEvent::SessionStart {
-        source: SessionSource::Compact,
-    } = &p.event
-    {
+    if let EventKind::SessionStart(StartKind::Compact) = p.kind {
         return super::prepared::serve(p, opts, cfg);
     }
     let data_dir = opts.data_dir.as_path();
-    if !matches!(p.event, HookEvent::UserPromptSubmit { .. })
-        || cfg.inline_prompt_archive
-        || may_recall
-    {
+    if !matches!(p.kind, EventKind::Prompt { .. }) || cfg.inline_prompt_archive || may_recall {
         return None;
     }
-    let session = p.common.session_id.as_str();
+    let session = p.session_id.as_str();
     let mut fx = HookEffects::default();
-    if let Some(t) = p
-        .common
-        .transcript_path
-        .as_deref()
-        .filter(|t| !t.is_empty())
-        .map(Path::new)
-        .filter(|t| t.is_file())
-    {
+    if let Some(t) = p.transcript().filter(|t| t.is_file()) {
         fx.deferred_archive.push(t.to_path_buf());
     }
-    let note = crate::autopilot::on_prompt_hook(
-        data_dir,
-        session,
-        p.common.transcript_path.as_deref(),
-        &cfg.autopilot,
-    );
+    let note = crate::autopilot::on_prompt_hook(data_dir, session, p.transcript(), &cfg.autopilot);
     Some(HookAnswer {
-        output: prompt_output(note.into_iter().collect()),
+        reply: prompt_reply(note.into_iter().collect()),
         effects: fx,
     })
 }
 
-/// UserPromptSubmit's output: its parts (recall block, autopilot note) joined, or nothing.
-fn prompt_output(parts: Vec<String>) -> HookOutput {
+/// A prompt's reply: its parts (recall block, autopilot note) joined, or nothing.
+fn prompt_reply(parts: Vec<String>) -> Reply {
     if parts.is_empty() {
-        HookOutput::None
+        Reply::None
     } else {
-        HookOutput::Context {
-            event: HookEventName::UserPromptSubmit.as_str().into(),
-            text: parts.join("\n"),
-        }
+        Reply::Context(parts.join("\n"))
     }
 }
 
 /// Handle one event.
 pub fn handle(
     engine: &Engine,
-    p: &HookPayload,
+    p: &AgentEvent,
     deadline: Instant,
     cfg: &HookConfig,
 ) -> Result<HookAnswer, EngineError> {
     let mut fx = HookEffects::default();
-    let out = match &p.event {
-        HookEvent::UserPromptSubmit { prompt } => {
-            on_prompt(engine, p, prompt, deadline, cfg, &mut fx)?
+    let reply = match &p.kind {
+        EventKind::Prompt { prompt } => on_prompt(engine, p, prompt, deadline, cfg, &mut fx)?,
+        EventKind::BeforeCompact { instructions } => {
+            on_pre_compact(engine, p, instructions.as_deref(), deadline, cfg, &mut fx)?
         }
-        HookEvent::PreCompact {
-            custom_instructions,
-            ..
-        } => on_pre_compact(
-            engine,
-            p,
-            custom_instructions.as_deref(),
-            deadline,
-            cfg,
-            &mut fx,
-        )?,
-        HookEvent::SessionStart { source } => on_session_start(engine, p, source, cfg, &mut fx)?,
-        HookEvent::PostCompact { compact_summary } => {
-            if let Some(summary) = compact_summary.as_deref().filter(|s| !s.is_empty()) {
+        EventKind::SessionStart(start) => on_session_start(engine, p, *start, cfg, &mut fx)?,
+        EventKind::AfterCompact { summary } => {
+            if let Some(summary) = summary.as_deref().filter(|s| !s.is_empty()) {
                 let summary = crate::redact::redact(summary).into_owned();
                 let project = p.project();
                 engine.store().write(|w| {
-                    w.update_session(&p.common.session_id, &project, |s| {
+                    w.update_session(&p.session_id, &project, |s| {
                         s.compact_summary = Some(summary.clone());
                     })
                 })?;
             }
-            HookOutput::None
+            Reply::None
         }
-        HookEvent::SessionEnd { .. } => {
+        EventKind::SessionEnd => {
             archive(engine, p, &mut fx)?;
-            crate::summary::on_hook(engine.core(), &p.common.session_id, &cfg.summary, deadline);
+            crate::summary::on_hook(engine.core(), &p.session_id, &cfg.summary, deadline);
             crate::prune::on_hook(engine.core(), &cfg.auto_prune, deadline);
-            HookOutput::None
+            Reply::None
         }
-        HookEvent::PostToolUse { .. } => {
+        EventKind::ToolOutput(_) => {
             let project = p.project();
             match p.tool_call(&project) {
                 Some(call) => post_tool(engine, p, &call, &cfg.swap),
-                None => HookOutput::None,
+                None => Reply::None,
             }
         }
-        HookEvent::Other(_) => HookOutput::None,
+        EventKind::Other => Reply::None,
     };
-    Ok(HookAnswer {
-        output: out,
-        effects: fx,
-    })
+    Ok(HookAnswer { reply, effects: fx })
 }
 
-/// UserPromptSubmit: archive (in the background when the backlog is large), drain the spool,
-/// then recall and autopilot lines.
+/// A prompt: archive (in the background when the backlog is large), drain the spool, then
+/// recall and autopilot lines.
 fn on_prompt(
     engine: &Engine,
-    p: &HookPayload,
+    p: &AgentEvent,
     prompt: &str,
     deadline: Instant,
     cfg: &HookConfig,
     fx: &mut HookEffects,
-) -> Result<HookOutput, EngineError> {
+) -> Result<Reply, EngineError> {
     let big = p
-        .common
         .transcript_path
         .as_deref()
-        .map(Path::new)
         .filter(|t| t.is_file())
         .map(|t| backlog(engine, t).map(|b| (t, b)))
         .transpose()?
@@ -541,91 +488,89 @@ fn on_prompt(
     parts.extend(prompt_recall(engine, p, prompt, cfg, deadline, fx));
     parts.extend(crate::autopilot::on_prompt_hook(
         engine.data_dir(),
-        &p.common.session_id,
-        p.common.transcript_path.as_deref(),
+        &p.session_id,
+        p.transcript(),
         &cfg.autopilot,
     ));
-    Ok(prompt_output(parts))
+    Ok(prompt_reply(parts))
 }
 
-/// PreCompact: archive, summarize, and give Claude Code the compaction instructions.
+/// Before a compaction: archive, summarize, and give the agent the compaction instructions.
 fn on_pre_compact(
     engine: &Engine,
-    p: &HookPayload,
+    p: &AgentEvent,
     custom_instructions: Option<&str>,
     deadline: Instant,
     cfg: &HookConfig,
     fx: &mut HookEffects,
-) -> Result<HookOutput, EngineError> {
+) -> Result<Reply, EngineError> {
     archive(engine, p, fx)?;
-    crate::summary::on_hook(engine.core(), &p.common.session_id, &cfg.summary, deadline);
+    crate::summary::on_hook(engine.core(), &p.session_id, &cfg.summary, deadline);
     if Instant::now() >= deadline {
-        return Ok(HookOutput::None);
+        return Ok(Reply::None);
     }
-    let text =
-        engine.compaction_instructions(&p.common.session_id, custom_instructions, &cfg.restore)?;
+    let text = engine.compaction_instructions(&p.session_id, custom_instructions, &cfg.restore)?;
     if Instant::now() < deadline {
-        // SessionStart(compact) follows in seconds and serves this instead of building it.
+        // The compaction restore follows in seconds and serves this instead of building it.
         super::prepared::prepare(engine, p, &cfg.restore);
     }
     Ok(if text.is_empty() {
-        HookOutput::None
+        Reply::None
     } else {
-        HookOutput::Plain(text)
+        Reply::CompactInstructions(text)
     })
 }
 
-/// SessionStart: the restore block of the source's kind (none on a resume that kept the whole
+/// The restore a session start of `start` asks for (None: a fork or an unknown reason).
+fn restore_kind(start: StartKind) -> Option<RestoreKind> {
+    match start {
+        StartKind::Compact => Some(RestoreKind::Compact),
+        StartKind::Resume => Some(RestoreKind::Resume),
+        StartKind::Clear => Some(RestoreKind::Clear),
+        StartKind::Startup => Some(RestoreKind::Startup),
+        StartKind::Fork | StartKind::Other => None,
+    }
+}
+
+/// A session start: the restore block of its kind (none on a resume that kept the whole
 /// conversation), remembered in the session's context state.
 fn on_session_start(
     engine: &Engine,
-    p: &HookPayload,
-    source: &SessionSource,
+    p: &AgentEvent,
+    start: StartKind,
     cfg: &HookConfig,
     fx: &mut HookEffects,
-) -> Result<HookOutput, EngineError> {
-    let kind = match source {
-        SessionSource::Compact => Some(RestoreKind::Compact),
-        SessionSource::Resume => Some(RestoreKind::Resume),
-        SessionSource::Clear => Some(RestoreKind::Clear),
-        SessionSource::Startup => Some(RestoreKind::Startup),
-        SessionSource::Fork | SessionSource::Other(_) => None,
-    }
-    .filter(|k| cfg.restore.sources.mode(*k) != crate::restore::RestoreMode::Off);
+) -> Result<Reply, EngineError> {
+    let kind = restore_kind(start)
+        .filter(|k| cfg.restore.sources.mode(*k) != crate::restore::RestoreMode::Off);
     let Some(kind) = kind else {
-        return Ok(HookOutput::None);
+        return Ok(Reply::None);
     };
     if kind == RestoreKind::Resume {
         // The resumed transcript may hold turns we never saw.
         archive(engine, p, fx)?;
         if resumed_without_compaction(engine, p)? {
-            // Claude Code reloads the whole uncompacted conversation: restoring
-            // would duplicate it (and stack one more block per resume).
-            return Ok(HookOutput::None);
+            // The agent reloads the whole uncompacted conversation: restoring would
+            // duplicate it (and stack one more block per resume).
+            return Ok(Reply::None);
         }
     }
     let project = p.project();
-    let mut state = boundary_state(engine, &p.common.session_id, kind)?;
+    let session = p.session_id.as_str();
+    let mut state = boundary_state(engine, session, kind)?;
     // Recall can happen from the next prompt on: have its embedder ready.
     fx.start_resident = cfg.recall.enabled && state.lost && wants_resident(engine);
     let exclude = state.injected.iter().copied().collect();
-    let restored =
-        engine.restore_excluding(&p.common.session_id, &project, kind, &cfg.restore, &exclude)?;
+    let restored = engine.restore_excluding(session, &project, kind, &cfg.restore, &exclude)?;
     state.add_injected(&restored.chunk_ids);
     // Not boosted for being restored: boosted if the agent uses them.
-    state.await_use(
-        &restored.chunk_ids,
-        engine.next_agent_turn(&p.common.session_id)?,
-    );
-    if let Err(e) = crate::recall::save_state(engine.data_dir(), &p.common.session_id, &state) {
+    state.await_use(&restored.chunk_ids, engine.next_agent_turn(session)?);
+    if let Err(e) = crate::recall::save_state(engine.data_dir(), session, &state) {
         tracing::warn!(error = %e, "context state not saved");
     }
     Ok(if restored.text.is_empty() {
-        HookOutput::None
+        Reply::None
     } else {
-        HookOutput::Context {
-            event: HookEventName::SessionStart.as_str().into(),
-            text: restored.text,
-        }
+        Reply::Context(restored.text)
     })
 }

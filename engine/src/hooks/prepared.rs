@@ -1,23 +1,24 @@
-//! The restore block SessionStart(compact) prints, built by PreCompact a moment before.
+//! The restore block the session start after a compaction prints, built just before the
+//! compaction.
 //!
-//! Why: Claude Code runs PreCompact, then its summariser (seconds), then SessionStart(compact),
-//! and only after that PostCompact. PreCompact archives the session's last turns, so nothing
-//! the compaction restore reads changes in between: the turns are the same, the stored summary
-//! is the one PreCompact just wrote, and the compact summary the restore discounts against is
-//! the previous compaction's at both moments. So PreCompact builds the block, redacts it and
-//! leaves it in `<data dir>/prepared/<session>.json`; SessionStart(compact) serves it without
+//! Why: Claude Code runs PreCompact ([`EventKind::BeforeCompact`]), then its summariser
+//! (seconds), then SessionStart(compact), and only after that PostCompact. The event before
+//! the compaction archives the session's last turns, so nothing the compaction restore reads
+//! changes in between: the turns are the same, the stored summary is the one just written, and
+//! the compact summary the restore discounts against is the previous compaction's at both
+//! moments. So the event before the compaction builds the block, redacts it and leaves it in
+//! `<data dir>/prepared/<session>.json`; the start after the compaction serves it without
 //! opening the store and without compiling a pattern, and builds the block as before when the
 //! file is missing, unreadable, older than [`MAX_AGE_SECS`], or made by another memctl build,
 //! restore configuration or set of redaction rules ([`fingerprint`]). A file is used once.
 //!
 //! Forget: a prepared block quotes archived text, so every forget removes all of them
-//! ([`crate::restore::prepared_files::remove_all`]), and PreCompact reads the forget epoch again after writing one: a forget
-//! that committed in between either finds the file and removes it, or has moved the epoch,
-//! and PreCompact removes it.
+//! ([`crate::restore::prepared_files::remove_all`]), and the event that prepares one reads the
+//! forget epoch again after writing it: a forget that committed in between either finds the
+//! file and removes it, or has moved the epoch, and the file is removed here.
 
+use super::event::{AgentEvent, Reply};
 use super::handle::{HookAnswer, HookEffects};
-use super::payload::HookPayload;
-use super::policy::HookEventName;
 use crate::engine::{Engine, EngineOptions};
 use crate::error::{EngineError, StoreError};
 use crate::recall::ContextState;
@@ -65,10 +66,10 @@ fn fingerprint(cfg: &RestoreConfig) -> String {
     format!("{:x}", h.finalize())
 }
 
-/// PreCompact: build and leave the compaction restore (after the archive and the summary).
+/// Before a compaction: build and leave the compaction restore (after the archive and the summary).
 /// Failures are logged, never returned: SessionStart then builds the block itself.
-pub(crate) fn prepare(engine: &Engine, p: &HookPayload, cfg: &RestoreConfig) {
-    let session = p.common.session_id.as_str();
+pub(crate) fn prepare(engine: &Engine, p: &AgentEvent, cfg: &RestoreConfig) {
+    let session = p.session_id.as_str();
     if session.is_empty() {
         return;
     }
@@ -89,11 +90,11 @@ pub(crate) fn prepare(engine: &Engine, p: &HookPayload, cfg: &RestoreConfig) {
 
 fn write_prepared(
     engine: &Engine,
-    p: &HookPayload,
+    p: &AgentEvent,
     cfg: &RestoreConfig,
     file: &Path,
 ) -> Result<(), EngineError> {
-    let session = p.common.session_id.as_str();
+    let session = p.session_id.as_str();
     let project = p.project();
     let epoch = forget_epoch(engine)?;
     let restored = engine.restore_excluding(
@@ -130,13 +131,13 @@ fn forget_epoch(engine: &Engine) -> Result<u64, EngineError> {
     Ok(engine.core().store().read()?.forget_epoch()?)
 }
 
-/// SessionStart(compact) from the block PreCompact prepared, or None (build it as before).
+/// The start after a compaction from the block prepared before it, or None (build it as before).
 pub(crate) fn serve(
-    p: &HookPayload,
+    p: &AgentEvent,
     opts: &EngineOptions,
     cfg: &super::HookConfig,
 ) -> Option<HookAnswer> {
-    let session = p.common.session_id.as_str();
+    let session = p.session_id.as_str();
     if session.is_empty() || cfg.restore.sources.mode(RestoreKind::Compact) == RestoreMode::Off {
         return None;
     }
@@ -191,16 +192,13 @@ fn answer(prepared: Prepared, opts: &EngineOptions, cfg: &super::HookConfig) -> 
         start_resident: cfg.recall.enabled && opts.resident.enabled && !opts.model_disabled,
         ..HookEffects::default()
     };
-    let output = if prepared.text.is_empty() {
-        super::HookOutput::None
+    let reply = if prepared.text.is_empty() {
+        Reply::None
     } else {
-        super::HookOutput::RedactedContext {
-            event: HookEventName::SessionStart.as_str().into(),
-            // Redacted by this build's rules when it was prepared (the fingerprint says so).
-            text: Redacted::assume(prepared.text),
-        }
+        // Redacted by this build's rules when it was prepared (the fingerprint says so).
+        Reply::RedactedContext(Redacted::assume(prepared.text))
     };
-    HookAnswer { output, effects }
+    HookAnswer { reply, effects }
 }
 
 fn remove(file: &Path) {

@@ -6,7 +6,7 @@
 //! that died are taken over, and a claim that cannot be read is kept aside as `<claim>.bad`,
 //! never deleted ([`crate::claim`]).
 
-use super::payload::HookPayload;
+use super::event::AgentEvent;
 use crate::engine::Engine;
 use crate::error::{EngineError, StoreError};
 use crate::ingest::IngestOptions;
@@ -25,29 +25,25 @@ pub(super) fn hook_ingest_options() -> IngestOptions {
 }
 
 /// What a hook that ran out of time leaves for the next one: its transcript (every event that
-/// archives) or its tool call (PostToolUse). Called by the binary's watchdog; never fails
+/// archives) or its tool call (a tool output). Called by the binary's watchdog; never fails
 /// loudly (it logs).
-pub fn rescue(data_dir: &Path, p: &HookPayload) {
+pub fn rescue(data_dir: &Path, p: &AgentEvent) {
     let project = p.project();
     let res = match p.tool_call(&project) {
         Some(call) => spool_tool(data_dir, &call),
-        None => match p
-            .common
-            .transcript_path
-            .as_deref()
-            .filter(|t| !t.is_empty())
-        {
-            Some(t) if Path::new(t).is_file() => spool_transcript(data_dir, Path::new(t)),
+        None => match p.transcript() {
+            Some(t) if t.is_file() => spool_transcript(data_dir, t),
             _ => Ok(()),
         },
     };
+    let event = p.kind.label();
     match res {
         Ok(()) => tracing::warn!(
-            event = p.event.name(),
+            event,
             "deadline passed; the work is spooled for the next hook"
         ),
         Err(e) => {
-            tracing::error!(event = p.event.name(), error = %e, "deadline passed and spooling failed")
+            tracing::error!(event, error = %e, "deadline passed and spooling failed")
         }
     }
 }

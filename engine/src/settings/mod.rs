@@ -194,9 +194,9 @@ pub struct HookSettings {
     /// above which UserPromptSubmit hands the archive to a detached `memctl ingest`, so a first
     /// prompt after installing memctl into a long session does not stall the agent.
     pub inline_bytes: u64,
-    /// `MEMCTL_HOOK_DEADLINE_MS` (default unset: per event, see
-    /// [`crate::hooks::policy::HookEventName::deadline`]): one deadline for every event, for
-    /// tests and slow machines.
+    /// `MEMCTL_HOOK_DEADLINE_MS` (default unset: per event, as the agent's adapter sets them,
+    /// e.g. `memctl_hooks::claude::HookEventName::deadline`): one deadline for every event,
+    /// for tests and slow machines.
     pub deadline_ms: Option<u64>,
     /// `MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE` (default off): UserPromptSubmit archives the new
     /// turns itself instead of handing them to a detached `memctl ingest --background` when

@@ -7,7 +7,7 @@ const HOUR: i64 = 3600;
 
 /// The tools whose outputs are swapped, and the size (characters) from which they are: the
 /// default of [`SwapConfig::thresholds`] and the `matcher` `memctl install` writes
-/// ([`crate::hooks::HookEventName::tool_matcher`]).
+/// (`memctl_hooks::claude::HookEventName::tool_matcher`).
 pub const SWAPPED_TOOLS: &[(&str, usize)] = &[
     ("Read", 8192),
     ("Grep", 4096),

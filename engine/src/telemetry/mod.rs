@@ -48,8 +48,9 @@ pub const MAX_FILE_BYTES: u64 = 16 << 20;
 /// just before another one crossed it.
 const READ_SLACK_BYTES: u64 = 1 << 20;
 
-/// What one hook output puts where, in characters as printed (after redaction). Built by
-/// [`crate::hooks::HookOutput::render_measured`], recorded by [`record_hook`].
+/// What one hook output puts where, in characters as printed (after redaction). Built by the
+/// agent's adapter as it renders a [`crate::hooks::Reply`] (Claude Code's:
+/// `memctl_hooks::claude::HookOutput::render_measured`), recorded by [`record_hook`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Injection {
     /// Characters added to the model's context (`additionalContext`).
@@ -189,8 +190,8 @@ pub fn append(data_dir: &Path, record: &Record) -> Result<(), TelemetryError> {
 ///
 /// This is the one call for every kind of injection, swapping included: a hook that replaced
 /// a tool output of `n` characters by a digest of `d` records
-/// `Injection { removed_chars: n - d, .. }` (through
-/// [`crate::hooks::HookOutput::render_measured`]).
+/// `Injection { removed_chars: n - d, .. }` (through the adapter's rendering of
+/// [`crate::hooks::Reply::ReplaceToolOutput`]).
 pub fn record(data_dir: &Path, injection: &HookInjection) -> Result<(), TelemetryError> {
     append(data_dir, &Record::Hook(injection.clone()))
 }

@@ -24,8 +24,8 @@
 //! Run: `cargo test --workspace --test testsuite -- restore_reinforcement:: --nocapture`.
 
 use memctl_engine::{
-    Engine, EngineOptions, HookConfig, HookOutput, HookPayload, IngestOptions, OnnxConfig,
-    RankParams, handle_hook, importance, is_strong,
+    AgentEvent, Engine, EngineOptions, EventKind, HookConfig, IngestOptions, OnnxConfig,
+    RankParams, Reply, StartKind, handle_event, importance, is_strong,
 };
 use memctl_test_support::copy_dir;
 use memctl_tests::transcript_gen::{GenConfig, generate_string};
@@ -57,17 +57,15 @@ fn config(claude_dir: &Path, chars: usize) -> HookConfig {
     cfg
 }
 
-/// Run one hook event in-process.
-fn hook(e: &Engine, event: &str, common: &Value, extra: Value, cfg: &HookConfig) -> String {
-    let mut v = common.clone();
-    v["hook_event_name"] = json!(event);
-    if let (Some(o), Some(x)) = (v.as_object_mut(), extra.as_object()) {
-        o.extend(x.clone());
-    }
-    let p = HookPayload::parse(v.to_string().as_bytes(), Some(event)).expect("payload");
+/// Run one event of the session (`common`, of kind `kind`) in-process: the reply's text.
+fn hook(e: &Engine, kind: EventKind, common: &AgentEvent, cfg: &HookConfig) -> String {
+    let event = AgentEvent {
+        kind,
+        ..common.clone()
+    };
     let deadline = Instant::now() + Duration::from_secs(30);
-    match handle_hook(e, &p, deadline, cfg).expect("hook").output {
-        HookOutput::Context { text, .. } | HookOutput::Plain(text) => text,
+    match handle_event(e, &event, deadline, cfg).expect("hook").reply {
+        Reply::Context(text) | Reply::CompactInstructions(text) => text,
         _ => String::new(),
     }
 }
@@ -177,7 +175,12 @@ fn used_chunks_come_back_and_unused_ones_give_way() {
     let transcript = data.path().join(format!("{session}.jsonl"));
     std::fs::write(&transcript, &jsonl).expect("write transcript");
     let claude_dir = home.path().join(".claude");
-    let common = json!({"session_id": session, "transcript_path": transcript, "cwd": project});
+    let common = AgentEvent {
+        session_id: session.clone(),
+        transcript_path: Some(transcript.clone()),
+        cwd: Some(project.clone()),
+        kind: EventKind::Other,
+    };
     let p = RankParams::default();
 
     let mut rows = Vec::new();
@@ -201,13 +204,8 @@ fn used_chunks_come_back_and_unused_ones_give_way() {
         .expect("ingest");
 
         // 1. The first restore: nothing is boosted for being injected.
-        let r1 = hook(
-            &e,
-            "SessionStart",
-            &common,
-            json!({"source": "compact"}),
-            &cfg,
-        );
+        let compact = EventKind::SessionStart(StartKind::Compact);
+        let r1 = hook(&e, compact.clone(), &common, &cfg);
         assert!(!r1.is_empty(), "a restore block at {chars} chars");
         let state = memctl_engine::load_recall_state(e.data_dir(), &session);
         let injected: Vec<u64> = state.pending.iter().map(|w| w.id).collect();
@@ -239,7 +237,8 @@ fn used_chunks_come_back_and_unused_ones_give_way() {
         drop(f);
 
         // 3. PreCompact archives the later turns and judges.
-        hook(&e, "PreCompact", &common, json!({"trigger": "auto"}), &cfg);
+        let before = EventKind::BeforeCompact { instructions: None };
+        hook(&e, before, &common, &cfg);
         let (used, unused) = verdicts(&e.data_dir().join("access.log"));
         let left = memctl_engine::load_recall_state(e.data_dir(), &session).pending;
         assert!(left.is_empty(), "every chunk judged: {left:?}");
@@ -292,13 +291,7 @@ fn used_chunks_come_back_and_unused_ones_give_way() {
             };
             factors[k].extend(used.iter().map(|id| (true, *id, factor(id))));
             factors[k].extend(unused.iter().map(|id| (false, *id, factor(id))));
-            hook(
-                &e,
-                "SessionStart",
-                &common,
-                json!({"source": "compact"}),
-                &cfg,
-            );
+            hook(&e, compact.clone(), &common, &cfg);
             let r2: BTreeSet<u64> = memctl_engine::load_recall_state(e.data_dir(), &session)
                 .injected
                 .into_iter()

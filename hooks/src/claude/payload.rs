@@ -1,7 +1,10 @@
-//! Typed Claude Code hook payloads and outputs (as observed with CLI 2.1.197/2.1.330).
+//! Typed Claude Code hook payloads (as observed with CLI 2.1.197/2.1.330), and their
+//! translation into the engine's agent-neutral [`AgentEvent`].
 
 use super::policy::HookEventName;
-use serde::{Deserialize, Serialize};
+use memctl_engine::{AgentEvent, EventKind, StartKind, ToolUse};
+use serde::Deserialize;
+use std::path::PathBuf;
 
 /// Why a session started (SessionStart `source`). Unknown sources decode as [`Self::Other`]:
 /// a new Claude Code value never fails the hook.
@@ -37,6 +40,18 @@ impl From<String> for SessionSource {
 }
 
 impl SessionSource {
+    /// Why the session started, in the engine's terms.
+    pub fn start_kind(&self) -> StartKind {
+        match self {
+            Self::Startup => StartKind::Startup,
+            Self::Resume => StartKind::Resume,
+            Self::Clear => StartKind::Clear,
+            Self::Compact => StartKind::Compact,
+            Self::Fork => StartKind::Fork,
+            Self::Other(_) => StartKind::Other,
+        }
+    }
+
     /// The value as Claude Code spells it.
     pub fn as_str(&self) -> &str {
         match self {
@@ -150,38 +165,52 @@ pub struct HookPayload {
 }
 
 impl HookPayload {
-    /// The project a hook runs for: the payload's `cwd` (see [`Self::fill_project_dir`]).
-    pub fn project(&self) -> String {
-        self.common.cwd.clone().unwrap_or_default()
-    }
-
     /// A payload without `cwd` runs for Claude Code's `CLAUDE_PROJECT_DIR`
-    /// ([`crate::Settings::project_dir`], passed in by the binary).
+    /// (`memctl_engine::Settings::project_dir`, passed in by the binary).
     pub fn fill_project_dir(&mut self, project_dir: Option<&str>) {
         if self.common.cwd.is_none() {
             self.common.cwd = project_dir.map(str::to_string);
         }
     }
 
-    /// The tool call of a PostToolUse(Failure) payload, for the swap (stored now or spooled).
-    pub fn tool_call<'a>(&'a self, project: &'a str) -> Option<crate::swap::ToolCall<'a>> {
-        match &self.event {
+    /// The engine's event for this payload (its fields moved, not copied: a tool response can
+    /// be megabytes). Claude Code's PostToolUse and PostToolUseFailure are both a tool output
+    /// (failed or not); events memctl does not handle are [`EventKind::Other`], and what the
+    /// engine does not read (PreCompact's trigger, SessionEnd's reason) is left out.
+    pub fn into_event(self) -> AgentEvent {
+        let kind = match self.event {
+            HookEvent::SessionStart { source } => EventKind::SessionStart(source.start_kind()),
+            HookEvent::UserPromptSubmit { prompt } => EventKind::Prompt { prompt },
+            HookEvent::PreCompact {
+                custom_instructions,
+                ..
+            } => EventKind::BeforeCompact {
+                instructions: custom_instructions,
+            },
+            HookEvent::PostCompact { compact_summary } => EventKind::AfterCompact {
+                summary: compact_summary,
+            },
             HookEvent::PostToolUse {
                 tool_name,
                 tool_input,
                 tool_response,
                 tool_use_id,
                 failed,
-            } => Some(crate::swap::ToolCall {
-                session_id: &self.common.session_id,
-                project,
+            } => EventKind::ToolOutput(ToolUse {
                 tool_name,
                 tool_input,
                 tool_response,
-                tool_use_id: tool_use_id.as_deref(),
-                failed: *failed,
+                tool_use_id,
+                failed,
             }),
-            _ => None,
+            HookEvent::SessionEnd { .. } => EventKind::SessionEnd,
+            HookEvent::Other(_) => EventKind::Other,
+        };
+        AgentEvent {
+            session_id: self.common.session_id,
+            transcript_path: self.common.transcript_path.map(PathBuf::from),
+            cwd: self.common.cwd,
+            kind,
         }
     }
 }
@@ -314,179 +343,6 @@ impl HookPayload {
     }
 }
 
-/// What a hook prints.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HookOutput {
-    /// Nothing (exit 0, empty stdout).
-    None,
-    /// `hookSpecificOutput.additionalContext` JSON for the given event.
-    Context {
-        /// The event that called us.
-        event: String,
-        /// Text for the model.
-        text: String,
-    },
-    /// [`Self::Context`] whose text is redacted already (a block PreCompact prepared): printed
-    /// without a second pass.
-    RedactedContext {
-        /// The event that called us.
-        event: String,
-        /// Text for the model.
-        text: crate::redact::Redacted,
-    },
-    /// Plain text (PreCompact instructions).
-    Plain(String),
-    /// PostToolUse `hookSpecificOutput.updatedToolOutput`: the tool's response (JSON object
-    /// text, in the tool's own shape) the model gets instead of the original
-    /// ([`crate::swap::inplace`]).
-    ToolOutput {
-        /// The event that called us (PostToolUse).
-        event: String,
-        /// The replacement response (a JSON object, as text).
-        response: String,
-        /// Characters taken out of the live context (telemetry).
-        removed_chars: u64,
-    },
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SpecificOutput<'a> {
-    hook_event_name: &'a str,
-    additional_context: &'a str,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct OutputDoc<'a> {
-    hook_specific_output: SpecificOutput<'a>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ToolOutputSpecific<'a> {
-    hook_event_name: &'a str,
-    updated_tool_output: &'a serde_json::value::RawValue,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ToolOutputDoc<'a> {
-    hook_specific_output: ToolOutputSpecific<'a>,
-}
-
-/// `hookSpecificOutput.additionalContext` of `event` holding `text` (redacted by the caller),
-/// and its size as injected context.
-fn context_json(event: &str, text: &str) -> (String, crate::telemetry::Injection) {
-    use crate::telemetry::Injection;
-    let doc = OutputDoc {
-        hook_specific_output: SpecificOutput {
-            hook_event_name: event,
-            additional_context: text,
-        },
-    };
-    match serde_json::to_string(&doc) {
-        Ok(json) => (
-            json,
-            Injection {
-                injected_chars: text.chars().count() as u64,
-                ..Injection::default()
-            },
-        ),
-        Err(_) => (String::new(), Injection::default()),
-    }
-}
-
-impl HookOutput {
-    /// The exact stdout bytes.
-    pub fn render(&self) -> String {
-        self.render_measured().0
-    }
-
-    /// What this output puts where, measured on the text as printed (for injection
-    /// telemetry, [`crate::telemetry`]). Same as [`Self::render_measured`]`().1`.
-    pub fn telemetry(&self) -> crate::telemetry::Injection {
-        self.render_measured().1
-    }
-
-    /// The exact stdout bytes and what they put where, from one redaction.
-    ///
-    /// The one place each variant says both how it is printed and what it costs, so the two
-    /// cannot drift apart. Counts are Unicode scalar values of the printed text:
-    /// - `Context`: the `additionalContext` string (after redaction, before JSON escaping)
-    ///   is `injected_chars`: it enters the model's context as is.
-    /// - `Plain` (PreCompact): `summarizer_chars`. It is instructions for the compaction
-    ///   summariser, not context the session carries on, so it is kept apart from what we
-    ///   inject (counting it as injected would overstate our cost on the window).
-    /// - A variant that replaces a tool output by a digest (PostToolUse
-    ///   `updatedToolOutput`) reports `removed_chars` = original output chars − digest chars
-    ///   (saturating), and nothing injected: the digest stands in for text that was there.
-    pub fn render_measured(&self) -> (String, crate::telemetry::Injection) {
-        use crate::telemetry::Injection;
-        let chars = |s: &str| s.chars().count() as u64;
-        match self {
-            Self::None => (String::new(), Injection::default()),
-            // Everything we print is redacted once more: PreCompact echoed the user's
-            // `custom_instructions` unredacted once, and printed text must never be the
-            // one place a secret slips through.
-            Self::Plain(t) => {
-                let text = crate::redact::redact(t).into_owned();
-                let n = chars(&text);
-                (
-                    text,
-                    Injection {
-                        summarizer_chars: n,
-                        ..Injection::default()
-                    },
-                )
-            }
-            Self::Context { event, text } => {
-                if text.is_empty() {
-                    return (String::new(), Injection::default());
-                }
-                context_json(event, &crate::redact::redact(text))
-            }
-            Self::RedactedContext { event, text } => {
-                if text.as_str().is_empty() {
-                    return (String::new(), Injection::default());
-                }
-                context_json(event, text.as_str())
-            }
-            Self::ToolOutput {
-                event,
-                response,
-                removed_chars,
-            } => {
-                // Every string of the response redacted as its unescaped text (the digest is
-                // made of stored, redacted text already: this is the last line of defence).
-                let Some(redacted) = crate::redact::redact_json(response) else {
-                    return (String::new(), Injection::default());
-                };
-                let Ok(raw) = serde_json::value::RawValue::from_string(redacted) else {
-                    return (String::new(), Injection::default());
-                };
-                let doc = ToolOutputDoc {
-                    hook_specific_output: ToolOutputSpecific {
-                        hook_event_name: event,
-                        updated_tool_output: &raw,
-                    },
-                };
-                match serde_json::to_string(&doc) {
-                    // The digest replaces the output: what it saves is net of its own size.
-                    Ok(json) => (
-                        json,
-                        Injection {
-                            removed_chars: *removed_chars,
-                            ..Injection::default()
-                        },
-                    ),
-                    Err(_) => (String::new(), Injection::default()),
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -497,7 +353,7 @@ mod tests {
             br#"{"session_id":"s","transcript_path":"/t.jsonl","cwd":"/w","hook_event_name":"SessionStart","source":"compact"}"#,
             None,
         )
-        .unwrap();
+        .expect("payload");
         assert_eq!(
             p.event,
             HookEvent::SessionStart {
@@ -508,7 +364,7 @@ mod tests {
             br#"{"session_id":"s","hook_event_name":"PostToolUseFailure","tool_name":"Bash","tool_input":{"command":"false"},"error":"exit 1","tool_use_id":"t1"}"#,
             None,
         )
-        .unwrap();
+        .expect("payload");
         match p.event {
             HookEvent::PostToolUse {
                 failed,
@@ -526,14 +382,14 @@ mod tests {
             br#"{"session_id":"s","custom_instructions":null}"#,
             Some("PreCompact"),
         )
-        .unwrap();
+        .expect("payload");
         assert_eq!(p.event.name(), "PreCompact");
     }
 
     #[test]
     fn session_sources_decode_and_unknown_ones_never_fail() {
         let source = |json: &str| match HookPayload::parse(json.as_bytes(), Some("SessionStart"))
-            .unwrap()
+            .expect("payload")
             .event
         {
             HookEvent::SessionStart { source } => source,
@@ -561,24 +417,90 @@ mod tests {
     #[test]
     fn event_names_come_from_the_policy() {
         for e in HookEventName::ALL {
-            let p = HookPayload::parse(br#"{"session_id":"s"}"#, Some(e.as_str())).unwrap();
+            let p =
+                HookPayload::parse(br#"{"session_id":"s"}"#, Some(e.as_str())).expect("payload");
             assert_eq!(p.event.kind(), Some(e));
             assert_eq!(p.event.name(), e.as_str());
         }
-        let p = HookPayload::parse(br#"{"session_id":"s"}"#, Some("Stop")).unwrap();
+        let p = HookPayload::parse(br#"{"session_id":"s"}"#, Some("Stop")).expect("payload");
         assert_eq!(p.event, HookEvent::Other("Stop".into()));
         assert_eq!((p.event.kind(), p.event.name()), (None, "Stop"));
     }
 
     #[test]
     fn project_dir_stands_in_for_a_missing_cwd() {
-        let mut p = HookPayload::parse(br#"{"session_id":"s"}"#, Some("SessionEnd")).unwrap();
-        assert_eq!(p.project(), "");
+        let mut p =
+            HookPayload::parse(br#"{"session_id":"s"}"#, Some("SessionEnd")).expect("payload");
+        assert_eq!(p.clone().into_event().project(), "");
         p.fill_project_dir(Some("/proj"));
-        assert_eq!(p.project(), "/proj");
-        let mut p = HookPayload::parse(br#"{"cwd":"/w"}"#, Some("SessionEnd")).unwrap();
+        assert_eq!(p.clone().into_event().project(), "/proj");
+        let mut p = HookPayload::parse(br#"{"cwd":"/w"}"#, Some("SessionEnd")).expect("payload");
         p.fill_project_dir(Some("/proj"));
-        assert_eq!(p.project(), "/w");
+        assert_eq!(p.clone().into_event().project(), "/w");
+    }
+
+    #[test]
+    fn payloads_translate_to_the_engines_events() {
+        let p = HookPayload::parse(
+            br#"{"session_id":"s","transcript_path":"/t.jsonl","cwd":"/w","source":"teleport"}"#,
+            Some("SessionStart"),
+        )
+        .expect("payload");
+        assert_eq!(
+            p.clone().into_event(),
+            AgentEvent {
+                session_id: "s".into(),
+                transcript_path: Some(PathBuf::from("/t.jsonl")),
+                cwd: Some("/w".into()),
+                kind: EventKind::SessionStart(StartKind::Other),
+            }
+        );
+        let kind = |raw: &str, event: &str| {
+            HookPayload::parse(raw.as_bytes(), Some(event))
+                .expect("payload")
+                .into_event()
+                .kind
+        };
+        assert_eq!(
+            kind(r#"{"source":"compact"}"#, "SessionStart"),
+            EventKind::SessionStart(StartKind::Compact)
+        );
+        assert_eq!(
+            kind(r#"{"prompt":"why?"}"#, "UserPromptSubmit"),
+            EventKind::Prompt {
+                prompt: "why?".into()
+            }
+        );
+        assert_eq!(
+            kind(
+                r#"{"trigger":"manual","custom_instructions":"keep X"}"#,
+                "PreCompact"
+            ),
+            EventKind::BeforeCompact {
+                instructions: Some("keep X".into())
+            }
+        );
+        assert_eq!(
+            kind(r#"{"compact_summary":"S"}"#, "PostCompact"),
+            EventKind::AfterCompact {
+                summary: Some("S".into())
+            }
+        );
+        assert_eq!(
+            kind(
+                r#"{"tool_name":"Bash","tool_input":{"command":"false"},"error":"exit 1","tool_use_id":"t1"}"#,
+                "PostToolUseFailure"
+            ),
+            EventKind::ToolOutput(ToolUse {
+                tool_name: "Bash".into(),
+                tool_input: r#"{"command":"false"}"#.into(),
+                tool_response: r#""exit 1""#.into(),
+                tool_use_id: Some("t1".into()),
+                failed: true,
+            })
+        );
+        assert_eq!(kind("{}", "SessionEnd"), EventKind::SessionEnd);
+        assert_eq!(kind("{}", "Stop"), EventKind::Other);
     }
 
     #[test]
@@ -587,79 +509,5 @@ mod tests {
         assert!(HookPayload::parse(b"[1,2]", Some("SessionStart")).is_err());
         assert!(HookPayload::parse(b"{}", None).is_err());
         assert!(HookPayload::parse(br#"{"prompt": 5}"#, Some("UserPromptSubmit")).is_err());
-    }
-
-    #[test]
-    fn output_shapes() {
-        let o = HookOutput::Context {
-            event: "SessionStart".into(),
-            text: "hi \"x\"".into(),
-        };
-        assert_eq!(
-            o.render(),
-            r#"{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"hi \"x\""}}"#
-        );
-        assert_eq!(HookOutput::Plain("keep X".into()).render(), "keep X");
-        assert_eq!(HookOutput::None.render(), "");
-    }
-
-    #[test]
-    fn telemetry_counts_the_printed_text() {
-        use crate::telemetry::Injection;
-        // Characters, not bytes, and before JSON escaping: `"` and `é` count one each.
-        let o = HookOutput::Context {
-            event: "SessionStart".into(),
-            text: "hé \"x\"".into(),
-        };
-        let (json, inj) = o.render_measured();
-        assert_eq!(json, o.render());
-        assert_eq!(
-            inj,
-            Injection {
-                injected_chars: 6,
-                ..Injection::default()
-            }
-        );
-        assert_eq!(o.telemetry(), inj);
-        // After redaction: the count is what reached the model.
-        let secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
-        let o = HookOutput::Context {
-            event: "UserPromptSubmit".into(),
-            text: format!("token {secret}"),
-        };
-        let printed: serde_json::Value = serde_json::from_str(&o.render()).unwrap();
-        let ctx = printed["hookSpecificOutput"]["additionalContext"]
-            .as_str()
-            .unwrap();
-        assert_ne!(ctx.chars().count(), 6 + secret.len());
-        assert_eq!(o.telemetry().injected_chars, ctx.chars().count() as u64);
-        // PreCompact's instructions go to the summariser, counted apart.
-        let p = HookOutput::Plain("keep X".into()).telemetry();
-        assert_eq!((p.injected_chars, p.summarizer_chars), (0, 6));
-        assert!(HookOutput::None.telemetry().is_empty());
-        let empty = HookOutput::Context {
-            event: "SessionStart".into(),
-            text: String::new(),
-        };
-        assert!(empty.telemetry().is_empty());
-    }
-}
-
-#[cfg(test)]
-mod output_redaction_tests {
-    use super::*;
-
-    /// Regression: PreCompact stdout echoed `custom_instructions` unredacted.
-    #[test]
-    fn printed_output_is_redacted() {
-        let secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
-        let plain = HookOutput::Plain(format!("Keep the token {secret} in mind")).render();
-        assert!(!plain.contains(secret), "{plain}");
-        let ctx = HookOutput::Context {
-            event: "SessionStart".into(),
-            text: format!("DB_PASSWORD=\"pw-{secret}\""),
-        }
-        .render();
-        assert!(!ctx.contains(secret), "{ctx}");
     }
 }

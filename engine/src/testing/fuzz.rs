@@ -1,5 +1,6 @@
 //! The fuzz harness: budget, seed, execution counts, hang guard; and the generators
-//! (arbitrary text, JSON values, structure-aware mutations of real inputs).
+//! (arbitrary text, JSON values, structure-aware mutations of real inputs). Shared by the
+//! engine's fuzz targets and an adapter's (Claude Code's payload parsing in `memctl-hooks`).
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestError, TestRng, TestRunner};
@@ -269,8 +270,20 @@ pub fn mutated_json(seeds: Vec<Vec<u8>>) -> impl Strategy<Value = Vec<u8>> {
 
 /// The lines of the sample transcript (a real Claude Code session).
 pub fn real_lines() -> Vec<Vec<u8>> {
+    fixture_lines("sample/db5b5fab-8f4d-4e27-9da1-494c73cf256d.jsonl")
+}
+
+/// A real-shaped Claude Code hook payload of every event (one per line, compact JSON): the
+/// seeds of payload and tool-output fuzzing.
+pub fn hook_payloads() -> Vec<Vec<u8>> {
+    fixture_lines("payloads/claude.jsonl")
+}
+
+/// The non-empty lines of `tests/fixtures/<name>`.
+fn fixture_lines(name: &str) -> Vec<Vec<u8>> {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/sample/db5b5fab-8f4d-4e27-9da1-494c73cf256d.jsonl");
+        .join("../tests/fixtures")
+        .join(name);
     let text = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     text.split(|b| *b == b'\n')
         .filter(|l| !l.is_empty())

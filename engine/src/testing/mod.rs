@@ -1,5 +1,8 @@
 //! Helpers for other crates' tests (cargo feature `testing`): what a test needs from the store
-//! without making the store public.
+//! without making the store public, and the fuzz harness ([`fuzz`]) that the engine's fuzz
+//! targets and an adapter's payload fuzzing share.
+
+pub mod fuzz;
 
 pub use crate::redact::corpus::{Sample as RedactionSample, samples as redaction_samples};
 
