@@ -1,7 +1,7 @@
 //! The kept vector counts (`vec_counts`) are the rows of `vectors` per space after every kind
 //! of write: puts one at a time and in bulk, replaced turns, duplicates, re-embedding, dropped
-//! vectors, removed chunks, failed and rolled-back transactions, reclaim and the file rewrite.
-//! A random sequence of them (fixed seed, printed; `MEMCTL_VEC_COUNTS_SEED` replays another)
+//! vectors, removed chunks, failed and rolled-back transactions, reclaim and the file rewrite
+//! (and, through the engine, imports and a forget). A random sequence of them (fixed seed, printed; `MEMCTL_VEC_COUNTS_SEED` replays another)
 //! is compared with a scan of the table after each step.
 
 use super::check::check_store;
@@ -304,4 +304,82 @@ fn a_replaced_vector_is_one_row_and_a_missing_one_drops_nothing() {
     drop(raw);
     store.write(|w| w.drop_vector(id, &hash())).expect("drop");
     assert!(counts(&store).is_empty());
+}
+
+/// The kept counts of `e`'s store are its rows, and the checker agrees.
+fn assert_exact(e: &crate::Engine, what: &str) {
+    let r = e.store().read().expect("read");
+    let (kept, rows) = (
+        r.live_vector_counts().expect("kept"),
+        r.scan_vector_counts().expect("scan"),
+    );
+    assert_eq!(kept, rows, "{what}");
+    drop(r);
+    let c = check_store(&e.store_path()).expect("check");
+    assert!(c.violations.is_empty(), "{what}: {:#?}", c.violations);
+}
+
+/// An import into an empty store, the same file again (all duplicates), a dry run, and a
+/// forget with its file rewrite.
+#[test]
+fn import_and_forget_keep_the_counts_exact() {
+    use crate::export::ImportOptions;
+    use crate::forget::fixture::{SA, engine_at, three_sessions};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (e, _) = three_sessions(dir.path());
+    let file = dir.path().join("archive.jsonl");
+    e.export_to_file(&file, false, &Default::default(), &mut |_| {})
+        .expect("export");
+    let other = engine_at(&dir.path().join("other"));
+    for round in 0..2 {
+        other
+            .import_file(&file, &ImportOptions::default(), &mut |_| {})
+            .expect("import");
+        assert_exact(&other, &format!("import {round}"));
+    }
+    let imported = other
+        .store()
+        .read()
+        .expect("read")
+        .live_vector_counts()
+        .expect("counts");
+    assert_eq!(
+        imported,
+        e.store()
+            .read()
+            .expect("read")
+            .live_vector_counts()
+            .expect("counts"),
+        "the same vectors as the exported store"
+    );
+    let dry = ImportOptions {
+        dry_run: true,
+        ..ImportOptions::default()
+    };
+    other
+        .import_file(&file, &dry, &mut |_| {})
+        .expect("dry run");
+    assert_exact(&other, "dry run");
+    let done = e
+        .forget(
+            &crate::forget::ForgetRequest {
+                session: Some(SA[..4].to_string()),
+                ..Default::default()
+            },
+            false,
+        )
+        .expect("forget");
+    assert!(done.chunks > 0 && done.rewrite.is_some(), "{done:?}");
+    assert_exact(&e, "forget");
+    let after = e
+        .store()
+        .read()
+        .expect("read")
+        .live_vector_counts()
+        .expect("counts");
+    assert_eq!(
+        after.values().sum::<u64>(),
+        e.status().expect("status").chunks,
+        "one hash vector per chunk left"
+    );
 }
