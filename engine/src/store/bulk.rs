@@ -103,6 +103,7 @@ impl StoreWriter {
             tx,
             pending_blocks,
             pending_postings,
+            vec_counts,
         } = self;
         let forgotten = tx.open_table(FORGOTTEN)?;
         let mut projects = tx.open_table(PROJECTS)?;
@@ -172,7 +173,13 @@ impl StoreWriter {
                 buffer_into(pending_postings, project_id, id, tf, rec.doc_len);
                 for (emb, v) in item.vectors {
                     let bytes = codec::f32s_to_f16_bytes(&v);
-                    vectors.insert((id, emb.key().as_str()), bytes.as_slice())?;
+                    let key = emb.key();
+                    if vectors
+                        .insert((id, key.as_str()), bytes.as_slice())?
+                        .is_none()
+                    {
+                        super::vectors::count_rows(vec_counts, &key, 1);
+                    }
                     pending_blocks.push((project_id, emb, id, v));
                 }
                 if pending {

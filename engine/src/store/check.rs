@@ -63,7 +63,8 @@ pub enum Rule {
     Posting,
     /// Lexical stats that are not the sum of the project's chunks.
     LexStats,
-    /// A chunk's re-scoring vectors are not the spaces it lists, or a vector of a missing chunk.
+    /// A chunk's re-scoring vectors are not the spaces it lists, a vector of a missing chunk,
+    /// or a space's kept count that is not its rows.
     Vector,
     /// A pending mark of a missing chunk, or a chunk neither pending nor model-embedded.
     Pending,

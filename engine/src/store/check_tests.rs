@@ -148,6 +148,27 @@ fn a_missing_f32_vector_is_found() {
 }
 
 #[test]
+fn a_vector_count_that_is_not_the_rows_is_found() {
+    broken_by(Rule::Vector, |tx| {
+        let mut t = tx.open_table(VEC_COUNTS)?;
+        let (k, n) = {
+            let (k, v) = t.first()?.unwrap_or_else(|| panic!("counts"));
+            (k.value().to_string(), v.value())
+        };
+        t.insert(k.as_str(), n + 1)?;
+        Ok(())
+    });
+    broken_by(Rule::Vector, |tx| {
+        tx.open_table(VEC_COUNTS)?.insert("other@v1/384", 1)?;
+        Ok(())
+    });
+    broken_by(Rule::Vector, |tx| {
+        tx.delete_table(VEC_COUNTS)?;
+        Ok(())
+    });
+}
+
+#[test]
 fn a_chunk_neither_pending_nor_embedded_is_found() {
     broken_by(Rule::Pending, |tx| {
         let (id, _) = first_chunk(tx)?;

@@ -8,7 +8,8 @@ use crate::error::StoreError;
 use redb::{ReadTransaction, ReadableTable};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Re-scoring vectors (f16, schema 4), pending marks and int8 blocks against the chunks.
+/// Re-scoring vectors (f16, schema 4) and their counts per space (schema 5), pending marks and
+/// int8 blocks against the chunks.
 pub(super) fn check(
     tx: &ReadTransaction,
     chunks: &BTreeMap<ChunkId, ChunkRecord>,
@@ -69,6 +70,7 @@ pub(super) fn check(
             stored.insert((id, key.to_string()));
         }
     }
+    check_counts(tx, &stored, found)?;
     let mut pending: BTreeSet<ChunkId> = BTreeSet::new();
     if let Some(t) = open_table(tx, PENDING)? {
         for row in t.iter()? {
@@ -123,6 +125,43 @@ pub(super) fn check(
         }
     }
     check_blocks(tx, chunks, &expected, found, counts)
+}
+
+/// The kept counts (`vec_counts`) against the rows of `vectors` per space (`stored`): a count
+/// that disagrees would make `status` report vectors that are not there, or hide some.
+fn check_counts(
+    tx: &ReadTransaction,
+    stored: &BTreeSet<(ChunkId, String)>,
+    found: &mut Findings,
+) -> Result<(), StoreError> {
+    let mut rows: BTreeMap<&str, u64> = BTreeMap::new();
+    for (_, key) in stored {
+        *rows.entry(key.as_str()).or_default() += 1;
+    }
+    let mut kept: BTreeMap<String, u64> = BTreeMap::new();
+    if let Some(t) = open_table(tx, VEC_COUNTS)? {
+        for row in t.iter()? {
+            let (k, v) = row?;
+            kept.insert(k.value().to_string(), v.value());
+        }
+    }
+    let spaces: BTreeSet<&str> = rows
+        .keys()
+        .copied()
+        .chain(kept.keys().map(String::as_str))
+        .collect();
+    for key in spaces {
+        let n = rows.get(key).copied().unwrap_or(0);
+        let c = kept.get(key).copied().unwrap_or(0);
+        if n != c {
+            add(
+                found,
+                Rule::Vector,
+                format!("space {key}: {n} f16 vectors, the kept count says {c}"),
+            );
+        }
+    }
+    Ok(())
 }
 
 /// One int8 block: its number and the chunk ids it holds.

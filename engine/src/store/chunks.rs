@@ -295,7 +295,9 @@ impl StoreWriter {
         {
             let mut vt = self.tx.open_table(VECTORS)?;
             for e in &rec.embedders {
-                vt.remove((id, e.as_str()))?;
+                if vt.remove((id, e.as_str()))?.is_some() {
+                    super::vectors::count_rows(&mut self.vec_counts, e, -1);
+                }
             }
         }
         {

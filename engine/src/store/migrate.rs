@@ -31,6 +31,9 @@
 //!   is copied (`rewrite::CopyRows::pack_postings`).
 //! - 4: re-scoring vectors (`vectors`) are f16 instead of f32 (half the bytes);
 //!   each row is converted as it is copied ([`v3_to_v4`]).
+//! - 5: `vec_counts` holds the rows of `vectors` per space (`status` reads it instead of
+//!   scanning every vector); no row changes, the copy counts the vectors it copies
+//!   (`rewrite::copy_all`, which does so for every copy of a schema-5 store).
 
 use super::rewrite::{CopyRows, RowUpgrade, copy_all};
 use super::schema::*;
@@ -76,6 +79,12 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         from: 3,
         what: "re-scoring vectors stored as f16 (half the bytes of f32)",
         row: v3_to_v4,
+        pack_postings: false,
+    },
+    Migration {
+        from: 4,
+        what: "re-scoring vectors counted per space (status reads the counts, not every vector)",
+        row: |_, _| Ok(None),
         pack_postings: false,
     },
 ];

@@ -74,9 +74,27 @@ fn put_schema(tx: &redb::WriteTransaction, v: u32) {
         .expect("schema");
 }
 
-/// Turn the (schema 4) store at `path` into what the schema-3 release wrote: f32 re-scoring
+/// Turn the (current) store at `path` into what the schema-4 release wrote: no vector counts,
+/// schema version 4. Returns the counts it held.
+fn downgrade_to_schema_4(path: &Path) -> std::collections::BTreeMap<String, u64> {
+    raw_write(path, |tx| {
+        let counts = redb::ReadableTable::iter(&tx.open_table(VEC_COUNTS).expect("counts"))
+            .expect("iter")
+            .map(|r| {
+                let (k, v) = r.expect("row");
+                (k.value().to_string(), v.value())
+            })
+            .collect();
+        assert!(tx.delete_table(VEC_COUNTS).expect("delete"));
+        put_schema(tx, 4);
+        counts
+    })
+}
+
+/// Turn the (current) store at `path` into what the schema-3 release wrote: f32 re-scoring
 /// vectors, schema version 3. Returns the vectors converted.
 fn downgrade_to_schema_3(path: &Path) -> u64 {
+    downgrade_to_schema_4(path);
     raw_write(path, |tx| {
         let mut t = tx.open_table(VECTORS).expect("vectors");
         let rows: Vec<((u64, String), Vec<u8>)> = redb::ReadableTable::iter(&t)
@@ -99,7 +117,7 @@ fn downgrade_to_schema_3(path: &Path) -> u64 {
     })
 }
 
-/// Turn the (schema 4) store at `path` into what the schema-2 release wrote: f32 vectors, one
+/// Turn the (current) store at `path` into what the schema-2 release wrote: f32 vectors, one
 /// row per posting in the `postings` multimap, no `posting_lists`, schema version 2. Returns
 /// (postings moved, vectors converted).
 fn downgrade_to_schema_2(path: &Path) -> (u64, u64) {
@@ -125,7 +143,7 @@ fn downgrade_to_schema_2(path: &Path) -> (u64, u64) {
     (postings, vectors)
 }
 
-/// Turn the (schema 3) store at `path` into what the schema-1 release wrote: bare record
+/// Turn the (current) store at `path` into what the schema-1 release wrote: bare record
 /// bodies, postings one row each, schema version 1. Returns the rows changed.
 fn downgrade_to_schema_1(path: &Path) -> u64 {
     let (postings, vectors) = downgrade_to_schema_2(path);
@@ -378,6 +396,138 @@ fn a_schema_3_store_migrates_to_f16_vectors_and_answers_as_before() {
         std::fs::metadata(&path).expect("meta").len() <= rep.bytes_before,
         "{rep:?}"
     );
+}
+
+/// The raw `vec_counts` rows of the file at `path` (None: no such table).
+fn raw_counts(path: &Path) -> Option<std::collections::BTreeMap<String, u64>> {
+    let db = create::builder().open(path).expect("open raw");
+    let tx = db.begin_read().expect("read");
+    let t = tx.open_table(VEC_COUNTS).ok()?;
+    Some(
+        redb::ReadableTable::iter(&t)
+            .expect("iter")
+            .map(|r| {
+                let (k, v) = r.expect("row");
+                (k.value().to_string(), v.value())
+            })
+            .collect(),
+    )
+}
+
+/// Schema 4 → 5: the vectors are counted per space as they are copied; no row changes, the
+/// counts are exactly the rows (two spaces here), the backup is the schema-4 file without
+/// them, and everything answers as before.
+#[test]
+fn a_schema_4_store_migrates_with_exact_vector_counts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (e, _) = three_sessions(dir.path());
+    // A second space on some chunks, as the model leaves it.
+    let model = crate::embed::EmbedderId::new("test-model", "fp32", 384);
+    let ids: Vec<ChunkId> = snapshot(&e)
+        .0
+        .iter()
+        .map(|(id, _)| *id)
+        .step_by(2)
+        .collect();
+    e.store()
+        .write(|w| {
+            for id in &ids {
+                let mut rec = w.get_record(*id)?.expect("record");
+                w.put_vector(rec.project_id, *id, &model, &vec![0.5; 384])?;
+                rec.embedders.push(model.key());
+                w.update_record(*id, &rec)?;
+                w.clear_pending(*id)?;
+            }
+            Ok(())
+        })
+        .expect("model vectors");
+    let before = snapshot(&e);
+    let rows = e
+        .store()
+        .read()
+        .expect("read")
+        .scan_vector_counts()
+        .expect("scan");
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows.get(&model.key()), Some(&(ids.len() as u64)));
+    let path = e.store_path();
+    drop(e);
+    assert_eq!(
+        downgrade_to_schema_4(&path),
+        rows,
+        "exact before the downgrade"
+    );
+    assert_eq!(raw_counts(&path), None);
+    let err = Store::open(&path).expect_err("a schema-4 store must not open as current");
+    assert!(
+        matches!(err, StoreError::NeedsMigration { found: 4, .. }),
+        "{err}"
+    );
+    let backups = dir.path().join("data").join("backups");
+    let rep = Store::migrate(&path, &backups).expect("migrate");
+    assert_eq!((rep.from, rep.to), (4, SCHEMA_VERSION), "{rep:?}");
+    assert_eq!(rep.rows_changed, 0, "no row changes: {rep:?}");
+    let backup = rep.backup.clone().expect("backup");
+    assert_eq!(contents(&backup).0, 4);
+    assert_eq!(raw_counts(&backup), None, "the backup is the schema-4 file");
+    assert_eq!(raw_counts(&path), Some(rows.clone()), "counted in the copy");
+    let e = engine_at(&dir.path().join("data"));
+    assert_eq!(
+        snapshot(&e),
+        before,
+        "chunks, sessions, summary, swaps, search"
+    );
+    assert_eq!(
+        e.store()
+            .read()
+            .expect("read")
+            .live_vector_counts()
+            .expect("counts"),
+        rows
+    );
+    audit(&e);
+    let check = check::check_store(&path).expect("check");
+    assert!(check.violations.is_empty(), "{:#?}", check.violations);
+}
+
+/// A copy of a schema-4 store (a backup where no hard link can be made) stays a schema-4
+/// file: no `vec_counts`, which the schema-4 release would refuse to rewrite. A copy of a
+/// current store recounts, whatever the source's counts said.
+#[test]
+fn a_copy_holds_vector_counts_only_from_schema_5_and_recounts_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (e, _) = three_sessions(dir.path());
+    let path = e.store_path();
+    let rows = e
+        .store()
+        .read()
+        .expect("read")
+        .scan_vector_counts()
+        .expect("scan");
+    drop(e);
+    let copy_of = |src: &Path, to: &str| {
+        let out = dir.path().join(to);
+        let db = create::builder().open(src).expect("open raw");
+        let tx = db.begin_read().expect("read");
+        let dst = create::builder().create(&out).expect("create");
+        super::super::rewrite::copy_all(&tx, &dst, super::super::rewrite::CopyRows::default())
+            .expect("copy");
+        out
+    };
+    // Damage the counts: a wrong one and one of a space without rows.
+    raw_write(&path, |tx| {
+        let mut t = tx.open_table(VEC_COUNTS).expect("counts");
+        for k in rows.keys() {
+            t.insert(k.as_str(), 999).expect("insert");
+        }
+        t.insert("ghost@v1/3", 7).expect("insert");
+    });
+    let copy = copy_of(&path, "current.redb");
+    assert_eq!(raw_counts(&copy), Some(rows.clone()), "recounted");
+    downgrade_to_schema_4(&path);
+    let copy = copy_of(&path, "schema4.redb");
+    assert_eq!(raw_counts(&copy), None);
+    assert_eq!(contents(&copy).0, 4);
 }
 
 #[test]

@@ -36,6 +36,8 @@ pub(crate) mod rewrite;
 mod schema;
 mod sessions;
 mod swap_records;
+#[cfg(test)]
+mod vec_counts_tests;
 mod vectors;
 
 pub(crate) use bulk::{ChunkToPut, Put};
@@ -169,11 +171,7 @@ impl Store {
 
     /// Tables and schema version of a database nobody else can see yet (see [`create`]).
     fn init_new(db: &Database) -> Result<(), StoreError> {
-        let mut w = StoreWriter {
-            tx: db.begin_write()?,
-            pending_blocks: Vec::new(),
-            pending_postings: postings::Pending::default(),
-        };
+        let mut w = StoreWriter::new(db.begin_write()?);
         w.create_tables()?;
         {
             let mut meta = w.tx.open_table(META)?;
@@ -237,14 +235,9 @@ impl Store {
         f: impl FnOnce(&mut StoreWriter) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let (_opened, tx) = self.begin_write()?;
-        let mut w = StoreWriter {
-            tx,
-            pending_blocks: Vec::new(),
-            pending_postings: postings::Pending::default(),
-        };
+        let mut w = StoreWriter::new(tx);
         let out = f(&mut w)?;
-        w.flush_postings()?;
-        w.flush_blocks()?;
+        w.flush()?;
         w.tx.commit()?;
         Ok(out)
     }
@@ -266,6 +259,9 @@ pub(crate) struct StoreWriter {
     /// BM25 postings of the chunks put in this transaction, written per term at commit
     /// (`postings`): one posting at a time rewrote the same pages ~7 times.
     pending_postings: postings::Pending,
+    /// Rows of `vectors` added (+) or removed (−) per space in this transaction, added to
+    /// `vec_counts` at commit (one update per space, not one per vector).
+    vec_counts: vectors::CountDeltas,
 }
 
 impl std::fmt::Debug for StoreWriter {
@@ -275,6 +271,23 @@ impl std::fmt::Debug for StoreWriter {
 }
 
 impl StoreWriter {
+    fn new(tx: WriteTransaction) -> Self {
+        Self {
+            tx,
+            pending_blocks: Vec::new(),
+            pending_postings: postings::Pending::default(),
+            vec_counts: vectors::CountDeltas::default(),
+        }
+    }
+
+    /// Write what the transaction grouped for its commit: postings, int8 block appends, vector
+    /// counts.
+    fn flush(&mut self) -> Result<(), StoreError> {
+        self.flush_postings()?;
+        self.flush_blocks()?;
+        self.flush_vec_counts()
+    }
+
     fn create_tables(&mut self) -> Result<(), StoreError> {
         self.tx.open_table(META)?;
         self.tx.open_table(PROJECTS)?;
@@ -284,6 +297,7 @@ impl StoreWriter {
         self.tx.open_table(SESSIONS)?;
         self.tx.open_table(CURSORS)?;
         self.tx.open_table(VECTORS)?;
+        self.tx.open_table(VEC_COUNTS)?;
         self.tx.open_table(VEC_BLOCKS)?;
         self.tx.open_table(VEC_TAILS)?;
         self.tx.open_table(LEX_STATS)?;

@@ -201,14 +201,9 @@ impl super::Store {
         f: impl FnOnce(&mut StoreWriter) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let (_opened, tx) = self.begin_write()?;
-        let mut w = StoreWriter {
-            tx,
-            pending_blocks: Vec::new(),
-            pending_postings: super::postings::Pending::default(),
-        };
+        let mut w = StoreWriter::new(tx);
         let out = f(&mut w)?;
-        w.flush_postings()?;
-        w.flush_blocks()?;
+        w.flush()?;
         w.tx.abort()?;
         Ok(out)
     }

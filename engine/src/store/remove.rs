@@ -530,8 +530,9 @@ impl StoreWriter {
 #[cfg(test)]
 impl StoreReader {
     /// Every index agrees with the chunks table: turn entries, session links, postings, lexical
-    /// stats, re-scoring vectors, int8 block ids, hashes and pending marks name live chunks only, and
-    /// every live chunk is indexed. Returns what disagrees (empty: consistent).
+    /// stats, re-scoring vectors, int8 block ids, hashes and pending marks name live chunks only,
+    /// every live chunk is indexed, and the kept vector counts are the rows. Returns what
+    /// disagrees (empty: consistent).
     pub fn audit(&self) -> Result<Vec<String>, StoreError> {
         use redb::ReadableMultimapTable;
         let mut bad = Vec::new();
@@ -639,6 +640,10 @@ impl StoreReader {
             if !live.contains_key(&k.value()) {
                 bad.push(format!("pending mark of dead chunk {}", k.value()));
             }
+        }
+        let (kept, rows) = (self.live_vector_counts()?, self.scan_vector_counts()?);
+        if kept != rows {
+            bad.push(format!("vector counts {kept:?}, rows {rows:?}"));
         }
         Ok(bad)
     }

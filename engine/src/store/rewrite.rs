@@ -24,6 +24,7 @@
 
 use super::create;
 use super::schema::*;
+use super::vectors::VectorCounts;
 use super::{Store, StoreError};
 use redb::{
     Database, MultimapTableDefinition, MultimapTableHandle, ReadTransaction, TableDefinition,
@@ -164,6 +165,49 @@ fn copy_records<K: redb::Key + 'static>(
     Ok((n, changed))
 }
 
+/// Copy `vectors` (each row through `upgrade`, when given) and count its rows per space into
+/// `counts` (`vec_counts` of the copy is made from them, never copied). Returns (rows copied,
+/// rows changed by `upgrade`).
+fn copy_vectors(
+    src: &impl Source,
+    dst: &WriteTransaction,
+    upgrade: Option<&RowUpgrade<'_>>,
+    counts: &mut VectorCounts,
+) -> Result<(u64, u64), StoreError> {
+    let from = src.table(VECTORS)?;
+    let mut to = dst.open_table(VECTORS)?;
+    let (mut n, mut changed) = (0, 0);
+    for row in redb::ReadableTable::iter(&from)? {
+        let (k, v) = row?;
+        let (id, space) = k.value();
+        let new = match upgrade {
+            Some(up) => up(VECTORS.name(), v.value()).map_err(|e| StoreError::Migrate {
+                table: VECTORS.name().to_string(),
+                row: format!("{:?}", k.value()),
+                reason: e.to_string(),
+            })?,
+            None => None,
+        };
+        match new {
+            Some(b) => {
+                to.insert((id, space), b.as_slice())?;
+                changed += 1;
+            }
+            None => {
+                to.insert((id, space), v.value())?;
+            }
+        }
+        match counts.get_mut(space) {
+            Some(c) => *c += 1,
+            None => {
+                counts.insert(space.to_owned(), 1);
+            }
+        }
+        n += 1;
+    }
+    Ok((n, changed))
+}
+
 /// [`copy_table`] for a multimap table.
 fn copy_multimap<K: redb::Key + 'static, V: redb::Key + 'static>(
     src: &impl Source,
@@ -199,13 +243,22 @@ macro_rules! copy_named {
 }
 
 /// Every table of the store, by its definition; the record tables through `upgrade`.
+/// `vectors` is counted into `counts`; `vec_counts` is not copied (it is made from them).
 fn copy_one(
     src: &impl Source,
     dst: &WriteTransaction,
     name: &str,
     dry: bool,
     upgrade: Option<&RowUpgrade<'_>>,
+    counts: &mut VectorCounts,
 ) -> Result<(u64, u64), StoreError> {
+    if !dry {
+        match name {
+            n if n == VECTORS.name() => return copy_vectors(src, dst, upgrade, counts),
+            n if n == VEC_COUNTS.name() => return Ok((0, 0)),
+            _ => {}
+        }
+    }
     if let (Some(up), false) = (upgrade, dry) {
         match name {
             n if n == CHUNKS.name() => return copy_records(src, dst, CHUNKS, up),
@@ -215,7 +268,6 @@ fn copy_one(
             n if n == SUMMARIES.name() => {
                 return copy_records(src, dst, SUMMARIES, up);
             }
-            n if n == VECTORS.name() => return copy_records(src, dst, VECTORS, up),
             _ => {}
         }
     }
@@ -234,6 +286,7 @@ fn copy_one(
             SESSIONS,
             CURSORS,
             VECTORS,
+            VEC_COUNTS,
             VEC_BLOCKS,
             VEC_TAILS,
             LEX_STATS,
@@ -297,16 +350,21 @@ fn pack_legacy_postings(src: &impl Source, dst: &WriteTransaction) -> Result<u64
 /// file is nobody else's yet: its commits only bound the memory a big table needs). Every name
 /// is resolved first, so an unknown table stops the copy before a row is copied. Returns
 /// (rows copied, rows changed by `how.upgrade`).
+///
+/// The copy's `vec_counts` is the count of the `vectors` rows it copied (a copy whose schema
+/// predates the table gets none), so every copied file has exact counts whatever the source's
+/// were; those rows are not among the rows copied.
 pub(super) fn copy_all(
     src: &impl Source,
     dst: &Database,
     how: CopyRows<'_>,
 ) -> Result<(u64, u64), StoreError> {
     let (tables, multimaps) = src.names()?;
+    let mut counts = VectorCounts::new();
     // Resolve every name first (a dry copy opens nothing).
     let probe = dst.begin_write()?;
     for name in &tables {
-        copy_one(src, &probe, name, true, None)?;
+        copy_one(src, &probe, name, true, None, &mut counts)?;
     }
     for name in &multimaps {
         copy_one_multimap(src, &probe, name, true)?;
@@ -315,7 +373,7 @@ pub(super) fn copy_all(
     let (mut rows, mut changed) = (0, 0);
     for name in &tables {
         let tx = dst.begin_write()?;
-        let (n, c) = copy_one(src, &tx, name, false, how.upgrade)?;
+        let (n, c) = copy_one(src, &tx, name, false, how.upgrade, &mut counts)?;
         rows += n;
         changed += c;
         if name == META.name() {
@@ -324,6 +382,16 @@ pub(super) fn copy_all(
             meta.remove(super::remove::META_FORGOTTEN_OUTPUTS)?;
             if let Some(v) = how.schema {
                 meta.insert(META_SCHEMA, v.to_le_bytes().as_slice())?;
+            }
+        }
+        tx.commit()?;
+    }
+    if copy_schema(src, &tables, how)?.is_some_and(|v| v >= VEC_COUNTS_SINCE) {
+        let tx = dst.begin_write()?;
+        {
+            let mut t = tx.open_table(VEC_COUNTS)?;
+            for (space, n) in &counts {
+                t.insert(space.as_str(), *n)?;
             }
         }
         tx.commit()?;
@@ -340,6 +408,22 @@ pub(super) fn copy_all(
         tx.commit()?;
     }
     Ok((rows, changed))
+}
+
+/// The schema version of the copy: the one `how` writes, else the source's (None: the source
+/// has no schema version).
+fn copy_schema(
+    src: &impl Source,
+    tables: &[String],
+    how: CopyRows<'_>,
+) -> Result<Option<u32>, StoreError> {
+    match how.schema {
+        Some(v) => Ok(Some(v)),
+        None if tables.iter().any(|n| n == META.name()) => {
+            super::migrate::schema_of(&src.table(META)?)
+        }
+        None => Ok(None),
+    }
 }
 
 impl Store {

@@ -9,8 +9,13 @@ use redb::{MultimapTableDefinition, TableDefinition};
 /// Version of the table layout. An older store is migrated (`memctl migrate`), a newer one is
 /// refused with a clear error. 2: every record value starts with its format version byte.
 /// 3: BM25 postings are packed per-term lists ([`POSTING_LISTS`]) instead of one multimap row
-/// per (term, chunk). 4: re-scoring vectors ([`VECTORS`]) are f16, not f32.
-pub const SCHEMA_VERSION: u32 = 4;
+/// per (term, chunk). 4: re-scoring vectors ([`VECTORS`]) are f16, not f32. 5: the rows of
+/// [`VECTORS`] are counted per space ([`VEC_COUNTS`]).
+pub const SCHEMA_VERSION: u32 = 5;
+
+/// The first schema version whose stores hold [`VEC_COUNTS`] (a copy of an older store made
+/// as its backup gets none: the older release would not know the table).
+pub(super) const VEC_COUNTS_SINCE: u32 = 5;
 
 pub(super) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 pub(super) const META_SCHEMA: &str = "schema_version";
@@ -36,6 +41,11 @@ pub(super) const CURSORS: TableDefinition<&str, &[u8]> = TableDefinition::new("c
 /// schema 1–3 stored f32. Only the spaces the chunk's record lists (`ChunkRecord::embedders`):
 /// once the model embedded a chunk, its hash vector is dropped (`store::vectors`).
 pub(super) const VECTORS: TableDefinition<(u64, &str), &[u8]> = TableDefinition::new("vectors");
+/// embedder key → rows of [`VECTORS`] in that space (spaces with none have no row). Kept
+/// exact by every write of [`VECTORS`] in the same transaction (`store::vectors`) and
+/// recounted from the rows whenever the file is copied (`super::rewrite`), so `status` reads
+/// it instead of scanning [`VECTORS`]; `memctl check` compares it with the rows.
+pub(super) const VEC_COUNTS: TableDefinition<&str, u64> = TableDefinition::new("vec_counts");
 /// (project id, embedder key, block no) → int8 block (see `index::quant`).
 pub(super) const VEC_BLOCKS: TableDefinition<(u32, &str, u64), &[u8]> =
     TableDefinition::new("vec_blocks");

@@ -1,7 +1,7 @@
 //! Vectors: f16 vectors per (chunk, embedder) for re-scoring, int8 blocks per (project,
 //! embedder) for the scan, and the queue of chunks still waiting for a model vector.
 //!
-//! Tables: `vectors`, `vec_blocks`, `vec_tails`, `pending_embed`.
+//! Tables: `vectors`, `vec_counts`, `vec_blocks`, `vec_tails`, `pending_embed`.
 //!
 //! Bytes: a chunk keeps one space once the model embedded it. Its hash vector is
 //! only read while it waits for the model (search over pending chunks) or in a store that has
@@ -17,6 +17,22 @@ use crate::codec;
 use crate::embed::EmbedderId;
 use crate::index::quant;
 use redb::{ReadableTable, ReadableTableMetadata};
+
+/// Rows of `vectors` per space key.
+pub type VectorCounts = std::collections::BTreeMap<String, u64>;
+
+/// Changes of `vectors` rows per space key in one write transaction ([`StoreWriter`]).
+pub(super) type CountDeltas = std::collections::BTreeMap<String, i64>;
+
+/// Note `delta` rows of `vectors` added (or removed, negative) in space `key`.
+pub(super) fn count_rows(deltas: &mut CountDeltas, key: &str, delta: i64) {
+    match deltas.get_mut(key) {
+        Some(d) => *d += delta,
+        None => {
+            deltas.insert(key.to_owned(), delta);
+        }
+    }
+}
 
 /// What [`StoreWriter::compact_vectors`] did for one project.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -42,9 +58,14 @@ impl StoreWriter {
     ) -> Result<(), StoreError> {
         let key = emb.key();
         let bytes = codec::f32s_to_f16_bytes(v);
-        self.tx
+        let added = self
+            .tx
             .open_table(VECTORS)?
-            .insert((id, key.as_str()), bytes.as_slice())?;
+            .insert((id, key.as_str()), bytes.as_slice())?
+            .is_none();
+        if added {
+            count_rows(&mut self.vec_counts, &key, 1);
+        }
         self.pending_blocks
             .push((project_id, emb.clone(), id, v.to_vec()));
         Ok(())
@@ -54,9 +75,43 @@ impl StoreWriter {
     /// next [`Self::compact_vectors`], which keeps only the spaces a chunk lists). The caller
     /// takes the space out of the chunk's record in the same transaction.
     pub fn drop_vector(&mut self, id: ChunkId, emb: &EmbedderId) -> Result<(), StoreError> {
-        self.tx
+        let key = emb.key();
+        let removed = self
+            .tx
             .open_table(VECTORS)?
-            .remove((id, emb.key().as_str()))?;
+            .remove((id, key.as_str()))?
+            .is_some();
+        if removed {
+            count_rows(&mut self.vec_counts, &key, -1);
+        }
+        Ok(())
+    }
+
+    /// Add this transaction's changes of `vectors` rows to `vec_counts` (one update per space;
+    /// a space left with no row loses its count row). Called by `Store::write` before commit.
+    pub(super) fn flush_vec_counts(&mut self) -> Result<(), StoreError> {
+        if self.vec_counts.is_empty() {
+            return Ok(());
+        }
+        let deltas = std::mem::take(&mut self.vec_counts);
+        let mut t = self.tx.open_table(VEC_COUNTS)?;
+        for (key, delta) in deltas {
+            if delta == 0 {
+                continue;
+            }
+            let cur = t.get(key.as_str())?.map_or(0, |g| g.value());
+            let next = cur.checked_add_signed(delta).unwrap_or_else(|| {
+                // Rows are only counted as redb reports them added or removed, so this means
+                // the stored count was already wrong (`memctl check` reports it).
+                tracing::warn!(space = %key, count = cur, delta, "vector count below zero");
+                0
+            });
+            if next == 0 {
+                t.remove(key.as_str())?;
+            } else {
+                t.insert(key.as_str(), next)?;
+            }
+        }
         Ok(())
     }
 
@@ -328,11 +383,27 @@ impl StoreReader {
     }
 
     /// Re-scoring vectors per embedding space, over every project: one per (chunk, space)
-    /// that exists (a scan of the table, for `status`; [`Self::vector_count`] is the cheap
-    /// count of int8 entries, which also holds stale ones until the next compaction).
-    pub fn live_vector_counts(
-        &self,
-    ) -> Result<std::collections::BTreeMap<String, u64>, StoreError> {
+    /// that exists, read from the counts the writes keep (`vec_counts`: one row per space, for
+    /// `status`; [`Self::vector_count`] counts int8 entries, which also holds stale ones until
+    /// the next compaction).
+    pub fn live_vector_counts(&self) -> Result<VectorCounts, StoreError> {
+        let t = match self.tx.open_table(VEC_COUNTS) {
+            Ok(t) => t,
+            // Only a damaged store lacks it (every schema-5 file is made with it): count.
+            Err(redb::TableError::TableDoesNotExist(_)) => return self.scan_vector_counts(),
+            Err(e) => return Err(e.into()),
+        };
+        let mut out = VectorCounts::new();
+        for row in t.iter()? {
+            let (k, v) = row?;
+            out.insert(k.value().to_owned(), v.value());
+        }
+        Ok(out)
+    }
+
+    /// [`Self::live_vector_counts`] by a scan of every row of `vectors` (what the kept counts
+    /// must equal; tests compare the two).
+    pub fn scan_vector_counts(&self) -> Result<VectorCounts, StoreError> {
         let t = self.tx.open_table(VECTORS)?;
         let mut out = std::collections::BTreeMap::new();
         for row in t.iter()? {
