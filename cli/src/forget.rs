@@ -48,6 +48,17 @@ pub struct ForgetArgs {
     pub finish: bool,
 }
 
+/// Remove the hooks' once-a-minute marker: gone means the next hook that finds a forget cut
+/// short may start the store's upkeep again.
+pub(crate) fn clear_finish_marker(data_dir: &std::path::Path) {
+    let marker = data_dir.join(FINISH_MARKER);
+    match std::fs::remove_file(&marker) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => tracing::warn!(path = %marker.display(), error = %e, "marker not removed"),
+    }
+}
+
 /// Run `memctl forget`.
 pub fn run(
     engine: Engine,
@@ -58,13 +69,7 @@ pub fn run(
     if a.finish {
         // `cli::open` finished whatever was left (and said so on stderr).
         let left = engine.forget_pending()?;
-        // The hooks' once-a-minute marker: gone means the next hook may start another finish.
-        let marker = engine.data_dir().join(FINISH_MARKER);
-        match std::fs::remove_file(&marker) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => tracing::warn!(path = %marker.display(), error = %e, "marker not removed"),
-        }
+        clear_finish_marker(engine.data_dir());
         if a.json {
             writeln!(out, "{}", serde_json::json!({ "pending": left }))?;
         } else if left {

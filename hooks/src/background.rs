@@ -1,16 +1,17 @@
 //! The detached processes a hook starts, and how a hook tells whether one runs: the resident
 //! service (`memctl embedder --background`: query embeddings and the embedding of pending
 //! chunks), the deferred archiver (`memctl ingest --background`), the team sync (`memctl sync
-//! --background`), the migration (`memctl migrate --background`) and the end of an
-//! interrupted forget (`memctl forget --finish`). A hook never waits for any of them; each
+//! --background`) and the store's upkeep (`memctl migrate --background`: a migration, the end
+//! of an interrupted forget). A hook never waits for any of them; each
 //! holds a lock file in the data dir while it runs, so a hook checks without starting one.
 
 use anyhow::{Context, Result};
 use memctl_engine::Settings;
 use std::path::{Path, PathBuf};
 
-/// Touched when a hook starts `memctl forget --finish`; that command removes it. A hook starts
-/// the command at most once a minute (the marker's age says when it last did).
+/// Touched when a hook starts the store's upkeep for a forget cut short; the upkeep (and
+/// `memctl forget --finish`) removes it. A hook starts it at most once a minute for a forget
+/// (the marker's age says when it last did).
 pub const FORGET_FINISH_MARKER: &str = ".forget-finish-started";
 
 /// The file holding the team store's connection string when neither `MEMCTL_TEAM_URL` nor

@@ -339,8 +339,9 @@ pub fn run(
     let data_dir = opts.data_dir.clone();
     let mut engine = open_engine(event, opts)?;
     engine.set_deadline(deadline.checked_sub(STORE_RESERVE).unwrap_or(deadline));
-    // A forget killed before its store file was rewritten left forgotten bytes on disk: a
-    // detached `memctl forget --finish` finishes it (seconds on a big store: never here).
+    // A forget killed before its store file was rewritten left forgotten bytes on disk: the
+    // store's detached upkeep (`memctl migrate --background`) finishes it (seconds on a big
+    // store: never here).
     // At most one start a minute (one waits for the write lock while another rewrites).
     let pending = engine.forget_pending().unwrap_or_else(|e| {
         tracing::warn!(error = %e, "could not read whether a forget is unfinished");
@@ -359,10 +360,10 @@ pub fn run(
                 // waits for the other's write lock), so said and not fatal.
                 tracing::warn!(path = %marker.display(), error = %e, "finish marker not written");
             }
-            tracing::warn!(
-                "an interrupted forget is not finished; started `memctl forget --finish`"
-            );
-            spawn_background(&["forget", "--finish"], None, Some(data_dir.as_path()));
+            if job_needed(&data_dir, memctl_engine::JOB_MIGRATE, &engine.store_path()) {
+                tracing::warn!("an interrupted forget is not finished; started the store's upkeep");
+                spawn_background(&["migrate", "--background"], None, Some(data_dir.as_path()));
+            }
         }
     }
     Ok(memctl_engine::handle_event(&engine, event, deadline, cfg)?)

@@ -56,19 +56,27 @@ pub(super) fn migrate(opts: &EngineOptions, a: &MigrateArgs, out: &mut dyn Write
     Ok(())
 }
 
-/// `memctl migrate --background` (started by hooks that found an earlier memctl's store): one
-/// per store at a time ([`memctl_engine::Job`]); one started while another runs ends
-/// at once, leaving its request to that one. Failures are logged (the next hook asks again).
+/// `memctl migrate --background`, the store's upkeep, started by hooks that found an earlier
+/// memctl's store or a forget cut short: it migrates the store, then finishes the forget (the
+/// open every command does). One process kind for both, one per store at a time
+/// ([`memctl_engine::Job`]); one started while another runs ends at once, leaving its request
+/// to that one. Failures are logged (the next hook asks again).
 fn migrate_in_background(opts: &EngineOptions) -> Result<()> {
     use memctl_engine::{JOB_MIGRATE, Job};
     let Some(job) = Job::start(&opts.data_dir, JOB_MIGRATE, &opts.store_path())? else {
-        tracing::debug!("a migration of this store runs; left the request to it");
+        tracing::debug!("the upkeep of this store runs; left the request to it");
         return Ok(());
     };
-    job.run(|| match Engine::migrate(opts) {
-        Ok(rep) if rep.from == rep.to => tracing::debug!(schema = rep.to, "store is current"),
-        Ok(rep) => tracing::info!("{}", describe(&rep)),
-        Err(e) => tracing::warn!(error = %e, "background migration failed"),
+    job.run(|| {
+        match Engine::migrate(opts) {
+            Ok(rep) if rep.from == rep.to => tracing::debug!(schema = rep.to, "store is current"),
+            Ok(rep) => tracing::info!("{}", describe(&rep)),
+            Err(e) => tracing::warn!(error = %e, "background migration failed"),
+        }
+        if let Err(e) = crate::open::open(opts.clone()) {
+            tracing::warn!(error = %format!("{e:#}"), "background upkeep: the store did not open");
+        }
+        crate::forget::clear_finish_marker(&opts.data_dir);
     });
     Ok(())
 }

@@ -361,3 +361,31 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A hook that finds a forget cut short starts the store's upkeep (`memctl migrate
+/// --background`, the one detached kind for store work), which finishes it and removes the
+/// hooks' once-a-minute marker.
+#[test]
+fn a_hook_that_finds_a_forget_cut_short_starts_the_upkeep_that_finishes_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let t = dir.path().join(format!("{SID}.jsonl"));
+    std::fs::copy(fixture(), &t).expect("fixture");
+    let prompt = payload("UserPromptSubmit", SID, &t, r#","prompt":"x""#);
+    hook(&home, "UserPromptSubmit", &prompt);
+    let store = home.join("memctl.redb");
+    memctl_engine::testing::mark_forget_unfinished(&store).expect("mark");
+    hook(&home, "UserPromptSubmit", &prompt);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while memctl_engine::testing::forget_unfinished(&store).expect("read")
+        || home.join(".forget-finish-started").exists()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the upkeep did not finish the forget within 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let log = std::fs::read_to_string(home.join("logs").join("memctl.log")).unwrap_or_default();
+    assert!(log.contains("started the store's upkeep"), "{log}");
+}

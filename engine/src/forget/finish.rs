@@ -6,7 +6,8 @@
 //! key. So a forget killed anywhere after its commit leaves the flag, and whoever opens the
 //! store next finishes the job ([`finish`]): the next forget, every CLI command
 //! ([`crate::Engine::finish_interrupted`], which says so on stderr) and the hooks (which start
-//! `memctl forget --finish` in the background: a rewrite takes seconds, never on a hook's path).
+//! the store's upkeep, `memctl migrate --background`: a rewrite takes seconds, never on a
+//! hook's path).
 //!
 //! **Backups.** `<data dir>/backups/` holds `memctl backup`'s default copies and the old files
 //! migrations keep. One that holds a chunk this store tombstoned, or a tool output the forget

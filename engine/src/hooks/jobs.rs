@@ -1,5 +1,5 @@
 //! Background jobs that hooks start per transcript (`memctl ingest --background <transcript>`,
-//! and `memctl migrate --background` per store file): at most one runs per (kind, file), and
+//! and `memctl migrate --background`, the store's upkeep, per store file): at most one runs per (kind, file), and
 //! no request for one is lost.
 //!
 //! Why: a burst of prompts asks for a deferred archive of the same transcript on every prompt.
@@ -21,9 +21,9 @@ use std::path::{Path, PathBuf};
 /// The deferred archive of one transcript (`memctl ingest --background`).
 pub const INGEST: &str = "ingest";
 
-/// The migration of an earlier memctl's store (`memctl migrate --background`), keyed by the
-/// store file: every hook on such a store asks for one, and each would wait for the store's
-/// write lock behind the first.
+/// The store's upkeep (`memctl migrate --background`: migrating an earlier memctl's store,
+/// finishing a forget cut short), keyed by the store file: every hook on such a store asks for
+/// one, and each would wait for the store's write lock behind the first.
 pub const MIGRATE: &str = "migrate";
 
 /// Folder of the data dir holding the jobs' lock and request files.

@@ -30,3 +30,19 @@ pub fn hold_write_lock(
         Ok(())
     })
 }
+
+/// Leave the store at `path` as a forget killed after its removal committed leaves it: the
+/// rewrite still to do (what the next command or the store's upkeep finishes).
+pub fn mark_forget_unfinished(path: &Path) -> Result<(), StoreError> {
+    let store = crate::store::Store::open(path)?;
+    store.write(|w| w.set_meta_value(crate::store::rewrite::META_REWRITE_PENDING, &[1]))
+}
+
+/// Whether a forget's rewrite is still to do in the store at `path` (read only: nothing is
+/// finished by asking).
+pub fn forget_unfinished(path: &Path) -> Result<bool, StoreError> {
+    let store = crate::store::Store::open_read_only(path)?;
+    let r = store.read()?;
+    Ok(r.meta_value(crate::store::rewrite::META_REWRITE_PENDING)?
+        .is_some())
+}
