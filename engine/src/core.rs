@@ -67,32 +67,17 @@ impl Core {
     pub(crate) fn open(opts: EngineOptions) -> Result<Self, EngineError> {
         crate::paths::ensure_private_dir(&opts.data_dir)?;
         let store = Store::open(opts.store_path())?;
-        Ok(Self {
-            opts,
-            store,
-            hash: HashEmbedder::new(),
-            model: OnceLock::new(),
-            query_model: OnceLock::new(),
-            resident_blocks: None,
-        })
+        Ok(Self::with_store(opts, store))
     }
 
     /// Open an existing store for reading only (see [`crate::Engine::open_read_only`]).
     pub(crate) fn open_read_only(opts: EngineOptions) -> Result<Self, EngineError> {
         let store = Store::open_read_only(opts.store_path())?;
-        Ok(Self {
-            opts,
-            store,
-            hash: HashEmbedder::new(),
-            model: OnceLock::new(),
-            query_model: OnceLock::new(),
-            resident_blocks: None,
-        })
+        Ok(Self::with_store(opts, store))
     }
 
-    /// Internals over a store opened by the caller (tests: a store over a storage backend
-    /// with injected faults, `store::fault_inject`).
-    #[cfg(test)]
+    /// Internals over a store opened by the caller (the opens above; tests: a store over a
+    /// storage backend with injected faults, `store::fault_inject`).
     pub(crate) fn with_store(opts: EngineOptions, store: Store) -> Self {
         Self {
             opts,

@@ -308,7 +308,7 @@ fn the_restore_precompact_prepares_is_the_one_sessionstart_builds() {
 
     // The same state without the prepared file builds the block.
     let built_home = dir.path().join("built");
-    copy_dir(&home, &built_home);
+    memctl_test_support::copy_dir(&home, &built_home);
     std::fs::remove_file(built_home.join("prepared").join(format!("{SID}.json"))).expect("rm");
     let served = hook(&home, "SessionStart", &compact);
     let built = hook(&built_home, "SessionStart", &compact);
@@ -347,19 +347,6 @@ fn the_restore_precompact_prepares_is_the_one_sessionstart_builds() {
     );
     assert!(out.status.success(), "{out:?}");
     assert!(!prepared.exists(), "a forget left a prepared restore");
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read_dir") {
-        let e = e.expect("entry");
-        let dst = to.join(e.file_name());
-        if e.file_type().expect("type").is_dir() {
-            copy_dir(&e.path(), &dst);
-        } else {
-            std::fs::copy(e.path(), &dst).expect("copy");
-        }
-    }
 }
 
 /// A hook that finds a forget cut short starts the store's upkeep (`memctl migrate
