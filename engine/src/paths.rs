@@ -88,6 +88,15 @@ pub fn modified_longer_ago(entry: &std::fs::DirEntry, age: std::time::Duration) 
         .is_some_and(|a| a > age)
 }
 
+/// Remove the file at `path`; one already gone is no error. Returns whether this call removed it.
+pub fn remove_if_present(path: &Path) -> std::io::Result<bool> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// Open `path` for appending, creating it with mode 0600: spools and access logs name the
 /// user's files and sessions. (`O_APPEND` keeps concurrent appenders' single writes whole.)
 pub fn append_private(path: &Path) -> std::io::Result<std::fs::File> {

@@ -296,10 +296,7 @@ fn recall_after_a_compaction_starts_no_runtime_telemetry() {
 /// served to another configuration, and gone after any forget.
 #[test]
 fn the_restore_precompact_prepares_is_the_one_sessionstart_builds() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let home = dir.path().join("home");
-    let t = dir.path().join(format!("{SID}.jsonl"));
-    std::fs::copy(fixture(), &t).expect("fixture");
+    let Session { dir, home, t } = Session::from_fixture();
     let compact = payload("SessionStart", SID, &t, r#","source":"compact""#);
     let pre = payload("PreCompact", SID, &t, r#","trigger":"auto""#);
     hook(&home, "PreCompact", &pre);
@@ -354,10 +351,7 @@ fn the_restore_precompact_prepares_is_the_one_sessionstart_builds() {
 /// hooks' once-a-minute marker.
 #[test]
 fn a_hook_that_finds_a_forget_cut_short_starts_the_upkeep_that_finishes_it() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let home = dir.path().join("home");
-    let t = dir.path().join(format!("{SID}.jsonl"));
-    std::fs::copy(fixture(), &t).expect("fixture");
+    let Session { dir: _dir, home, t } = Session::from_fixture();
     let prompt = payload("UserPromptSubmit", SID, &t, r#","prompt":"x""#);
     hook(&home, "UserPromptSubmit", &prompt);
     let store = home.join("memctl.redb");
@@ -375,4 +369,21 @@ fn a_hook_that_finds_a_forget_cut_short_starts_the_upkeep_that_finishes_it() {
     }
     let log = std::fs::read_to_string(home.join("logs").join("memctl.log")).unwrap_or_default();
     assert!(log.contains("started the store's upkeep"), "{log}");
+}
+
+/// A data dir and the fixture transcript as session `SID`'s, in one temporary folder.
+struct Session {
+    dir: tempfile::TempDir,
+    home: std::path::PathBuf,
+    t: std::path::PathBuf,
+}
+
+impl Session {
+    fn from_fixture() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path().join("home");
+        let t = dir.path().join(format!("{SID}.jsonl"));
+        std::fs::copy(fixture(), &t).expect("fixture");
+        Self { dir, home, t }
+    }
 }

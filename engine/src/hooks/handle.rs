@@ -95,39 +95,20 @@ fn boundary_state(
     session: &str,
     kind: RestoreKind,
 ) -> Result<crate::recall::ContextState, EngineError> {
-    use crate::recall::ContextState;
     let next_turn = engine.last_turn(session)?.map_or(0, |t| t + 1);
     let st = crate::recall::load_state(engine.data_dir(), session);
     // Chunks waiting for a usage verdict keep waiting across the boundary.
     let pending = st.pending.clone();
     Ok(match kind {
-        RestoreKind::Compact => ContextState {
-            lost: true,
-            boundary_turn: next_turn,
-            injected: Vec::new(),
-            recalled: Vec::new(),
-            pending,
-        },
-        RestoreKind::Clear | RestoreKind::Startup => ContextState {
-            lost: true,
-            boundary_turn: 0,
-            injected: Vec::new(),
-            recalled: Vec::new(),
-            pending,
-        },
+        RestoreKind::Compact => new_window(next_turn, pending),
+        RestoreKind::Clear | RestoreKind::Startup => new_window(0, pending),
         RestoreKind::Resume => {
             let latest = engine.latest_compact_turn(session)?;
             if !st.lost || latest.is_some_and(|t| t > st.boundary_turn) {
                 // A compaction this state never saw (its hook could not write, or it ran
                 // before memctl was installed): what earlier blocks injected is gone from the
                 // context, and every turn before the newest summary may be out of it.
-                ContextState {
-                    lost: true,
-                    boundary_turn: latest.unwrap_or(next_turn),
-                    injected: Vec::new(),
-                    recalled: Vec::new(),
-                    pending,
-                }
+                new_window(latest.unwrap_or(next_turn), pending)
             } else {
                 st
             }
@@ -163,7 +144,7 @@ fn prompt_recall(
     };
     if found.embedded_by == crate::recall::QuerySource::InProcess {
         // No resident embedder answered: start one for the next prompt.
-        fx.start_resident = wants_resident(engine);
+        fx.start_resident = wants_resident(engine.options());
     }
     if found.text.is_empty() {
         tracing::info!(best = ?found.best, embedded_by = ?found.embedded_by, "recall: no confident match");
@@ -188,10 +169,41 @@ fn prompt_recall(
     Some(found.text)
 }
 
-/// True when this engine would use a resident embedder (the model is on and so is the
+/// A context window that lost what came before `boundary_turn` and holds nothing injected
+/// yet; `pending` (chunks waiting for a usage verdict) keeps waiting across the boundary.
+pub(super) fn new_window(
+    boundary_turn: u32,
+    pending: Vec<crate::recall::PendingUse>,
+) -> crate::recall::ContextState {
+    crate::recall::ContextState {
+        lost: true,
+        boundary_turn,
+        injected: Vec::new(),
+        recalled: Vec::new(),
+        pending,
+    }
+}
+
+/// Record a restore in the session's context state and save it: its chunks are injected, and
+/// wait for a usage verdict from `next_agent_turn` on (not boosted for being restored:
+/// boosted if the agent uses them).
+pub(super) fn remember_restored(
+    data_dir: &Path,
+    session: &str,
+    state: &mut crate::recall::ContextState,
+    chunk_ids: &[crate::store::ChunkId],
+    next_agent_turn: u32,
+) {
+    state.add_injected(chunk_ids);
+    state.await_use(chunk_ids, next_agent_turn);
+    if let Err(e) = crate::recall::save_state(data_dir, session, state) {
+        tracing::warn!(error = %e, "context state not saved");
+    }
+}
+
+/// True when these options would use a resident embedder (the model is on and so is the
 /// resident setting).
-fn wants_resident(engine: &Engine) -> bool {
-    let o = engine.options();
+pub(super) fn wants_resident(o: &crate::engine::EngineOptions) -> bool {
     o.resident.enabled && !o.model_disabled
 }
 
@@ -559,15 +571,17 @@ fn on_session_start(
     let session = p.session_id.as_str();
     let mut state = boundary_state(engine, session, kind)?;
     // Recall can happen from the next prompt on: have its embedder ready.
-    fx.start_resident = cfg.recall.enabled && state.lost && wants_resident(engine);
+    fx.start_resident = cfg.recall.enabled && state.lost && wants_resident(engine.options());
     let exclude = state.injected.iter().copied().collect();
     let restored = engine.restore_excluding(session, &project, kind, &cfg.restore, &exclude)?;
-    state.add_injected(&restored.chunk_ids);
-    // Not boosted for being restored: boosted if the agent uses them.
-    state.await_use(&restored.chunk_ids, engine.next_agent_turn(session)?);
-    if let Err(e) = crate::recall::save_state(engine.data_dir(), session, &state) {
-        tracing::warn!(error = %e, "context state not saved");
-    }
+    let next_agent_turn = engine.next_agent_turn(session)?;
+    remember_restored(
+        engine.data_dir(),
+        session,
+        &mut state,
+        &restored.chunk_ids,
+        next_agent_turn,
+    );
     Ok(if restored.text.is_empty() {
         Reply::None
     } else {

@@ -18,12 +18,11 @@
 //! file and removes it, or has moved the epoch, and the file is removed here.
 
 use super::event::{AgentEvent, Reply};
-use super::handle::{HookAnswer, HookEffects};
+use super::handle::{HookAnswer, HookEffects, new_window, remember_restored, wants_resident};
 use crate::engine::{Engine, EngineOptions};
 use crate::error::{EngineError, StoreError};
-use crate::recall::ContextState;
 use crate::redact::Redacted;
-use crate::restore::prepared_files::{dir, path};
+use crate::restore::prepared_files::{dir, path, remove};
 use crate::restore::{RestoreConfig, RestoreKind, RestoreMode};
 use crate::store::ChunkId;
 use serde::{Deserialize, Serialize};
@@ -175,21 +174,17 @@ pub(crate) fn serve(
 /// block it built).
 fn answer(prepared: Prepared, opts: &EngineOptions, cfg: &super::HookConfig) -> HookAnswer {
     let session = prepared.session_id.as_str();
-    let mut state = ContextState {
-        lost: true,
-        boundary_turn: prepared.boundary_turn,
-        injected: Vec::new(),
-        recalled: Vec::new(),
-        // Chunks waiting for a usage verdict keep waiting across the boundary.
-        pending: crate::recall::load_state(&opts.data_dir, session).pending,
-    };
-    state.add_injected(&prepared.chunk_ids);
-    state.await_use(&prepared.chunk_ids, prepared.next_agent_turn);
-    if let Err(e) = crate::recall::save_state(&opts.data_dir, session, &state) {
-        tracing::warn!(error = %e, "context state not saved");
-    }
+    let pending = crate::recall::load_state(&opts.data_dir, session).pending;
+    let mut state = new_window(prepared.boundary_turn, pending);
+    remember_restored(
+        &opts.data_dir,
+        session,
+        &mut state,
+        &prepared.chunk_ids,
+        prepared.next_agent_turn,
+    );
     let effects = HookEffects {
-        start_resident: cfg.recall.enabled && opts.resident.enabled && !opts.model_disabled,
+        start_resident: cfg.recall.enabled && wants_resident(opts),
         ..HookEffects::default()
     };
     let reply = if prepared.text.is_empty() {
@@ -199,14 +194,4 @@ fn answer(prepared: Prepared, opts: &EngineOptions, cfg: &super::HookConfig) -> 
         Reply::RedactedContext(Redacted::assume(prepared.text))
     };
     HookAnswer { reply, effects }
-}
-
-fn remove(file: &Path) {
-    match std::fs::remove_file(file) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => {
-            tracing::warn!(file = %file.display(), error = %e, "prepared restore not removed")
-        }
-    }
 }

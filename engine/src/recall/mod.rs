@@ -29,8 +29,8 @@ mod tests;
 
 pub use crate::evidence::{CONFIDENT, Evidence, GateParams, Thresholds, gate, prompt_kind};
 pub(crate) use crate::evidence::{informative_terms, passage};
+pub(crate) use reinforce::{PendingUse, judge, next_agent_turn};
 pub use reinforce::{UsageReport, chunk_identifiers};
-pub(crate) use reinforce::{judge, next_agent_turn};
 pub use state::{ContextState, load_state, save_state, state_path};
 
 use crate::core::Core;

@@ -34,9 +34,8 @@ pub(crate) fn remove_all(data_dir: &Path) -> Result<u64, StoreError> {
                 source,
             })?
             .path();
-        match std::fs::remove_file(&path) {
-            Ok(()) => n += 1,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        match crate::paths::remove_if_present(&path) {
+            Ok(removed) => n += u64::from(removed),
             Err(source) => return Err(StoreError::Io { path, source }),
         }
     }
@@ -56,30 +55,21 @@ pub(crate) fn remove_stale(data_dir: &Path, max_age: std::time::Duration) {
         }
     };
     for entry in entries {
-        let path = match entry {
-            Ok(e) => e.path(),
+        match entry {
+            Ok(e) if crate::paths::modified_longer_ago(&e, max_age) => remove(&e.path()),
+            Ok(_) => {}
             Err(e) => {
                 tracing::warn!(dir = %d.display(), error = %e, "prepared restores not listed");
                 return;
             }
-        };
-        let old = std::fs::metadata(&path)
-            .and_then(|m| m.modified())
-            .map(|t| t.elapsed().is_ok_and(|age| age > max_age));
-        match old {
-            Ok(false) => {}
-            Ok(true) => match std::fs::remove_file(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    tracing::warn!(file = %path.display(), error = %e, "stale prepared restore not removed");
-                }
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                tracing::warn!(file = %path.display(), error = %e, "prepared restore not checked")
-            }
         }
+    }
+}
+
+/// Remove one block (used, stale, or dropped); a fault is logged.
+pub(crate) fn remove(file: &Path) {
+    if let Err(e) = crate::paths::remove_if_present(file) {
+        tracing::warn!(file = %file.display(), error = %e, "prepared restore not removed");
     }
 }
 
