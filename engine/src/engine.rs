@@ -270,11 +270,15 @@ impl Engine {
         let pids = self.core.project_ids(&reader, &req.projects)?;
         let mut degraded = None;
         let mut embedder = None;
+        let mut ann = None;
         let query_vector = if req.mode == SearchMode::Lexical || pids.is_empty() {
             None
         } else {
-            let (emb, mut vecs) = match self.resident_vector(&req.query) {
-                Some((id, v)) => (id, vec![v]),
+            let (emb, mut vecs) = match self.resident_query(&req.query, &pids, req.candidates()) {
+                Some(s) => {
+                    ann = s.ann;
+                    (s.embedder, vec![s.vector])
+                }
                 None => {
                     let e = self.core.embed_active(&[req.query.as_str()])?;
                     (e.embedder, e.vectors)
@@ -291,7 +295,9 @@ impl Engine {
             embedder = Some(emb.key());
             Some((emb, vecs.pop().unwrap_or_default()))
         };
-        let retriever = Retriever::new(&reader).with_resident(self.core.resident_blocks());
+        let retriever = Retriever::new(&reader)
+            .with_resident(self.core.resident_blocks())
+            .with_ann(ann.as_ref());
         let vector = query_vector.as_ref().map(|(e, v)| (e, v.as_slice()));
         let mut ranked = retriever.rank(&Retrieval {
             text: &req.query,
@@ -359,21 +365,33 @@ impl Engine {
         if !crate::recall::worth_searching(prompt, cfg) {
             return Ok(Recalled::default());
         }
-        let (query, source) = self.query_vector(prompt)?;
+        let (query, source) = self.query_vector(prompt, project, cfg)?;
         let mut found =
             crate::recall::recall(&self.core, session, project, prompt, &query, state, cfg)?;
         found.embedded_by = source;
         Ok(found)
     }
 
-    /// A query vector from the resident embedder ([`crate::resident`]) when it is on and
-    /// answers (the agent's own `memctl search` gets it too); None otherwise.
-    fn resident_vector(&self, text: &str) -> Option<(EmbedderId, Vec<f32>)> {
+    /// A query vector from the resident service ([`crate::resident`]) when it is on and answers
+    /// (the agent's own `memctl search` gets it too), with its index's `k` nearest chunks in
+    /// `projects` when it keeps one; None otherwise.
+    fn resident_query(
+        &self,
+        text: &str,
+        projects: &[u32],
+        k: usize,
+    ) -> Option<crate::resident::Served> {
         let opts = self.core.options();
         if opts.model_disabled || !opts.resident.enabled {
             return None;
         }
-        match crate::resident::embed_query(&opts.data_dir, text, opts.resident.timeout) {
+        match crate::resident::search_query(
+            &opts.data_dir,
+            text,
+            projects,
+            k,
+            opts.resident.timeout,
+        ) {
             Ok(found) => Some(found),
             Err(crate::resident::ResidentError::NotRunning { .. }) => None,
             Err(e) => {
@@ -386,12 +404,32 @@ impl Engine {
     /// The prompt's vector for recall: from the resident embedder when one answers (a few ms),
     /// else from the fast-start query model in this process (~150–190 ms), else none (lexical
     /// recall). The model is never loaded when the resident embedder answered.
-    fn query_vector(&self, prompt: &str) -> Result<(QueryVector, QuerySource), EngineError> {
+    fn query_vector(
+        &self,
+        prompt: &str,
+        project: &str,
+        cfg: &RecallConfig,
+    ) -> Result<(QueryVector, QuerySource), EngineError> {
         if self.core.options().model_disabled {
             return Ok((QueryVector::None, QuerySource::None));
         }
-        if let Some((id, v)) = self.resident_vector(prompt) {
-            return Ok((QueryVector::Given(id, v), QuerySource::Resident));
+        let pids: Vec<u32> = self
+            .core
+            .store()
+            .read()?
+            .project_id(project)?
+            .into_iter()
+            .collect();
+        if let Some(s) = self.resident_query(prompt, &pids, cfg.candidates) {
+            let q = match s.ann {
+                Some(ann) => QueryVector::Served {
+                    embedder: s.embedder,
+                    vector: s.vector,
+                    ann: Box::new(ann),
+                },
+                None => QueryVector::Given(s.embedder, s.vector),
+            };
+            return Ok((q, QuerySource::Resident));
         }
         Ok(match self.core.query_model() {
             Ok(m) => {
@@ -766,4 +804,27 @@ pub struct StoreStatus {
     /// Per space, int8 index entries of chunks that were replaced, deleted or re-embedded in
     /// another space: skipped by search, dropped at the next compaction.
     pub stale_index_entries: Vec<(String, u64)>,
+}
+
+/// What the resident service's vector index reads ([`crate::ann`]).
+impl Engine {
+    /// Visit the int8 entries of space `emb` appended since `from` (see
+    /// [`crate::store::StoreReader::follow_vectors`]), in one read transaction.
+    pub fn follow_vectors(
+        &self,
+        emb: &EmbedderId,
+        from: &[crate::ann::BlockCursor],
+        epoch: Option<u64>,
+        limit: u64,
+        visit: &mut dyn FnMut(crate::ann::FeedEntry<'_>),
+    ) -> Result<crate::ann::Followed, EngineError> {
+        let r = self.core().store().read()?;
+        Ok(r.follow_vectors(emb, from, epoch, limit, visit)?)
+    }
+
+    /// The store's forget count: a writer of files that may quote archived text reads it
+    /// before and after, and removes what it wrote when it moved.
+    pub fn forget_epoch(&self) -> Result<u64, EngineError> {
+        Ok(self.core().store().read()?.forget_epoch()?)
+    }
 }

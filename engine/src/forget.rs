@@ -375,7 +375,9 @@ pub(crate) fn forget(
     // Each removed tool output leaves a tombstone of its own (swap::forget::tombstone_key).
     rep.tombstones = applied.tombstones + outputs.len() as u64;
     rep.context_files = forget_context_files(core, &applied, &rep.removed_ids)?
-        + crate::restore::prepared_files::remove_all(core.data_dir())?;
+        + crate::restore::prepared_files::remove_all(core.data_dir())?
+        // The service index's files hold int8 copies of vectors.
+        + crate::paths::remove_files_in(&crate::ann::ann_dir(core.data_dir()))?;
     for s in &applied.sessions_fixed {
         match crate::summary::summarize_session(core, s, &crate::summary::SummaryConfig::default())
         {

@@ -15,6 +15,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod ann;
 mod autopilot;
 mod chunk;
 mod claim;
@@ -59,6 +60,7 @@ mod transcript;
 
 // The engine and what it is opened with, asked and answers. Every other crate reaches the
 // engine through this list: the modules themselves are private.
+pub use ann::{AnnAnswer, AnnHit, BlockCursor, DenseService, FeedEntry, Followed, ann_dir};
 pub use chunk::Chunk;
 pub use engine::{ActiveEmbedder, Engine, EngineOptions};
 pub use error::{CodecError, EmbedError, EngineError, IndexError, StoreError};

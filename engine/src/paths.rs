@@ -97,6 +97,25 @@ pub fn remove_if_present(path: &Path) -> std::io::Result<bool> {
     }
 }
 
+/// Remove every file directly in `dir` (none there, or no `dir`, is no error). Returns how many.
+pub(crate) fn remove_files_in(dir: &Path) -> Result<u64, crate::StoreError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| crate::StoreError::Io { path, source }
+    };
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(io(dir)(e)),
+    };
+    let mut n = 0;
+    for entry in entries {
+        let path = entry.map_err(io(dir))?.path();
+        n += u64::from(remove_if_present(&path).map_err(io(&path))?);
+    }
+    Ok(n)
+}
+
 /// Open `path` for appending, creating it with mode 0600: spools and access logs name the
 /// user's files and sessions. (`O_APPEND` keeps concurrent appenders' single writes whole.)
 pub fn append_private(path: &Path) -> std::io::Result<std::fs::File> {

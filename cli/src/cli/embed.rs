@@ -7,6 +7,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use memctl_engine::{EngineOptions, Settings};
 use std::io::Write;
+use std::sync::Arc;
 
 /// `memctl embed-pending`.
 #[derive(Debug, Args)]
@@ -80,7 +81,8 @@ pub(super) fn embedder(opts: &EngineOptions, s: &Settings, out: &mut dyn Write) 
         .embed
         .background
         .then(|| crate::background::bulk_embedder(opts.clone().for_background(s)));
-    match memctl_engine::serve_resident(&opts.data_dir, &opts.onnx, &s.resident, bulk)
+    let index = vector_index(opts)?;
+    match memctl_engine::serve_resident(&opts.data_dir, &opts.onnx, &s.resident, bulk, index)
         .context("resident embedder")?
     {
         memctl_engine::ServeEnd::AlreadyRunning => {
@@ -89,4 +91,21 @@ pub(super) fn embedder(opts: &EngineOptions, s: &Settings, out: &mut dyn Write) 
         other => writeln!(out, "resident embedder ended: {other:?}")?,
     }
     Ok(())
+}
+
+/// The service's vector index ([`memctl_ann`]) unless `MEMCTL_ANN=0`. `MEMCTL_ANN_MIN`: the
+/// number of vectors from which a project is searched through its graph (below it the
+/// caller's exact scan is as fast; default [`memctl_ann::AnnConfig::default`]).
+fn vector_index(opts: &EngineOptions) -> Result<Option<Arc<dyn memctl_engine::DenseService>>> {
+    if std::env::var("MEMCTL_ANN").is_ok_and(|v| v == "0" || v == "off") {
+        return Ok(None);
+    }
+    let mut cfg = memctl_ann::AnnConfig::default();
+    if let Ok(v) = std::env::var("MEMCTL_ANN_MIN") {
+        cfg.min_vectors = v
+            .parse()
+            .with_context(|| format!("MEMCTL_ANN_MIN={v:?} is not a number of vectors"))?;
+    }
+    let svc = memctl_ann::AnnService::new(opts.clone(), opts.onnx.embedder_id(), cfg);
+    Ok(Some(Arc::new(svc)))
 }

@@ -58,6 +58,13 @@ pub struct OnnxConfig {
     pub graph_opt: GraphOpt,
 }
 
+impl OnnxConfig {
+    /// The space of the vectors this model makes (known without loading it).
+    pub fn embedder_id(&self) -> EmbedderId {
+        EmbedderId::new(MINILM_NAME, self.variant.clone(), MINILM_DIMS)
+    }
+}
+
 /// How much ONNX Runtime optimizes the graph when it creates a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GraphOpt {
@@ -319,7 +326,7 @@ impl OnnxEmbedder {
             load_seconds: started.elapsed().as_secs_f64(),
         };
         Ok(Self {
-            id: EmbedderId::new(MINILM_NAME, cfg.variant.clone(), MINILM_DIMS),
+            id: cfg.embedder_id(),
             session: Mutex::new(session),
             tokenizer,
             needs_token_type_ids,

@@ -336,6 +336,13 @@ impl QuantQuery {
         let (q, scale) = quantize(&f);
         Ok(Self { f32: f, q, scale })
     }
+
+    /// Approximate cosine with a stored entry (`dot_i8 × scale_q × scale_v`, clamped to
+    /// [-1, 1]).
+    #[inline]
+    pub fn approx(&self, scale: f32, codes: &[u8]) -> f32 {
+        (dot_i8(&self.q, codes) as f32 * scale * self.scale).clamp(-1.0, 1.0)
+    }
 }
 
 /// Scan encoded blocks with an int8 dot product and keep the `n` best (approximate cosine
@@ -368,8 +375,7 @@ pub fn scan_blocks_filtered<'a>(
         view.ensure_embedder(embedder)?;
         for (id, scale, data) in view.entries() {
             if keep(id) {
-                let approx = dot_i8(&qq.q, data) as f32 * scale * qq.scale;
-                top.push(id, approx.clamp(-1.0, 1.0));
+                top.push(id, qq.approx(scale, data));
             }
         }
     }

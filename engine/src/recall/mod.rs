@@ -116,6 +116,15 @@ pub enum QuerySource {
 pub enum QueryVector {
     /// Embedded by the caller (the model when available).
     Given(EmbedderId, Vec<f32>),
+    /// Embedded by the resident service, with its index's nearest chunks.
+    Served {
+        /// The space of `vector`.
+        embedder: EmbedderId,
+        /// The prompt's vector.
+        vector: Vec<f32>,
+        /// The service index's answer.
+        ann: Box<crate::ann::AnnAnswer>,
+    },
     /// No dense side.
     None,
 }
@@ -144,14 +153,17 @@ pub(crate) fn recall(
     let Some(pid) = r.project_id(project)? else {
         return Ok(Recalled::default());
     };
-    let (vector, model_space) = match query {
-        QueryVector::Given(e, v) => (
-            Some((e, v.as_slice())),
-            e.model == crate::embed::onnx::MINILM_NAME,
-        ),
-        QueryVector::None => (None, false),
+    let (vector, ann) = match query {
+        QueryVector::Given(e, v) => (Some((e, v.as_slice())), None),
+        QueryVector::Served {
+            embedder,
+            vector,
+            ann,
+        } => (Some((embedder, vector.as_slice())), Some(&**ann)),
+        QueryVector::None => (None, None),
     };
-    let retriever = Retriever::new(&r);
+    let model_space = vector.is_some_and(|(e, _)| e.model == crate::embed::onnx::MINILM_NAME);
+    let retriever = Retriever::new(&r).with_ann(ann);
     let ranked = retriever.rank(&Retrieval {
         text: prompt,
         vector,

@@ -10,6 +10,17 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::Duration;
 
+/// What the service answered to a search query.
+#[derive(Debug, Clone)]
+pub struct Served {
+    /// The space of `vector`.
+    pub embedder: EmbedderId,
+    /// The query's L2-normalised vector.
+    pub vector: Vec<f32>,
+    /// The service index's nearest chunks, when it keeps an index for that space.
+    pub ann: Option<crate::ann::AnnAnswer>,
+}
+
 /// Embed `text` as a query with the resident embedder of `data_dir`, waiting at most `timeout`
 /// for the whole exchange. [`ResidentError::NotRunning`] when no server listens.
 pub fn embed_query(
@@ -17,6 +28,30 @@ pub fn embed_query(
     text: &str,
     timeout: Duration,
 ) -> Result<(EmbedderId, Vec<f32>), ResidentError> {
+    let served = exchange(data_dir, Op::Embed, text, &[], 0, timeout)?;
+    Ok((served.embedder, served.vector))
+}
+
+/// Embed `text` and ask the service's vector index for the `k` nearest chunks in `projects`
+/// in one exchange (a service without an index answers with the vector alone).
+pub fn search_query(
+    data_dir: &Path,
+    text: &str,
+    projects: &[u32],
+    k: usize,
+    timeout: Duration,
+) -> Result<Served, ResidentError> {
+    exchange(data_dir, Op::Search, text, projects, k, timeout)
+}
+
+fn exchange(
+    data_dir: &Path,
+    op: Op,
+    text: &str,
+    projects: &[u32],
+    k: usize,
+    timeout: Duration,
+) -> Result<Served, ResidentError> {
     let (path, stream) = connect(data_dir)?;
     let io = |source| ResidentError::Io {
         path: path.clone(),
@@ -27,8 +62,10 @@ pub fn embed_query(
     stream.set_write_timeout(Some(timeout)).map_err(io)?;
     let mut req = serde_json::to_vec(&Request {
         v: PROTOCOL_VERSION,
-        op: Op::Embed,
+        op,
         text: text.to_string(),
+        projects: projects.to_vec(),
+        k,
     })
     .map_err(|e| ResidentError::Protocol(e.to_string()))?;
     req.push(b'\n');
@@ -56,6 +93,8 @@ pub fn notify_pending(data_dir: &Path) -> Result<(), ResidentError> {
         v: PROTOCOL_VERSION,
         op: Op::Pending,
         text: String::new(),
+        projects: Vec::new(),
+        k: 0,
     })
     .map_err(|e| ResidentError::Protocol(e.to_string()))?;
     req.push(b'\n');
@@ -81,7 +120,7 @@ fn connect(data_dir: &Path) -> Result<(std::path::PathBuf, UnixStream), Resident
 }
 
 /// Check a response line: version, error, a vector of the model's dimension.
-pub(super) fn parse_response(line: &[u8]) -> Result<(EmbedderId, Vec<f32>), ResidentError> {
+pub(super) fn parse_response(line: &[u8]) -> Result<Served, ResidentError> {
     let resp: Response = serde_json::from_slice(line)
         .map_err(|e| ResidentError::Protocol(format!("unreadable response: {e}")))?;
     if resp.v != PROTOCOL_VERSION {
@@ -105,5 +144,9 @@ pub(super) fn parse_response(line: &[u8]) -> Result<(EmbedderId, Vec<f32>), Resi
             model.dims
         )));
     }
-    Ok((model, resp.vector))
+    Ok(Served {
+        embedder: model,
+        vector: resp.vector,
+        ann: resp.ann,
+    })
 }

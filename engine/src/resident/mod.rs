@@ -32,7 +32,7 @@ mod client;
 mod server;
 
 pub use bulk::Bulk;
-pub use client::{embed_query, notify_pending};
+pub use client::{Served, embed_query, notify_pending, search_query};
 pub use server::{BulkWork, ServeEnd, serve};
 
 use crate::embed::EmbedderId;
@@ -116,6 +116,9 @@ pub enum Op {
     /// New chunks wait for a model vector: wake the bulk thread. No answer is written (the
     /// sender does not wait).
     Pending,
+    /// Embed `text` and answer with the vector and, when the service keeps a vector index, its
+    /// nearest chunks in `projects` ([`crate::ann`]).
+    Search,
 }
 
 /// One request: embed `text` as a query, or [`Op::Pending`].
@@ -129,6 +132,12 @@ pub struct Request {
     /// The text to embed (empty for [`Op::Pending`]).
     #[serde(default)]
     pub text: String,
+    /// [`Op::Search`]: the projects searched.
+    #[serde(default)]
+    pub projects: Vec<u32>,
+    /// [`Op::Search`]: how many nearest chunks are wanted.
+    #[serde(default)]
+    pub k: usize,
 }
 
 /// One response: the vector and the space it is in, or why not.
@@ -145,6 +154,9 @@ pub struct Response {
     /// Set instead of the vector when the server failed.
     #[serde(default)]
     pub error: Option<String>,
+    /// [`Op::Search`]: the service index's answer, when it could give one.
+    #[serde(default)]
+    pub ann: Option<crate::ann::AnnAnswer>,
 }
 
 /// The server's socket in `data_dir`.

@@ -4,6 +4,7 @@ use super::{
     Bulk, MAX_REQUEST_BYTES, Op, PROTOCOL_VERSION, Request, ResidentConfig, ResidentError,
     Response, checked_socket, lock_path,
 };
+use crate::ann::DenseService;
 use crate::embed::{Embedder, OnnxConfig, OnnxEmbedder};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::MetadataExt;
@@ -47,6 +48,7 @@ pub fn serve(
     onnx: &OnnxConfig,
     cfg: &ResidentConfig,
     bulk: Option<BulkWork>,
+    index: Option<Arc<dyn DenseService>>,
 ) -> Result<ServeEnd, ResidentError> {
     // Never create the data dir: the hook that started us had one, and a dir that is gone
     // was deleted on purpose (a test's temp dir, a user's `rm -rf`); re-creating it would
@@ -80,6 +82,14 @@ pub fn serve(
             tracing::warn!(error = %e, "resident service: no bulk thread; chunks stay pending");
         }
     }
+    if let Some(ix) = index.as_ref().map(Arc::clone) {
+        let spawned = std::thread::Builder::new()
+            .name("memctl-index".into())
+            .spawn(move || ix.follow());
+        if let Err(e) = spawned {
+            tracing::warn!(error = %e, "resident service: no index thread; searches scan");
+        }
+    }
     let started = Instant::now();
     let model = Arc::new(OnnxEmbedder::load(onnx)?);
     // The first run allocates ONNX Runtime's buffers: pay it before anyone waits.
@@ -104,7 +114,7 @@ pub fn serve(
     for conn in listener.incoming() {
         match conn {
             Ok(stream) => {
-                if let Err(e) = answer(stream, &model, &signals) {
+                if let Err(e) = answer(stream, &model, index.as_deref(), &signals) {
                     tracing::debug!(error = %e, "resident embedder: one request failed");
                 }
                 signals.touch();
@@ -141,7 +151,12 @@ fn spawn_watchdog(sock: PathBuf, ino: u64, idle: Duration, signals: Bulk, lock: 
 
 /// Read one request line, write one response line (none for [`Op::Pending`], which wakes the
 /// bulk thread). The bulk thread starts no batch while a query is answered here.
-fn answer(stream: UnixStream, model: &OnnxEmbedder, signals: &Bulk) -> std::io::Result<()> {
+fn answer(
+    stream: UnixStream,
+    model: &OnnxEmbedder,
+    index: Option<&dyn DenseService>,
+    signals: &Bulk,
+) -> std::io::Result<()> {
     stream.set_read_timeout(Some(CLIENT_IO))?;
     stream.set_write_timeout(Some(CLIENT_IO))?;
     let mut line = Vec::new();
@@ -162,12 +177,22 @@ fn answer(stream: UnixStream, model: &OnnxEmbedder, signals: &Bulk) -> std::io::
             r.v
         )),
         Ok(r) => match model.embed_batch(&[r.text.as_str()]) {
-            Ok(mut v) => Response {
-                v: PROTOCOL_VERSION,
-                model: Some(model.id().clone()),
-                vector: v.pop().unwrap_or_default(),
-                error: None,
-            },
+            Ok(mut v) => {
+                let vector = v.pop().unwrap_or_default();
+                let ann = match (r.op, index) {
+                    (Op::Search, Some(ix)) if r.k > 0 => {
+                        ix.search(model.id(), &r.projects, &vector, r.k)
+                    }
+                    _ => None,
+                };
+                Response {
+                    v: PROTOCOL_VERSION,
+                    model: Some(model.id().clone()),
+                    vector,
+                    error: None,
+                    ann,
+                }
+            }
             Err(e) => failure(e.to_string()),
         },
     };
@@ -182,5 +207,6 @@ fn failure(msg: String) -> Response {
         model: None,
         vector: Vec::new(),
         error: Some(msg),
+        ann: None,
     }
 }

@@ -11,14 +11,15 @@ fn ok_response(dims: usize, n: usize) -> Response {
         model: Some(EmbedderId::new("all-MiniLM-L6-v2", "fp32-1", dims)),
         vector: vec![0.5; n],
         error: None,
+        ann: None,
     }
 }
 
 #[test]
 fn a_good_response_gives_the_vector_and_its_space() {
-    let (id, v) = parse_response(&line(&ok_response(4, 4))).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(id.dims, 4);
-    assert_eq!(v, vec![0.5; 4]);
+    let got = parse_response(&line(&ok_response(4, 4))).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(got.embedder.dims, 4);
+    assert_eq!(got.vector, vec![0.5; 4]);
 }
 
 #[test]

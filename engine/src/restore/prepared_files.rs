@@ -20,26 +20,7 @@ pub(crate) fn path(data_dir: &Path, session_id: &str) -> PathBuf {
 
 /// Remove every prepared block (a forget: they may quote what went). Returns how many.
 pub(crate) fn remove_all(data_dir: &Path) -> Result<u64, StoreError> {
-    let d = dir(data_dir);
-    let entries = match std::fs::read_dir(&d) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-        Err(source) => return Err(StoreError::Io { path: d, source }),
-    };
-    let mut n = 0;
-    for entry in entries {
-        let path = entry
-            .map_err(|source| StoreError::Io {
-                path: d.clone(),
-                source,
-            })?
-            .path();
-        match crate::paths::remove_if_present(&path) {
-            Ok(removed) => n += u64::from(removed),
-            Err(source) => return Err(StoreError::Io { path, source }),
-        }
-    }
-    Ok(n)
+    crate::paths::remove_files_in(&dir(data_dir))
 }
 
 /// Remove the blocks older than `max_age` (a compaction that never finished left its block):

@@ -67,6 +67,8 @@ pub(crate) struct Retriever<'r> {
     reader: &'r StoreReader,
     /// Int8 blocks kept in memory by a long-lived process (the MCP server).
     resident: Option<&'r crate::store::ResidentBlocks>,
+    /// The resident service index's answer for this query ([`crate::ann`]).
+    ann: Option<&'r crate::ann::AnnAnswer>,
 }
 
 impl<'r> Retriever<'r> {
@@ -75,7 +77,15 @@ impl<'r> Retriever<'r> {
         Self {
             reader,
             resident: None,
+            ann: None,
         }
+    }
+
+    /// Take the dense candidates from the service index's answer (plus an exact scan of what
+    /// it does not cover) when it reflects this snapshot's block epoch.
+    pub(crate) fn with_ann(mut self, ann: Option<&'r crate::ann::AnnAnswer>) -> Self {
+        self.ann = ann;
+        self
     }
 
     /// Scan the resident copy of the int8 blocks (brought up to date with the snapshot)
@@ -95,9 +105,7 @@ impl<'r> Retriever<'r> {
         n: usize,
     ) -> Result<Vec<Hit>, StoreError> {
         let wanted = n.max(MIN_RESCORE);
-        let cand = self
-            .reader
-            .scan_vectors(project_ids, space, query, wanted, self.resident)?;
+        let cand = self.dense_candidates(project_ids, space, query, wanted)?;
         let mut out = Vec::with_capacity(cand.len());
         for h in cand {
             if let Some(v) = self.reader.vector(h.id, space)? {
@@ -110,6 +118,40 @@ impl<'r> Retriever<'r> {
         out.sort_by(Hit::rank_cmp);
         out.truncate(n);
         Ok(out)
+    }
+
+    /// Int8 candidates: the service index's hits and an exact scan of the entries it does not
+    /// cover, when its answer is for this space and block epoch; else an exact scan of
+    /// everything (from the resident copy when there is one).
+    fn dense_candidates(
+        &self,
+        project_ids: &[u32],
+        space: &EmbedderId,
+        query: &[f32],
+        wanted: usize,
+    ) -> Result<Vec<Hit>, StoreError> {
+        let usable = match self.ann {
+            Some(a) if a.space == space.key() => a.epoch == self.reader.vector_block_epoch()?,
+            _ => false,
+        };
+        let Some(ann) = self.ann.filter(|_| usable) else {
+            return self
+                .reader
+                .scan_vectors(project_ids, space, query, wanted, self.resident);
+        };
+        // Projects the index did not search are scanned whole; the others from its cursor.
+        let mut hits =
+            self.reader
+                .scan_vectors_after(project_ids, space, query, &ann.covered, wanted)?;
+        hits.extend(ann.hits.iter().map(|h| Hit {
+            id: h.id,
+            score: h.score,
+        }));
+        hits.sort_by(Hit::rank_cmp);
+        let mut seen = HashSet::with_capacity(hits.len());
+        hits.retain(|h| seen.insert(h.id));
+        hits.truncate(wanted);
+        Ok(hits)
     }
 
     /// BM25 over the projects' postings with its coverage.

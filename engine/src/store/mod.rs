@@ -26,6 +26,7 @@ mod corrupt_tests;
 mod create;
 #[cfg(test)]
 mod fault_inject;
+mod follow;
 mod handle;
 pub(crate) mod migrate;
 pub(crate) mod port;
@@ -42,6 +43,7 @@ mod vectors;
 
 pub(crate) use bulk::{ChunkToPut, Put};
 pub use chunks::{ChunkRecord, PutOutcome};
+pub use follow::{BlockCursor, FeedEntry, Followed};
 pub(crate) use postings::StoreLexical;
 pub use reclaim::ReclaimReport;
 pub use schema::SCHEMA_VERSION;

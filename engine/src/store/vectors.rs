@@ -477,7 +477,9 @@ impl StoreReader {
 }
 
 /// The block epoch in a meta table view (0 when never bumped).
-fn block_epoch(meta: &impl ReadableTable<&'static str, &'static [u8]>) -> Result<u64, StoreError> {
+pub(super) fn block_epoch(
+    meta: &impl ReadableTable<&'static str, &'static [u8]>,
+) -> Result<u64, StoreError> {
     match meta.get(META_BLOCK_EPOCH)? {
         None => Ok(0),
         Some(v) => Ok(u64::from_le_bytes(

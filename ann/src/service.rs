@@ -1,0 +1,392 @@
+//! The follower and the search: what the resident service runs.
+//!
+//! One thread ([`AnnService::run`]) reads the store's int8 entries of the model's space as
+//! they are appended ([`memctl_engine::Engine::follow_vectors`]), inserts them into the graph
+//! of their project, and saves graphs that stopped changing. When the store's block epoch
+//! moves (a compaction, a forget), it reads everything again and tombstones what is gone; after
+//! a forget, graphs holding tombstones are dropped and rebuilt from the store, so no index file
+//! ever holds a forgotten vector again (every forget also removes the files themselves).
+//!
+//! Searches ([`memctl_engine::DenseService::search`]) answer from the graphs of projects with
+//! at least [`AnnConfig::min_vectors`] points, with the cursor each graph has read up to: the
+//! caller scans the rest exactly.
+
+use crate::dist::{self, point};
+use crate::graph::{Graph, GraphParams};
+use crate::{AnnError, persist};
+use memctl_engine::{
+    AnnAnswer, BlockCursor, DenseService, EmbedderId, Engine, EngineOptions, TopK, ann_dir,
+};
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::{Duration, Instant};
+
+/// Settings of the service index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnnConfig {
+    /// Graph parameters.
+    pub params: GraphParams,
+    /// Below this many vectors in a project the caller's exact scan is as fast: no answer for
+    /// it (the graph is still kept, so it is ready when the project grows).
+    pub min_vectors: usize,
+    /// Entries read per step (bounds the memory of a first read of a big store).
+    pub step: u64,
+    /// How often the follower looks for new entries.
+    pub poll: Duration,
+    /// A graph is saved once it has not changed for this long.
+    pub save_after: Duration,
+}
+
+impl Default for AnnConfig {
+    fn default() -> Self {
+        Self {
+            params: GraphParams::default(),
+            min_vectors: 20_000,
+            step: 50_000,
+            poll: Duration::from_secs(1),
+            save_after: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The service index of one data dir and one space.
+#[derive(Debug)]
+pub struct AnnService {
+    opts: EngineOptions,
+    space: EmbedderId,
+    dir: PathBuf,
+    cfg: AnnConfig,
+    state: RwLock<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Block epoch of the last read; None before the first.
+    epoch: Option<u64>,
+    projects: HashMap<u32, Project>,
+    /// Chunks visited since a read from the start began (until it has caught up).
+    reconcile: Option<HashSet<u64>>,
+    /// The store's forget count at the last step.
+    forget_epoch: Option<u64>,
+    /// A forget happened: graphs with tombstones may hold its vectors (never saved; rebuilt).
+    forget_dirty: bool,
+}
+
+#[derive(Debug)]
+struct Project {
+    graph: Arc<Graph>,
+    cursor: BlockCursor,
+    /// Changed since the last save, and when.
+    unsaved: Option<Instant>,
+}
+
+impl AnnService {
+    /// The index of the data dir of `opts` for `space` (nothing is read until [`Self::run`]).
+    pub fn new(opts: EngineOptions, space: EmbedderId, cfg: AnnConfig) -> Self {
+        Self {
+            dir: ann_dir(&opts.data_dir),
+            opts,
+            space,
+            cfg,
+            state: RwLock::new(State::default()),
+        }
+    }
+
+    /// Take in the graphs saved in the data dir (a file that does not load is removed: the
+    /// graph is rebuilt from the store).
+    pub fn load_saved(&self) {
+        let mut st = self.write();
+        let mut epochs = HashSet::new();
+        for p in persist::saved_projects(&self.dir) {
+            match persist::load(&self.dir, p) {
+                Ok(Some((graph, pos))) if pos.space == self.space.key() => {
+                    epochs.insert(pos.epoch);
+                    st.projects.insert(
+                        p,
+                        Project {
+                            graph: Arc::new(graph),
+                            cursor: pos.cursor,
+                            unsaved: None,
+                        },
+                    );
+                }
+                Ok(_) => persist::remove_dumps(&self.dir, p, None),
+                Err(e) => {
+                    tracing::warn!(project = p, error = %e, "vector index not loaded; rebuilding");
+                    persist::remove_dumps(&self.dir, p, None);
+                }
+            }
+        }
+        // Graphs saved under different epochs: read everything once and reconcile.
+        st.epoch = (epochs.len() == 1)
+            .then(|| epochs.into_iter().next())
+            .flatten();
+    }
+
+    /// Load the saved graphs, then follow the store until the process ends (the service's
+    /// index thread).
+    pub fn run(&self) {
+        memctl_engine::lower_priority();
+        self.load_saved();
+        let mut engine = None;
+        loop {
+            if engine.is_none() {
+                engine = Engine::open_read_only(self.opts.clone()).ok();
+            }
+            let busy = match engine.as_ref().map(|e| self.step(e)) {
+                Some(Ok(read)) => read >= self.cfg.step,
+                Some(Err(e)) => {
+                    tracing::warn!(error = %e, "vector index: reading the store failed");
+                    engine = None;
+                    false
+                }
+                None => false,
+            };
+            if let Some(e) = engine.as_ref() {
+                self.save_quiet(e);
+            }
+            if !busy {
+                std::thread::sleep(self.cfg.poll);
+            }
+        }
+    }
+
+    /// Live points per project (tests, `status`).
+    pub fn sizes(&self) -> HashMap<u32, usize> {
+        self.read()
+            .projects
+            .iter()
+            .map(|(p, pr)| (*p, pr.graph.len()))
+            .collect()
+    }
+
+    /// Whether the last step has read everything the store held (tests).
+    pub fn caught_up(&self, engine: &Engine) -> Result<bool, AnnError> {
+        let (cursors, epoch) = self.position();
+        let mut n = 0u64;
+        let f = engine.follow_vectors(&self.space, &cursors, epoch, 1, &mut |_| n += 1)?;
+        Ok(!f.from_start && n == 0 && self.read().reconcile.is_none())
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn position(&self) -> (Vec<BlockCursor>, Option<u64>) {
+        let st = self.read();
+        (st.projects.values().map(|p| p.cursor).collect(), st.epoch)
+    }
+
+    /// Read what was appended (or everything, after the epoch moved) and insert it. Returns
+    /// how many entries were read.
+    pub fn step(&self, engine: &Engine) -> Result<u64, AnnError> {
+        // Read before the entries: a forget counted here is visible in them.
+        let forget_epoch = engine.forget_epoch()?;
+        let (cursors, epoch) = self.position();
+        let graphs: HashMap<u32, Arc<Graph>> = self
+            .read()
+            .projects
+            .iter()
+            .map(|(p, pr)| (*p, Arc::clone(&pr.graph)))
+            .collect();
+        let mut fresh: HashMap<u32, Vec<(u64, Vec<i8>)>> = HashMap::new();
+        let mut visited = Vec::new();
+        let followed =
+            engine.follow_vectors(&self.space, &cursors, epoch, self.cfg.step, &mut |e| {
+                visited.push(e.id);
+                if !graphs.get(&e.project).is_some_and(|g| g.contains(e.id)) {
+                    fresh
+                        .entry(e.project)
+                        .or_default()
+                        .push((e.id, point(e.codes, e.scale)));
+                }
+            })?;
+        let mut added = HashMap::new();
+        for (p, points) in fresh {
+            let graph = graphs
+                .get(&p)
+                .cloned()
+                .unwrap_or_else(|| Arc::new(Graph::new(self.cfg.params, points.len())));
+            graph.insert(&points);
+            added.insert(p, graph);
+        }
+        let read = followed.visited;
+        self.advance(followed, visited, added, forget_epoch);
+        Ok(read)
+    }
+
+    /// Take in what one step read: new graphs and cursors, the reconcile after an epoch move,
+    /// and the rebuild of graphs a forget may have left its vectors in.
+    fn advance(
+        &self,
+        followed: memctl_engine::Followed,
+        visited: Vec<u64>,
+        added: HashMap<u32, Arc<Graph>>,
+        forget_epoch: u64,
+    ) {
+        let now = Instant::now();
+        let mut st = self.write();
+        if followed.from_start {
+            st.reconcile = Some(HashSet::new());
+        }
+        if let Some(seen) = st.reconcile.as_mut() {
+            seen.extend(visited);
+        }
+        for (p, graph) in added {
+            let pr = st.projects.entry(p).or_insert_with(|| Project {
+                graph: Arc::clone(&graph),
+                cursor: BlockCursor {
+                    project: p,
+                    block: 0,
+                    count: 0,
+                },
+                unsaved: None,
+            });
+            pr.graph = graph;
+            pr.unsaved = Some(now);
+        }
+        for c in &followed.cursors {
+            if let Some(pr) = st.projects.get_mut(&c.project) {
+                pr.cursor = *c;
+            }
+        }
+        st.epoch = Some(followed.epoch);
+        if st.forget_epoch.is_some_and(|e| e != forget_epoch) {
+            st.forget_dirty = true;
+        }
+        st.forget_epoch = Some(forget_epoch);
+        let caught_up = followed.visited < self.cfg.step;
+        if caught_up && let Some(seen) = st.reconcile.take() {
+            let listed: HashSet<u32> = followed.cursors.iter().map(|c| c.project).collect();
+            st.projects.retain(|p, _| listed.contains(p));
+            for pr in st.projects.values_mut() {
+                if pr.graph.retain(&seen) > 0 {
+                    pr.unsaved = Some(now);
+                }
+            }
+        }
+        if st.forget_dirty && st.reconcile.is_none() {
+            // Graphs with tombstones may hold a forgotten vector: rebuild them from the store
+            // (a project without a cursor is read from its first entry by the next step).
+            let dir = self.dir.clone();
+            st.projects.retain(|p, pr| {
+                let keep = pr.graph.dead() == 0;
+                if !keep {
+                    persist::remove_dumps(&dir, *p, None);
+                }
+                keep
+            });
+            st.forget_dirty = false;
+        }
+    }
+
+    /// Save every graph that changed since it was last saved, now (tests, benches).
+    pub fn save_now(&self, engine: &Engine) {
+        for pr in self.write().projects.values_mut() {
+            if let Some(t) = pr.unsaved.as_mut() {
+                *t = Instant::now() - self.cfg.save_after;
+            }
+        }
+        self.save_quiet(engine);
+    }
+
+    /// Save the graphs that have not changed for [`AnnConfig::save_after`] (none while a
+    /// reconcile or a rebuild after a forget is pending). A forget that commits while a graph
+    /// is written is seen by the second read of its count, and the files go.
+    fn save_quiet(&self, engine: &Engine) {
+        let due: Vec<(u32, Arc<Graph>, persist::Position)> = {
+            let st = self.read();
+            if st.reconcile.is_some() || st.forget_dirty {
+                return;
+            }
+            let Some(epoch) = st.epoch else { return };
+            st.projects
+                .iter()
+                .filter(|(_, pr)| {
+                    pr.unsaved
+                        .is_some_and(|t| t.elapsed() >= self.cfg.save_after)
+                })
+                .map(|(p, pr)| {
+                    let pos = persist::Position {
+                        space: self.space.key(),
+                        epoch,
+                        cursor: pr.cursor,
+                    };
+                    (*p, Arc::clone(&pr.graph), pos)
+                })
+                .collect()
+        };
+        for (p, graph, pos) in due {
+            let before = self.read().forget_epoch;
+            let saved = persist::save(&self.dir, p, &graph, &pos);
+            let after = engine.forget_epoch().ok();
+            if after.is_none() || after != before {
+                persist::remove_dumps(&self.dir, p, None);
+                continue;
+            }
+            match saved {
+                Ok(()) => {
+                    if let Some(pr) = self.write().projects.get_mut(&p)
+                        && Arc::ptr_eq(&pr.graph, &graph)
+                    {
+                        pr.unsaved = None;
+                    }
+                }
+                Err(e) => tracing::warn!(project = p, error = %e, "vector index not saved"),
+            }
+        }
+    }
+}
+
+impl DenseService for AnnService {
+    fn search(
+        &self,
+        space: &EmbedderId,
+        projects: &[u32],
+        query: &[f32],
+        k: usize,
+    ) -> Option<AnnAnswer> {
+        if space.key() != self.space.key() || query.len() != space.dims {
+            return None;
+        }
+        let st = self.read();
+        let epoch = st.epoch?;
+        let q = dist::query_point(query);
+        let mut covered = Vec::new();
+        let mut top = TopK::new(k);
+        for p in projects {
+            let Some(pr) = st.projects.get(p) else {
+                continue;
+            };
+            if pr.graph.len() < self.cfg.min_vectors {
+                continue;
+            }
+            covered.push(pr.cursor);
+            for h in pr.graph.search(&q, k) {
+                top.push(h.id, h.score);
+            }
+        }
+        Some(AnnAnswer {
+            space: space.key(),
+            epoch,
+            covered,
+            hits: top
+                .into_sorted()
+                .into_iter()
+                .map(|h| memctl_engine::AnnHit {
+                    id: h.id,
+                    score: h.score,
+                })
+                .collect(),
+        })
+    }
+
+    fn follow(&self) {
+        self.run();
+    }
+}

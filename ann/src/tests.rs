@@ -1,0 +1,310 @@
+//! The graph against the exact oracle on real-model vectors, and the service against a real
+//! store: following appends, a forget (never returned, files gone, graph rebuilt), a restart
+//! from the saved graph, and files that do not match their sidecar.
+
+use crate::dist::{point, query_point};
+use crate::{AnnConfig, AnnService, Graph, GraphParams, persist};
+use memctl_engine::{
+    DenseService, Embedder, EmbedderId, Engine, EngineOptions, ForgetRequest, HashEmbedder,
+    IngestOptions, OnnxConfig,
+};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A small deterministic generator (the seed is printed by the tests that use it).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> f32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+fn unit(mut v: Vec<f32>) -> Vec<f32> {
+    memctl_engine::l2_normalize(&mut v);
+    v
+}
+
+/// The committed golden embeddings: real all-MiniLM-L6-v2 vectors.
+fn golden() -> Vec<Vec<f32>> {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/golden_embeddings.json");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("golden file")).expect("json");
+    doc["sentences"]
+        .as_array()
+        .expect("sentences")
+        .iter()
+        .map(|s| {
+            s["embedding"]
+                .as_array()
+                .expect("embedding")
+                .iter()
+                .map(|x| x.as_f64().unwrap_or_default() as f32)
+                .collect()
+        })
+        .collect()
+}
+
+/// `n` model-space vectors: random mixtures of the real ones plus noise, normalized.
+fn model_like(rng: &mut Rng, base: &[Vec<f32>], n: usize) -> Vec<Vec<f32>> {
+    (0..n)
+        .map(|_| {
+            let w: Vec<f32> = base.iter().map(|_| rng.next().powi(3)).collect();
+            let v = (0..base[0].len())
+                .map(|d| {
+                    let mix: f32 = base.iter().zip(&w).map(|(b, w)| b[d] * w).sum();
+                    mix + 0.04 * (rng.next() - 0.5)
+                })
+                .collect();
+            unit(v)
+        })
+        .collect()
+}
+
+fn stored_point(v: &[f32]) -> Vec<i8> {
+    let (q, scale) = memctl_engine::quantize(v);
+    let raw: Vec<u8> = q.iter().map(|&c| c as u8).collect();
+    point(&raw, scale)
+}
+
+fn exact_top(data: &[Vec<f32>], q: &[f32], k: usize) -> Vec<u64> {
+    let mut s: Vec<(f32, u64)> = data
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (memctl_engine::dot(v, q), i as u64))
+        .collect();
+    s.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    s.into_iter().take(k).map(|x| x.1).collect()
+}
+
+#[test]
+fn the_graph_with_rescoring_finds_what_the_exact_scan_finds() {
+    let seed = 0x05ee_da11_u64;
+    println!("seed {seed:#x}");
+    let mut rng = Rng(seed);
+    let base = golden();
+    let data = model_like(&mut rng, &base, 4000);
+    let queries = model_like(&mut rng, &base, 100);
+    let g = Graph::new(GraphParams::default(), data.len());
+    let points: Vec<(u64, Vec<i8>)> = data
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (i as u64, stored_point(v)))
+        .collect();
+    g.insert(&points);
+    assert_eq!(g.len(), data.len());
+    let (mut found, mut total) = (0usize, 0usize);
+    for q in &queries {
+        let truth = exact_top(&data, q, 10);
+        // What the retrieval does: 50 graph candidates re-scored with the stored vectors.
+        let mut cand: Vec<(f32, u64)> = g
+            .search(&query_point(q), 50)
+            .iter()
+            .map(|h| (memctl_engine::dot(&data[h.id as usize], q), h.id))
+            .collect();
+        cand.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let got: Vec<u64> = cand.into_iter().take(10).map(|x| x.1).collect();
+        found += truth.iter().filter(|t| got.contains(t)).count();
+        total += truth.len();
+    }
+    let recall = found as f64 / total as f64;
+    println!(
+        "recall@10 {recall:.4} over {} queries, n = {}",
+        queries.len(),
+        data.len()
+    );
+    assert!(recall >= 0.95, "recall@10 {recall} (seed {seed:#x})");
+}
+
+#[test]
+fn tombstones_are_never_returned() {
+    let mut rng = Rng(7);
+    println!("seed 7");
+    let data = model_like(&mut rng, &golden(), 500);
+    let g = Graph::new(GraphParams::default(), 500);
+    let points: Vec<(u64, Vec<i8>)> = data
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (i as u64, stored_point(v)))
+        .collect();
+    g.insert(&points);
+    let keep: std::collections::HashSet<u64> = (0..500u64).filter(|i| i % 3 != 0).collect();
+    assert_eq!(g.retain(&keep), 167);
+    for q in data.iter().take(50) {
+        for h in g.search(&query_point(q), 20) {
+            assert!(keep.contains(&h.id), "tombstone {} returned", h.id);
+        }
+    }
+}
+
+struct Store {
+    _tmp: tempfile::TempDir,
+    opts: EngineOptions,
+}
+
+fn sample_store() -> Store {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let none = tmp.path().join("no-model");
+    let opts = EngineOptions {
+        data_dir: tmp.path().join("data"),
+        onnx: OnnxConfig::new(none.join("lib.so"), &none),
+        model_disabled: true,
+        resident: Default::default(),
+    };
+    let sample: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/sample/db5b5fab-8f4d-4e27-9da1-494c73cf256d.jsonl");
+    let e = Engine::open(opts.clone()).expect("open");
+    let opts_ingest = IngestOptions {
+        embed_with_model: false,
+        ..IngestOptions::default()
+    };
+    e.ingest_transcript(&sample, &opts_ingest).expect("ingest");
+    Store { _tmp: tmp, opts }
+}
+
+fn space() -> EmbedderId {
+    HashEmbedder::new().id().clone()
+}
+
+fn config() -> AnnConfig {
+    AnnConfig {
+        min_vectors: 1,
+        step: 16,
+        poll: Duration::from_millis(1),
+        save_after: Duration::ZERO,
+        ..AnnConfig::default()
+    }
+}
+
+/// Every stored entry of the space: (chunk, its int8 vector back in f32).
+fn entries(e: &Engine) -> Vec<(u64, Vec<f32>)> {
+    let mut out = Vec::new();
+    e.follow_vectors(&space(), &[], None, u64::MAX, &mut |f| {
+        let v = f
+            .codes
+            .iter()
+            .map(|&b| f32::from(b as i8) * f.scale)
+            .collect();
+        out.push((f.id, v));
+    })
+    .expect("follow");
+    out
+}
+
+fn catch_up(svc: &AnnService, e: &Engine) {
+    for _ in 0..1000 {
+        svc.step(e).expect("step");
+        if svc.caught_up(e).expect("caught up") {
+            return;
+        }
+    }
+    panic!("the index never caught up");
+}
+
+#[test]
+fn the_service_follows_the_store_forgets_and_restarts_from_its_files() {
+    let s = sample_store();
+    let e = Engine::open(s.opts.clone()).expect("open");
+    let all = entries(&e);
+    assert!(all.len() >= 20, "sample has {} vectors", all.len());
+    let svc = AnnService::new(s.opts.clone(), space(), config());
+    assert!(
+        svc.search(&space(), &[1], &all[0].1, 5).is_none(),
+        "answered before reading"
+    );
+    catch_up(&svc, &e);
+    let total: usize = svc.sizes().values().sum();
+    assert_eq!(total, all.len());
+    let projects: Vec<u32> = svc.sizes().keys().copied().collect();
+    for (id, v) in all.iter().take(10) {
+        let a = svc.search(&space(), &projects, v, 3).expect("answer");
+        assert_eq!(a.hits[0].id, *id, "an entry's own vector finds it first");
+    }
+    svc.save_now(&e);
+    let dir = memctl_engine::ann_dir(&s.opts.data_dir);
+    assert!(!persist::saved_projects(&dir).is_empty(), "nothing saved");
+
+    // Forget the turn of one chunk: its files go at once, the graph stops returning it, and
+    // the rebuilt graph that is saved again does not hold it.
+    let (gone, gone_v) = all[5].clone();
+    let rep = e
+        .forget(
+            &ForgetRequest {
+                chunk_ids: vec![gone],
+                ..ForgetRequest::default()
+            },
+            false,
+        )
+        .expect("forget");
+    assert!(!rep.removed_ids.is_empty());
+    assert!(
+        persist::saved_projects(&dir).is_empty(),
+        "forget left index files"
+    );
+    catch_up(&svc, &e);
+    let a = svc
+        .search(&space(), &projects, &gone_v, 50)
+        .expect("answer");
+    for h in &a.hits {
+        assert!(
+            !rep.removed_ids.contains(&h.id),
+            "forgotten chunk {} returned",
+            h.id
+        );
+    }
+    assert_eq!(svc.sizes().values().sum::<usize>(), entries(&e).len());
+    svc.save_now(&e);
+    let saved = persist::saved_projects(&dir);
+    for p in &saved {
+        let (g, _) = persist::load(&dir, *p).expect("load").expect("saved");
+        assert_eq!(g.dead(), 0, "a saved graph holds tombstones after a forget");
+        for id in &rep.removed_ids {
+            assert!(!g.contains(*id));
+        }
+    }
+
+    // A restarted service answers from its files and has nothing to read.
+    let again = AnnService::new(s.opts.clone(), space(), config());
+    again.load_saved();
+    assert_eq!(again.sizes(), svc.sizes());
+    assert!(
+        again.caught_up(&e).expect("caught up"),
+        "a saved graph had to re-read"
+    );
+}
+
+#[test]
+fn index_files_that_do_not_match_their_sidecar_are_refused_and_removed() {
+    let s = sample_store();
+    let e = Engine::open(s.opts.clone()).expect("open");
+    let svc = AnnService::new(s.opts.clone(), space(), config());
+    catch_up(&svc, &e);
+    svc.save_now(&e);
+    let dir = memctl_engine::ann_dir(&s.opts.data_dir);
+    let data = std::fs::read_dir(&dir)
+        .expect("dir")
+        .flatten()
+        .map(|d| d.path())
+        .find(|p| p.to_string_lossy().ends_with(".hnsw.data"))
+        .expect("a dump");
+    let mut bytes = std::fs::read(&data).expect("read");
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x5a;
+    std::fs::write(&data, bytes).expect("write");
+    let p = persist::saved_projects(&dir)[0];
+    assert!(
+        persist::load(&dir, p).is_err(),
+        "an altered dump was loaded"
+    );
+    let again = AnnService::new(s.opts.clone(), space(), config());
+    again.load_saved();
+    assert!(
+        persist::saved_projects(&dir).is_empty(),
+        "the bad files stayed"
+    );
+    catch_up(&again, &e);
+    assert_eq!(again.sizes(), svc.sizes(), "the rebuilt index differs");
+}

@@ -1,0 +1,58 @@
+//! The engine's side of the resident vector index: the graph itself lives in the resident
+//! service (crate `memctl-ann`, linked by `memctl` only, so hooks stay lean); this module holds
+//! what both sides share.
+//!
+//! - A service index follows the store's int8 blocks ([`crate::Engine::follow_vectors`]) and answers
+//!   [`DenseService::search`] with hits and the [`BlockCursor`]s it covers.
+//! - The caller scans exactly what the answer does not cover (entries appended since, projects
+//!   without a graph), re-scores everything with the stored f16 vectors and loads chunks from
+//!   its own snapshot: a chunk deleted or forgotten since the service last read is never
+//!   returned, and an answer from another block epoch is not used at all.
+
+use crate::embed::EmbedderId;
+pub use crate::store::{BlockCursor, FeedEntry, Followed};
+use std::path::{Path, PathBuf};
+
+/// One hit of a service index: a chunk and its approximate cosine.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AnnHit {
+    /// The chunk.
+    pub id: u64,
+    /// Approximate cosine (int8).
+    pub score: f32,
+}
+
+/// What a service index answers for one query.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AnnAnswer {
+    /// The space searched ([`EmbedderId::key`]).
+    pub space: String,
+    /// The block epoch the index reflects.
+    pub epoch: u64,
+    /// Per project searched, how far its index had read; projects left out were not searched.
+    pub covered: Vec<BlockCursor>,
+    /// Best first.
+    pub hits: Vec<AnnHit>,
+}
+
+/// A vector index kept by a long-lived process.
+pub trait DenseService: Send + Sync {
+    /// The `k` nearest chunks to `query` in `projects`, or `None` when the index cannot answer
+    /// for that space (still loading, another model).
+    fn search(
+        &self,
+        space: &EmbedderId,
+        projects: &[u32],
+        query: &[f32],
+        k: usize,
+    ) -> Option<AnnAnswer>;
+
+    /// Keep the index in step with the store until the process ends: the service runs it on a
+    /// thread of its own once it holds the data dir's lock.
+    fn follow(&self);
+}
+
+/// The directory of the service index's files in `data_dir` (every forget removes it).
+pub fn ann_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("ann")
+}
