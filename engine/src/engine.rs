@@ -324,6 +324,7 @@ impl Engine {
             embedder,
             degraded,
             excluded_by,
+            cold: ranked.cold,
         })
     }
 

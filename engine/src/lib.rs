@@ -65,7 +65,7 @@ pub use chunk::Chunk;
 pub use engine::{ActiveEmbedder, Engine, EngineOptions};
 pub use error::{CodecError, EmbedError, EngineError, IndexError, StoreError};
 pub use ingest::{IngestOptions, IngestProgress, IngestReport};
-pub use retrieve::{SearchOutcome, SearchRequest, SearchResult};
+pub use retrieve::{ColdScan, SearchOutcome, SearchRequest, SearchResult};
 pub use settings::{Loaded, Settings, SettingsError};
 pub use store::SCHEMA_VERSION;
 pub use store::migrate::{BackupReport, MigrateReport};

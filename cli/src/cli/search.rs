@@ -93,11 +93,17 @@ pub(super) fn search(
         bail!("empty query");
     }
     let found = engine.search(&req)?;
+    // Cold: no vector index answered and the archive is too big to scan whole; the resident
+    // service keeps one, so the next search covers everything.
+    if found.cold.is_some() && settings.embed.background {
+        wake_resident_service(&engine);
+    }
     if a.json {
         let doc = serde_json::json!({
             "query": req.query,
             "embedder": found.embedder,
             "degraded": found.degraded,
+            "cold": found.cold,
             "excluded_by": found.excluded_by,
             "pending": pending,
             "results": json_results(&found, &req.query),
@@ -184,6 +190,14 @@ fn print_found(
 ) -> Result<()> {
     if let Some(d) = &found.degraded {
         writeln!(out, "note: {d}")?;
+    }
+    if let Some(c) = &found.cold {
+        writeln!(
+            out,
+            "note: the vector index is not running yet: meaning-based search covered the \
+             newest {} of {} vectors (word search covered all); starting it",
+            c.scanned, c.total
+        )?;
     }
     if pending > 0 {
         writeln!(

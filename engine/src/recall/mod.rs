@@ -163,7 +163,9 @@ pub(crate) fn recall(
         QueryVector::None => (None, None),
     };
     let model_space = vector.is_some_and(|(e, _)| e.model == crate::embed::onnx::MINILM_NAME);
-    let retriever = Retriever::new(&r).with_ann(ann);
+    let retriever = Retriever::new(&r)
+        .with_ann(ann)
+        .with_cold_cap(crate::retrieve::HOOK_COLD_SCAN_VECTORS);
     let ranked = retriever.rank(&Retrieval {
         text: prompt,
         vector,

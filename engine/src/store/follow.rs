@@ -52,6 +52,17 @@ pub struct Followed {
     pub visited: u64,
 }
 
+/// What [`StoreReader::newest_vectors`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Newest {
+    /// Where to start each project.
+    pub from: Vec<BlockCursor>,
+    /// Vectors from there on.
+    pub scanned: u64,
+    /// Vectors in all.
+    pub total: u64,
+}
+
 impl StoreReader {
     /// The block epoch of this snapshot: it changes whenever int8 blocks are rewritten other
     /// than by an append at a tail (compaction, forget, rewrite).
@@ -170,6 +181,37 @@ impl StoreReader {
             }
         }
         Ok(top.into_sorted())
+    }
+
+    /// Where to start scanning `project_ids` in space `emb` to cover about their newest `cap`
+    /// vectors (whole blocks, spread evenly over the projects), and how many that is of all.
+    pub fn newest_vectors(
+        &self,
+        project_ids: &[u32],
+        emb: &EmbedderId,
+        cap: u64,
+    ) -> Result<Newest, StoreError> {
+        let key = emb.key();
+        let tails = self.tx.open_table(VEC_TAILS)?;
+        let per_project = cap / project_ids.len().max(1) as u64;
+        let mut out = Newest::default();
+        for &p in project_ids {
+            let Some((block, count)) = tails.get((p, key.as_str()))?.map(|g| g.value()) else {
+                continue;
+            };
+            let total = block * super::BLOCK_VECTORS as u64 + u64::from(count);
+            let blocks_back =
+                per_project.saturating_sub(u64::from(count)) / super::BLOCK_VECTORS as u64;
+            let first = block.saturating_sub(blocks_back);
+            out.total += total;
+            out.scanned += total - first * super::BLOCK_VECTORS as u64;
+            out.from.push(BlockCursor {
+                project: p,
+                block: first,
+                count: 0,
+            });
+        }
+        Ok(out)
     }
 
     /// The end of every project's blocks in space `key`: its tail block and the entries in it.

@@ -27,6 +27,8 @@ mod create;
 #[cfg(test)]
 mod fault_inject;
 mod follow;
+#[cfg(test)]
+mod follow_tests;
 mod handle;
 pub(crate) mod migrate;
 pub(crate) mod port;
