@@ -135,7 +135,13 @@ impl AnnService {
                 engine = Engine::open_read_only(self.opts.clone()).ok();
             }
             let busy = match engine.as_ref().map(|e| self.step(e)) {
-                Some(Ok(read)) => read >= self.cfg.step,
+                Some(Ok(read)) => {
+                    if read > 0 && read < self.cfg.step {
+                        let points: usize = self.sizes().values().sum();
+                        tracing::info!(points, "vector index up to date");
+                    }
+                    read >= self.cfg.step
+                }
                 Some(Err(e)) => {
                     tracing::warn!(error = %e, "vector index: reading the store failed");
                     engine = None;

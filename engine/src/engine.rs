@@ -325,6 +325,7 @@ impl Engine {
             degraded,
             excluded_by,
             cold: ranked.cold,
+            indexed: ranked.indexed,
         })
     }
 

@@ -95,7 +95,8 @@ pub(super) fn embedder(opts: &EngineOptions, s: &Settings, out: &mut dyn Write) 
 
 /// The service's vector index ([`memctl_ann`]) unless `MEMCTL_ANN=0`. `MEMCTL_ANN_MIN`: the
 /// number of vectors from which a project is searched through its graph (below it the
-/// caller's exact scan is as fast; default [`memctl_ann::AnnConfig::default`]).
+/// caller's exact scan is as fast); `MEMCTL_ANN_SAVE_SECS`: how long a graph stays unchanged
+/// before it is saved (defaults: [`memctl_ann::AnnConfig::default`]).
 fn vector_index(opts: &EngineOptions) -> Result<Option<Arc<dyn memctl_engine::DenseService>>> {
     if std::env::var("MEMCTL_ANN").is_ok_and(|v| v == "0" || v == "off") {
         return Ok(None);
@@ -105,6 +106,12 @@ fn vector_index(opts: &EngineOptions) -> Result<Option<Arc<dyn memctl_engine::De
         cfg.min_vectors = v
             .parse()
             .with_context(|| format!("MEMCTL_ANN_MIN={v:?} is not a number of vectors"))?;
+    }
+    if let Ok(v) = std::env::var("MEMCTL_ANN_SAVE_SECS") {
+        let secs: u64 = v
+            .parse()
+            .with_context(|| format!("MEMCTL_ANN_SAVE_SECS={v:?} is not a number of seconds"))?;
+        cfg.save_after = std::time::Duration::from_secs(secs);
     }
     let svc = memctl_ann::AnnService::new(opts.clone(), opts.onnx.embedder_id(), cfg);
     Ok(Some(Arc::new(svc)))

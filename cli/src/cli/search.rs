@@ -104,6 +104,7 @@ pub(super) fn search(
             "embedder": found.embedder,
             "degraded": found.degraded,
             "cold": found.cold,
+            "indexed": found.indexed,
             "excluded_by": found.excluded_by,
             "pending": pending,
             "results": json_results(&found, &req.query),

@@ -399,3 +399,89 @@ fn embed_pending_in_the_foreground_leaves_the_work_to_a_busy_service() {
     }
     service.wait().expect("the service exits");
 }
+
+/// `memctl search --mode dense --json` top ids and whether the service's index answered.
+fn dense_ids(home: &Path, env: &[(&str, &str)], q: &str) -> (Vec<u64>, bool) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memctl"));
+    cmd.args(["search", "--json", "--mode", "dense", "--project", PROJECT, "-k", "5", q])
+        .env("MEMCTL_HOME", home);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("search");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let ids = doc["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter_map(|r| r["id"].as_u64())
+        .collect();
+    (ids, doc["indexed"].as_bool().unwrap_or(false))
+}
+
+fn start_indexing_service(home: &Path, ann: &str) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_memctl"))
+        .args(["embedder"])
+        .env("MEMCTL_HOME", home)
+        .env("MEMCTL_RESIDENT_IDLE_SECS", "60")
+        .env("MEMCTL_ANN", ann)
+        .env("MEMCTL_ANN_MIN", "1")
+        .env("MEMCTL_ANN_SAVE_SECS", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn memctl embedder")
+}
+
+#[test]
+fn the_service_index_answers_like_the_exact_scan_through_kills_and_restarts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let t = dir.path().join(format!("{SID}.jsonl"));
+    std::fs::copy(fixture(), &t).expect("copy fixture");
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_memctl"))
+            .args(args)
+            .env("MEMCTL_HOME", &home)
+            .output()
+            .expect("memctl");
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    run(&["ingest", t.to_str().expect("utf-8 path")]);
+    run(&["embed-pending"]);
+    let queries = ["image digest in the build", "which test failed", "rename the config flag"];
+    let sock = memctl_engine::resident_socket_path(&home);
+    let indexed = [("MEMCTL_RESIDENT", "1")];
+
+    // The oracle: the same service and model, no index (exact scan).
+    let mut exact_svc = start_indexing_service(&home, "0");
+    wait_for("the exact service", Duration::from_secs(60), || sock.exists());
+    let exact: Vec<Vec<u64>> = queries.iter().map(|q| dense_ids(&home, &indexed, q).0).collect();
+    exact_svc.kill().expect("kill");
+    exact_svc.wait().expect("wait");
+    std::fs::remove_file(&sock).ok();
+
+    // Kill the indexing service at moments spread over its start, build and save; every
+    // restart must answer from a consistent index (loaded or rebuilt), like the exact scan.
+    for (round, delay_ms) in [150u64, 400, 900, 1600, 2500].into_iter().enumerate() {
+        let mut svc = start_indexing_service(&home, "1");
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        svc.kill().expect("kill");
+        svc.wait().expect("wait");
+        std::fs::remove_file(&sock).ok();
+        println!("round {round}: killed after {delay_ms} ms");
+    }
+    let mut svc = start_indexing_service(&home, "1");
+    wait_for("an index answer", Duration::from_secs(90), || {
+        sock.exists() && dense_ids(&home, &indexed, queries[0]).1
+    });
+    for (q, want) in queries.iter().zip(&exact) {
+        let (got, by_index) = dense_ids(&home, &indexed, q);
+        assert!(by_index, "{q}: not answered by the index");
+        assert_eq!(&got, want, "{q}: the index and the exact scan differ");
+    }
+    svc.kill().expect("kill");
+    svc.wait().expect("wait");
+}

@@ -61,6 +61,8 @@ pub(crate) struct Ranked {
     pub lexical: crate::index::Bm25Hits,
     /// Set when no vector index answered and the dense side scanned only the newest vectors.
     pub cold: Option<ColdScan>,
+    /// Whether the dense candidates came from the resident service's index.
+    pub indexed: bool,
 }
 
 /// How much the dense side searched when no vector index answered and the archive was too
@@ -158,10 +160,7 @@ impl<'r> Retriever<'r> {
         query: &[f32],
         wanted: usize,
     ) -> Result<(Vec<Hit>, Option<ColdScan>), StoreError> {
-        let usable = match self.ann {
-            Some(a) if a.space == space.key() => a.epoch == self.reader.vector_block_epoch()?,
-            _ => false,
-        };
+        let usable = self.ann_usable(space)?;
         let Some(ann) = self.ann.filter(|_| usable) else {
             let newest = self
                 .reader
@@ -196,6 +195,16 @@ impl<'r> Retriever<'r> {
         Ok((hits, None))
     }
 
+    /// Whether the service index's answer is for `space` and this snapshot's block epoch.
+    fn ann_usable(&self, space: &EmbedderId) -> Result<bool, StoreError> {
+        Ok(match self.ann {
+            Some(a) if a.space == space.key() && !a.covered.is_empty() => {
+                a.epoch == self.reader.vector_block_epoch()?
+            }
+            _ => false,
+        })
+    }
+
     /// BM25 over the projects' postings with its coverage.
     pub(crate) fn lexical(
         &self,
@@ -216,6 +225,7 @@ impl<'r> Retriever<'r> {
             (SearchMode::Lexical, _) | (_, None) => (Vec::new(), None),
             (_, Some((space, v))) => self.dense(q.project_ids, space, v, q.candidates)?,
         };
+        let indexed = q.vector.is_some_and(|(space, _)| self.ann_usable(space).unwrap_or(false));
         let lex = if q.mode == SearchMode::Dense || q.text.trim().is_empty() {
             crate::index::Bm25Hits::default()
         } else {
@@ -237,6 +247,7 @@ impl<'r> Retriever<'r> {
             coverage,
             lexical: lex,
             cold,
+            indexed,
         })
     }
 
@@ -479,6 +490,8 @@ pub struct SearchOutcome {
     /// Set when no vector index answered and the archive was too big for the dense side to
     /// scan whole: what it covered.
     pub cold: Option<ColdScan>,
+    /// Whether the resident service's vector index gave the dense candidates.
+    pub indexed: bool,
 }
 
 #[cfg(test)]

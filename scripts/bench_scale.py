@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Search at scale: where the time goes at 1e4, 1e5 (and 1e6) chunks in one project, with and
+without the resident service's vector index, in one run.
+
+    scripts/bench_scale.py [--sizes 10000,100000] [--queries 30] [--bin target/release]
+                           [--cache .cache/bench/scale] [--seed 7]
+
+Stores: scripts/gen_scale_store.py --vectors model (real chunk lines and vocabulary, vectors of
+the sample's real all-MiniLM-L6-v2 embeddings plus noise), cached per size under --cache (a
+store is made once; delete the folder to make it again). Per size, in this order:
+
+  cold       `memctl search --json` whole process, no service (MEMCTL_RESIDENT=0: the query
+             model loads in process and the dense side scans at most the newest 200,000
+             vectors): p50 / p95 ms
+  build      `memctl embedder` started on the store: seconds until its index is up to date
+             (first build, from the store's int8 entries), and the service's RSS then
+  warm       `memctl search --json` whole process with the service up: p50 / p95 ms, and the
+             share of searches its index answered (`indexed`)
+  lexical    `memctl search --mode lexical`: p50 ms
+  recall     dense top 10 through the index against the exact scan (a service with
+             MEMCTL_ANN=0, same model and queries): recall@10
+  restart    service killed and started again: seconds until a search is answered by the
+             index again (the saved graph is loaded, not rebuilt)
+
+Prints one JSON object per size and a Markdown table at the end (docs/perf/scale.md). Not a
+pass/fail test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+from benchlib import stop_dir_processes
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROJECT = "/bench/scale"
+WORDS = ["build", "error", "cache", "test", "deploy", "config", "index", "query", "shard",
+         "migrate", "timeout", "retry", "parser", "schema", "token", "bucket", "release"]
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+def env_for(home, **extra):
+    env = dict(os.environ)
+    env.update({"MEMCTL_HOME": home, "ORT_DISABLE_TELEMETRY": "1", "MEMCTL_LOG": "info"})
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def queries(n, seed):
+    rng = random.Random(seed)
+    return [" ".join(rng.sample(WORDS, rng.randint(2, 4))) for _ in range(n)]
+
+
+def search(memctl, env, q, mode=None):
+    cmd = [memctl, "search", "--json", "--project", PROJECT, "-k", "10"]
+    if mode:
+        cmd += ["--mode", mode]
+    t = time.perf_counter()
+    p = subprocess.run(cmd + [q], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ms = (time.perf_counter() - t) * 1000
+    if p.returncode != 0:
+        sys.exit(f"search failed: {p.stderr[-1500:]}")
+    return ms, json.loads(p.stdout)
+
+
+def ensure_store(a, n):
+    home = os.path.join(a.cache, f"s{n}")
+    if os.path.exists(os.path.join(home, "memctl.redb")):
+        return home
+    os.makedirs(a.cache, exist_ok=True)
+    t = time.time()
+    subprocess.run([sys.executable, os.path.join(REPO, "scripts/gen_scale_store.py"), "--chunks", str(n),
+                    "--out", home, "--vectors", "model", "--bin", a.bin, "--seed", str(a.seed)], check=True)
+    print(f"store {n}: made in {time.time() - t:.0f} s", file=sys.stderr)
+    return home
+
+
+def start_service(memctl, env):
+    log = open(os.path.join(env["MEMCTL_HOME"], "bench-service.log"), "w")
+    return subprocess.Popen([memctl, "embedder"], env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def rss_mb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def wait_indexed(memctl, env, q, limit):
+    """Seconds until a search is answered by the service's index (None: not within limit)."""
+    t = time.time()
+    while time.time() - t < limit:
+        _, doc = search(memctl, env, q)
+        if doc.get("indexed"):
+            return time.time() - t
+        time.sleep(2)
+    return None
+
+
+def stop(proc, home):
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    stop_dir_processes(home)
+
+
+def dense_ids(memctl, env, qs):
+    return [[r["id"] for r in search(memctl, env, q, "dense")[1]["results"]] for q in qs]
+
+
+def bench_size(a, n, qs):
+    memctl = os.path.join(a.bin, "memctl")
+    home = ensure_store(a, n)
+    out = {"chunks": n, "store_mb": round(os.path.getsize(os.path.join(home, "memctl.redb")) / 2**20)}
+    cold = [search(memctl, env_for(home, MEMCTL_RESIDENT="0"), q)[0] for q in qs[:10]]
+    out["cold_p50_ms"], out["cold_p95_ms"] = round(pct(cold, 50)), round(pct(cold, 95))
+    lex = [search(memctl, env_for(home, MEMCTL_RESIDENT="0"), q, "lexical")[0] for q in qs]
+    out["lexical_p50_ms"] = round(pct(lex, 50), 1)
+
+    env = env_for(home, MEMCTL_ANN_MIN=a.ann_min)
+    svc = start_service(memctl, env)
+    build = wait_indexed(memctl, env, qs[0], a.build_limit)
+    out["index_build_s"] = None if build is None else round(build, 1)
+    out["service_rss_mb"] = round(rss_mb(svc.pid))
+    warm, indexed = [], 0
+    for q in qs:
+        ms, doc = search(memctl, env, q)
+        warm.append(ms)
+        indexed += bool(doc.get("indexed"))
+    out["warm_p50_ms"], out["warm_p95_ms"] = round(pct(warm, 50), 1), round(pct(warm, 95), 1)
+    out["indexed_share"] = round(indexed / len(qs), 2)
+    ann = dense_ids(memctl, env, qs)
+    time.sleep(a.save_wait)
+    stop(svc, home)
+
+    svc = start_service(memctl, env)
+    restart = wait_indexed(memctl, env, qs[0], a.build_limit)
+    out["restart_s"] = None if restart is None else round(restart, 1)
+    stop(svc, home)
+
+    exact_env = env_for(home, MEMCTL_ANN="0")
+    svc = start_service(memctl, exact_env)
+    time.sleep(3)
+    exact = dense_ids(memctl, exact_env, qs)
+    stop(svc, home)
+    hits = sum(len(set(x) & set(y)) for x, y in zip(ann, exact))
+    out["recall_at_10"] = round(hits / max(1, sum(len(y) for y in exact)), 3)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--queries", type=int, default=30)
+    ap.add_argument("--bin", default=os.path.join(REPO, "target/release"))
+    ap.add_argument("--cache", default=os.path.join(REPO, ".cache/bench/scale"))
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--ann-min", default="5000", help="MEMCTL_ANN_MIN for the service")
+    ap.add_argument("--build-limit", type=float, default=3600)
+    ap.add_argument("--save-wait", type=float, default=35, help="seconds for the graph to be saved")
+    a = ap.parse_args()
+    qs = queries(a.queries, a.seed)
+    rows = []
+    for n in [int(x) for x in a.sizes.split(",")]:
+        row = bench_size(a, n, qs)
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    cols = ["chunks", "store_mb", "cold_p50_ms", "cold_p95_ms", "warm_p50_ms", "warm_p95_ms",
+            "indexed_share", "lexical_p50_ms", "recall_at_10", "index_build_s", "restart_s",
+            "service_rss_mb"]
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+    for r in rows:
+        print("| " + " | ".join(str(r.get(c)) for c in cols) + " |")
+
+
+if __name__ == "__main__":
+    main()
