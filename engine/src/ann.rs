@@ -52,6 +52,28 @@ pub trait DenseService: Send + Sync {
     fn follow(&self);
 }
 
+/// Settings of the service index (`MEMCTL_ANN`, `MEMCTL_ANN_MIN`, `MEMCTL_ANN_SAVE_SECS`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexSettings {
+    /// Keep the index in the resident service (default on).
+    pub enabled: bool,
+    /// Projects with fewer vectors are left to the caller's exact scan, as fast at that size
+    /// (default 20,000).
+    pub min_vectors: usize,
+    /// A graph is saved once unchanged for this long (default 30 s).
+    pub save_after: std::time::Duration,
+}
+
+impl Default for IndexSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            min_vectors: 20_000,
+            save_after: std::time::Duration::from_secs(30),
+        }
+    }
+}
+
 /// The directory of the service index's files in `data_dir` (every forget removes it).
 pub fn ann_dir(data_dir: &Path) -> PathBuf {
     data_dir.join("ann")

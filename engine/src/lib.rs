@@ -60,7 +60,9 @@ mod transcript;
 
 // The engine and what it is opened with, asked and answers. Every other crate reaches the
 // engine through this list: the modules themselves are private.
-pub use ann::{AnnAnswer, AnnHit, BlockCursor, DenseService, FeedEntry, Followed, ann_dir};
+pub use ann::{
+    AnnAnswer, AnnHit, BlockCursor, DenseService, FeedEntry, Followed, IndexSettings, ann_dir,
+};
 pub use chunk::Chunk;
 pub use engine::{ActiveEmbedder, Engine, EngineOptions};
 pub use error::{CodecError, EmbedError, EngineError, IndexError, StoreError};

@@ -81,7 +81,7 @@ pub(super) fn embedder(opts: &EngineOptions, s: &Settings, out: &mut dyn Write) 
         .embed
         .background
         .then(|| crate::background::bulk_embedder(opts.clone().for_background(s)));
-    let index = vector_index(opts)?;
+    let index = vector_index(opts, s);
     match memctl_engine::serve_resident(&opts.data_dir, &opts.onnx, &s.resident, bulk, index)
         .context("resident embedder")?
     {
@@ -93,26 +93,19 @@ pub(super) fn embedder(opts: &EngineOptions, s: &Settings, out: &mut dyn Write) 
     Ok(())
 }
 
-/// The service's vector index ([`memctl_ann`]) unless `MEMCTL_ANN=0`. `MEMCTL_ANN_MIN`: the
-/// number of vectors from which a project is searched through its graph (below it the
-/// caller's exact scan is as fast); `MEMCTL_ANN_SAVE_SECS`: how long a graph stays unchanged
-/// before it is saved (defaults: [`memctl_ann::AnnConfig::default`]).
-fn vector_index(opts: &EngineOptions) -> Result<Option<Arc<dyn memctl_engine::DenseService>>> {
-    if std::env::var("MEMCTL_ANN").is_ok_and(|v| v == "0" || v == "off") {
-        return Ok(None);
+/// The service's vector index ([`memctl_ann`]) as the settings ask (`MEMCTL_ANN*`).
+fn vector_index(
+    opts: &EngineOptions,
+    s: &Settings,
+) -> Option<Arc<dyn memctl_engine::DenseService>> {
+    if !s.index.enabled {
+        return None;
     }
-    let mut cfg = memctl_ann::AnnConfig::default();
-    if let Ok(v) = std::env::var("MEMCTL_ANN_MIN") {
-        cfg.min_vectors = v
-            .parse()
-            .with_context(|| format!("MEMCTL_ANN_MIN={v:?} is not a number of vectors"))?;
-    }
-    if let Ok(v) = std::env::var("MEMCTL_ANN_SAVE_SECS") {
-        let secs: u64 = v
-            .parse()
-            .with_context(|| format!("MEMCTL_ANN_SAVE_SECS={v:?} is not a number of seconds"))?;
-        cfg.save_after = std::time::Duration::from_secs(secs);
-    }
+    let cfg = memctl_ann::AnnConfig {
+        min_vectors: s.index.min_vectors,
+        save_after: s.index.save_after,
+        ..memctl_ann::AnnConfig::default()
+    };
     let svc = memctl_ann::AnnService::new(opts.clone(), opts.onnx.embedder_id(), cfg);
-    Ok(Some(Arc::new(svc)))
+    Some(Arc::new(svc))
 }

@@ -361,9 +361,11 @@ fn a_query_is_answered_while_the_service_embeds_a_backlog() {
         assert_eq!(v.len(), 384);
         assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
     }
-    // The backlog goes on to the end, in the same process.
+    // The backlog goes on to the end, in the same process (its progress record is written
+    // just after each batch's commit: wait for both).
     wait_for("the backlog", Duration::from_secs(300), || {
-        status(&home)["pending"].as_u64() == Some(0)
+        let st = status(&home);
+        st["pending"].as_u64() == Some(0) && st["background"]["embedded"].as_u64() == Some(pending)
     });
     let b = status(&home)["background"].clone();
     assert_eq!(b["pid"].as_u64(), Some(u64::from(service.id())), "{b}");

@@ -271,6 +271,10 @@ pub struct Settings {
     /// `memctl mcp` keeps the int8 vector blocks in memory between searches
     /// (`Engine::keep_vectors_resident`): `MEMCTL_MCP_RESIDENT_VECTORS` (default on).
     pub mcp_resident_vectors: bool,
+    /// The resident service's vector index ([`crate::ann`]): `MEMCTL_ANN` → `enabled` (on),
+    /// `MEMCTL_ANN_MIN` → `min_vectors` (20,000, at least 1), `MEMCTL_ANN_SAVE_SECS` →
+    /// `save_after` (30 s).
+    pub index: crate::ann::IndexSettings,
     /// External summariser for `memctl summarize`: `MEMCTL_SUMMARIZER_CMD` → `command` (off),
     /// `MEMCTL_SUMMARIZER_TIMEOUT_SECS` → `timeout` (60 s, at least 1 s).
     pub summarizer: ExternalConfig,
@@ -316,6 +320,7 @@ impl Default for Settings {
             recall: crate::recall::RecallConfig::default(),
             resident: crate::resident::ResidentConfig::default(),
             mcp_resident_vectors: true,
+            index: crate::ann::IndexSettings::default(),
             summarizer: ExternalConfig::default(),
             hook: HookSettings::default(),
             log: None,
@@ -605,6 +610,15 @@ impl Settings {
         }
         if let Some(b) = v.switch("MEMCTL_MCP_RESIDENT_VECTORS") {
             s.mcp_resident_vectors = b;
+        }
+        if let Some(b) = v.switch("MEMCTL_ANN") {
+            s.index.enabled = b;
+        }
+        if let Some(n) = v.number("MEMCTL_ANN_MIN", |n: &usize| *n >= 1, ">= 1") {
+            s.index.min_vectors = n;
+        }
+        if let Some(n) = v.number("MEMCTL_ANN_SAVE_SECS", |_: &u64| true, "seconds") {
+            s.index.save_after = Duration::from_secs(n);
         }
     }
 }

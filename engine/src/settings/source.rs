@@ -167,6 +167,9 @@ fn value_of(
         "MEMCTL_RESIDENT" => shown(s.resident.enabled),
         "MEMCTL_RESIDENT_IDLE_SECS" => shown(s.resident.idle.as_secs()),
         "MEMCTL_MCP_RESIDENT_VECTORS" => shown(s.mcp_resident_vectors),
+        "MEMCTL_ANN" => shown(s.index.enabled),
+        "MEMCTL_ANN_MIN" => shown(s.index.min_vectors),
+        "MEMCTL_ANN_SAVE_SECS" => shown(s.index.save_after.as_secs()),
         "MEMCTL_SUMMARIZER_CMD" => match &s.summarizer.command {
             Some(c) => shown(c),
             None => return (None, Some("off".to_string())),
