@@ -389,7 +389,7 @@ pub fn team_search_timed(
         }
     };
     let (mut c, _) = connect(s, engine.data_dir())?;
-    schema::check(&mut c)?;
+    let version = schema::check(&mut c)?;
     search::prepare_session(&mut c)?;
     let t0 = std::time::Instant::now();
     let hits = search::search(
@@ -400,6 +400,7 @@ pub fn team_search_timed(
             k,
             project,
         },
+        version,
     )?;
     Ok((hits, t0.elapsed().as_secs_f64() * 1000.0))
 }

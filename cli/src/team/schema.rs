@@ -15,11 +15,19 @@
 use anyhow::{Context, Result, bail};
 use postgres::Client;
 
-/// The schema version this memctl writes and reads.
-pub const VERSION: i32 = 1;
+/// The schema version this memctl writes.
+pub const VERSION: i32 = 2;
+
+/// The oldest schema version this memctl still reads and writes (a version 1 store searches
+/// without the lexical function, slowly at scale, until `memctl team init` migrates it).
+pub const OLDEST: i32 = 1;
 
 /// The group role every member is in (granted the table privileges; RLS does the rest).
 pub const TEAM_ROLE: &str = "memctl_team";
+
+/// The NOLOGIN role that owns `memctl.lexical` (nobody logs in as it or is granted it, except
+/// the administrator who must be able to make it the owner).
+pub const SEARCH_ROLE: &str = "memctl_search";
 
 /// Advisory lock key of schema changes (`memctl` in ASCII).
 const MIGRATE_LOCK: i64 = 0x6d656d63746c;
@@ -119,8 +127,67 @@ GRANT EXECUTE ON FUNCTION memctl.owns(bigint, text), memctl.can_read(bigint, tex
     memctl.readable(text) TO memctl_team;
 "#;
 
+/// Version 2: `memctl.lexical`, the bounded full-text candidates of a search (see the module
+/// doc). The caller is `current_setting('role')` when a `SET ROLE` is in effect, else
+/// `session_user`: inside a `SECURITY DEFINER` function `current_user` is the owner, and
+/// neither setting names a role the caller could not become anyway. Tier 0: at most `lim`
+/// rows holding every word (`q_all`). Only when fewer than `enough` do, tier 1: for each
+/// query lexeme (`words`), at most `lim / words` rows holding it, so that every row of a rare
+/// word (an identifier) is a candidate however common the others are, with a weight: the sum,
+/// over the words it was found by, of 1 / the rows found by that word (a rough inverse
+/// document frequency: a word found once weighs 1, one that filled its share next to
+/// nothing). Rows come in the index's order: the caller ranks the few it gets.
+const V2: &str = r#"
+DO $$ BEGIN CREATE ROLE memctl_search NOLOGIN;
+EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
+-- Making a role a function's owner needs its SET privilege: a non-superuser administrator
+-- has only ADMIN on a role they created.
+DO $$ BEGIN
+    IF NOT pg_has_role(current_user, 'memctl_search', 'SET') THEN
+        EXECUTE format('GRANT memctl_search TO %I', current_user);
+    END IF;
+END $$;
+GRANT USAGE ON SCHEMA memctl TO memctl_search;
+GRANT SELECT ON memctl.chunks TO memctl_search;
+GRANT EXECUTE ON FUNCTION memctl.readable(text) TO memctl_search;
+CREATE POLICY search ON memctl.chunks FOR SELECT TO memctl_search USING (true);
+
+CREATE FUNCTION memctl.lexical(q_all tsquery, words text[], scope bigint[], lim integer,
+                               enough integer)
+    RETURNS TABLE (id bigint, tier integer, weight float8)
+    LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog
+    AS $f$
+    WITH mine AS MATERIALIZED (
+        SELECT p FROM memctl.readable(CASE current_setting('role')
+                                          WHEN 'none' THEN session_user::text
+                                          ELSE current_setting('role') END) AS p
+        WHERE scope IS NULL OR p = ANY (scope)),
+    every_word AS MATERIALIZED (
+        SELECT c.id FROM memctl.chunks c
+        WHERE c.tsv @@ q_all AND c.project_id IN (SELECT p FROM mine)
+        LIMIT lim),
+    any_word AS (
+        SELECT w.id, sum(1.0 / w.n)::float8 AS weight FROM (
+            SELECT x.id, count(*) OVER (PARTITION BY u.lexeme) AS n
+            FROM unnest(words) AS u(lexeme) CROSS JOIN LATERAL (
+                SELECT c.id FROM memctl.chunks c
+                WHERE c.tsv @@ plainto_tsquery('simple', u.lexeme)
+                  AND c.project_id IN (SELECT p FROM mine)
+                LIMIT greatest(1, lim / greatest(1, cardinality(words)))) x) w
+        WHERE (SELECT count(*) FROM every_word) < enough
+          AND w.id NOT IN (SELECT id FROM every_word)
+        GROUP BY w.id)
+    SELECT id, 0, 0::float8 FROM every_word UNION ALL SELECT id, 1, weight FROM any_word
+    $f$;
+REVOKE ALL ON FUNCTION memctl.lexical(tsquery, text[], bigint[], integer, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memctl.lexical(tsquery, text[], bigint[], integer, integer)
+    TO memctl_team;
+ALTER FUNCTION memctl.lexical(tsquery, text[], bigint[], integer, integer)
+    OWNER TO memctl_search;
+"#;
+
 /// Every migration, `MIGRATIONS[i]` taking version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[V1];
+const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// What [`init`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,8 +243,9 @@ fn current(c: &mut impl postgres::GenericClient) -> Result<i32> {
     Ok(v.unwrap_or(0))
 }
 
-/// Fail with what to do unless the store has this memctl's schema.
-pub fn check(c: &mut Client) -> Result<()> {
+/// The store's schema version, or a failure with what to do unless this memctl reads it
+/// ([`OLDEST`]..=[`VERSION`]).
+pub fn check(c: &mut Client) -> Result<i32> {
     let exists: bool = c
         .query_one(
             "SELECT to_regclass('memctl.schema_version') IS NOT NULL",
@@ -188,8 +256,8 @@ pub fn check(c: &mut Client) -> Result<()> {
         bail!("the team store has no memctl schema: an administrator runs `memctl team init`");
     }
     match current(c)? {
-        VERSION => Ok(()),
-        v if v < VERSION => bail!(
+        v @ OLDEST..=VERSION => Ok(v),
+        v if v < OLDEST => bail!(
             "the team store has schema version {v}, this memctl needs {VERSION}: an administrator runs `memctl team init` to migrate it"
         ),
         v => bail!(

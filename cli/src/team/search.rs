@@ -1,10 +1,20 @@
 //! Shared search: the same hybrid idea as the local side (a dense list and a lexical list,
-//! fused) run by PostgreSQL in one statement, so one round trip answers a query: pgvector's
-//! HNSW index gives the nearest `embedding <=> query` rows, `websearch_to_tsquery` (its ANDs
-//! turned into ORs: a turn that has most of the words must count, as with BM25) + GIN gives
-//! the lexical ones ranked by `ts_rank`, and reciprocal-rank fusion merges them. RLS has
-//! already removed every row of a project not shared with the caller. (The local engine's
-//! score-based fusion needs BM25 statistics the server does not keep; RRF needs only ranks.)
+//! fused) run by PostgreSQL in one statement, so one round trip answers a query; RLS has
+//! already removed every row of a project not shared with the caller. Reciprocal-rank fusion
+//! merges the lists (the local engine's score-based fusion needs BM25 statistics the server
+//! does not keep; RRF needs only ranks).
+//!
+//! - **Dense**: pgvector's HNSW index gives the nearest `embedding <=> query` rows
+//!   (`hnsw.iterative_scan` keeps the scan going past rows RLS filters out).
+//! - **Lexical, bounded**: ranking every full-text match cost a `ts_rank` per match, and a few
+//!   common words match nearly every row. `memctl.lexical` (schema version 2) takes at most
+//!   [`LEXICAL_CAP`] rows holding every word (`websearch_to_tsquery`) from the GIN index, and
+//!   only when fewer than the list's length do, up to as many more holding any one word,
+//!   shared out per word (a turn with most of the words must still count, as with BM25).
+//!   Only those are ranked: rows with every word first (by `ts_rank` of the words ORed), then
+//!   the others by the weight of the words they were found by (rare words weigh most). A rare
+//!   word (an identifier, an error code) brings all its rows, whatever the cap.
+//! - A version 1 store (not migrated yet) runs the unbounded statement of version 1.
 
 use anyhow::Result;
 use pgvector::Vector;
@@ -52,6 +62,11 @@ pub struct TeamQuery<'a> {
     pub project: Option<&'a str>,
 }
 
+/// Lexical candidates ranked at most per tier (see the module doc): enough that the rows with
+/// every word are rarely cut when a query holds a rare word, few enough that ranking them stays
+/// a few milliseconds (`ts_rank` reads each row's `tsvector`).
+pub const LEXICAL_CAP: i32 = 500;
+
 /// Candidates taken from each list before fusion.
 fn candidates(k: usize) -> i64 {
     (k.max(1) * 4).max(40) as i64
@@ -65,49 +80,96 @@ pub fn prepare_session(c: &mut Client) -> Result<()> {
     Ok(())
 }
 
-/// Run a query (one statement).
-pub fn search(c: &mut Client, q: &TeamQuery<'_>) -> Result<Vec<TeamHit>> {
+/// Version 2's statement. The query vector and tsqueries are expressions of the parameters
+/// (not read from a CTE row): only then can the planner use the HNSW index, and hand the
+/// function constant queries. `fused` is materialised so that the final rows are read by
+/// primary key (else the planner may join them to a sequential scan of the table).
+const STATEMENT: &str = "
+    WITH dense AS (
+        SELECT d.id, row_number() OVER (ORDER BY d.dist) AS r FROM (
+            SELECT c.id, c.embedding <=> $1::vector AS dist
+            FROM memctl.chunks c
+            WHERE $1::vector IS NOT NULL
+              AND ($5::text IS NULL OR c.project_id IN
+                   (SELECT id FROM memctl.projects WHERE name LIKE $5))
+            ORDER BY c.embedding <=> $1::vector LIMIT $3) d),
+    cand AS MATERIALIZED (
+        SELECT t.id, t.tier, t.weight FROM memctl.lexical(
+            websearch_to_tsquery('english', $2),
+            tsvector_to_array(to_tsvector('english', $2)),
+            CASE WHEN $5::text IS NOT NULL
+                 THEN ARRAY(SELECT id FROM memctl.projects WHERE name LIKE $5) END,
+            $7, $3::integer) t),
+    lex AS (
+        SELECT l.id, row_number() OVER (ORDER BY l.tier, l.weight DESC, l.rank DESC, l.id) AS r
+        FROM (
+            SELECT c.id, t.tier, t.weight,
+                   ts_rank(c.tsv, replace(websearch_to_tsquery('english', $2)::text,
+                                          ' & ', ' | ')::tsquery) AS rank
+            FROM cand t JOIN memctl.chunks c ON c.id = t.id
+            ORDER BY t.tier, t.weight DESC, rank DESC, c.id LIMIT $3) l),
+    fused AS MATERIALIZED (
+        SELECT coalesce(d.id, l.id) AS id,
+               coalesce(1.0 / ($6::float8 + d.r), 0) + coalesce(1.0 / ($6::float8 + l.r), 0) AS score,
+               d.r AS dr, l.r AS lr
+        FROM dense d FULL OUTER JOIN lex l ON d.id = l.id)
+    SELECT c.author, p.name, c.session_id, c.turn, c.started_at, f.score::float8,
+           f.dr, f.lr, c.summary, c.text
+    FROM fused f
+    JOIN memctl.chunks c ON c.id = f.id
+    JOIN memctl.projects p ON p.id = c.project_id
+    ORDER BY f.score DESC, c.id
+    LIMIT $4";
+
+/// Version 1's statement: every full-text match ranked (a sequential scan under RLS).
+const STATEMENT_V1: &str = "
+    WITH dense AS (
+        SELECT d.id, row_number() OVER (ORDER BY d.dist) AS r FROM (
+            SELECT c.id, c.embedding <=> $1::vector AS dist
+            FROM memctl.chunks c
+            WHERE $1::vector IS NOT NULL
+              AND ($5::text IS NULL OR c.project_id IN
+                   (SELECT id FROM memctl.projects WHERE name LIKE $5))
+            ORDER BY c.embedding <=> $1::vector LIMIT $3) d),
+    lex AS (
+        SELECT l.id, row_number() OVER (ORDER BY l.rank DESC, l.id) AS r FROM (
+            SELECT c.id, ts_rank(c.tsv, replace(websearch_to_tsquery('english', $2)::text,
+                                                ' & ', ' | ')::tsquery) AS rank
+            FROM memctl.chunks c
+            WHERE c.tsv @@ replace(websearch_to_tsquery('english', $2)::text,
+                                   ' & ', ' | ')::tsquery
+              AND ($5::text IS NULL OR c.project_id IN
+                   (SELECT id FROM memctl.projects WHERE name LIKE $5))
+            ORDER BY rank DESC, c.id LIMIT $3) l),
+    fused AS (
+        SELECT coalesce(d.id, l.id) AS id,
+               coalesce(1.0 / ($6::float8 + d.r), 0) + coalesce(1.0 / ($6::float8 + l.r), 0) AS score,
+               d.r AS dr, l.r AS lr
+        FROM dense d FULL OUTER JOIN lex l ON d.id = l.id)
+    SELECT c.author, p.name, c.session_id, c.turn, c.started_at, f.score::float8,
+           f.dr, f.lr, c.summary, c.text
+    FROM fused f
+    JOIN memctl.chunks c ON c.id = f.id
+    JOIN memctl.projects p ON p.id = c.project_id
+    ORDER BY f.score DESC, c.id
+    LIMIT $4";
+
+/// Run a query (one statement) on a store of schema `version` (see [`super::schema::check`]).
+pub fn search(c: &mut Client, q: &TeamQuery<'_>, version: i32) -> Result<Vec<TeamHit>> {
     let n = candidates(q.k);
     let k = q.k as i64;
     let vector = q.vector.clone().map(Vector::from);
     let project = q
         .project
         .map(|p| format!("%{}%", p.replace('%', "\\%").replace('_', "\\_")));
-    let rows = c.query(
-        // The query vector and tsquery are written as expressions of the parameters (not
-        // read from a CTE row): only then can the planner use the HNSW and GIN indexes.
-        "WITH dense AS (
-             SELECT d.id, row_number() OVER (ORDER BY d.dist) AS r FROM (
-                 SELECT c.id, c.embedding <=> $1::vector AS dist
-                 FROM memctl.chunks c
-                 WHERE $1::vector IS NOT NULL
-                   AND ($5::text IS NULL OR c.project_id IN
-                        (SELECT id FROM memctl.projects WHERE name LIKE $5))
-                 ORDER BY c.embedding <=> $1::vector LIMIT $3) d),
-         lex AS (
-             SELECT l.id, row_number() OVER (ORDER BY l.rank DESC, l.id) AS r FROM (
-                 SELECT c.id, ts_rank(c.tsv, replace(websearch_to_tsquery('english', $2)::text,
-                                                     ' & ', ' | ')::tsquery) AS rank
-                 FROM memctl.chunks c
-                 WHERE c.tsv @@ replace(websearch_to_tsquery('english', $2)::text,
-                                        ' & ', ' | ')::tsquery
-                   AND ($5::text IS NULL OR c.project_id IN
-                        (SELECT id FROM memctl.projects WHERE name LIKE $5))
-                 ORDER BY rank DESC, c.id LIMIT $3) l),
-         fused AS (
-             SELECT coalesce(d.id, l.id) AS id,
-                    coalesce(1.0 / ($6::float8 + d.r), 0) + coalesce(1.0 / ($6::float8 + l.r), 0) AS score,
-                    d.r AS dr, l.r AS lr
-             FROM dense d FULL OUTER JOIN lex l ON d.id = l.id)
-         SELECT c.author, p.name, c.session_id, c.turn, c.started_at, f.score::float8,
-                f.dr, f.lr, c.summary, c.text
-         FROM fused f
-         JOIN memctl.chunks c ON c.id = f.id
-         JOIN memctl.projects p ON p.id = c.project_id
-         ORDER BY f.score DESC, c.id
-         LIMIT $4",
-        &[&vector, &q.text, &n, &k, &project, &RRF_K],
-    )?;
+    let rows = if version >= 2 {
+        c.query(
+            STATEMENT,
+            &[&vector, &q.text, &n, &k, &project, &RRF_K, &LEXICAL_CAP],
+        )?
+    } else {
+        c.query(STATEMENT_V1, &[&vector, &q.text, &n, &k, &project, &RRF_K])?
+    };
     Ok(rows
         .into_iter()
         .map(|r| TeamHit {

@@ -29,6 +29,7 @@ mod store_v1_fixture;
 mod store_write_faults;
 mod swap_process;
 mod team;
+mod team_search;
 mod team_tls;
 mod telemetry_process;
 mod ui_browser;

@@ -13,7 +13,7 @@ use std::process::Output;
 use std::sync::OnceLock;
 
 /// The superuser URL of the test server, or a failure that says how to get one.
-fn admin_url() -> String {
+pub(crate) fn admin_url() -> String {
     std::env::var("MEMCTL_TEST_PG_URL").unwrap_or_else(|_| {
         panic!(
             "MEMCTL_TEST_PG_URL is not set: these tests need the real PostgreSQL + pgvector that \
@@ -32,7 +32,7 @@ fn host_port() -> String {
 }
 
 /// A fresh database for one test; returns its superuser URL.
-fn fresh_db(name: &str) -> String {
+pub(crate) fn fresh_db(name: &str) -> String {
     let mut c = Client::connect(&admin_url(), NoTls).expect("connect as the test superuser");
     c.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
         .expect("drop db");
@@ -44,11 +44,11 @@ fn fresh_db(name: &str) -> String {
 }
 
 /// A member's URL (password = name + "-pw").
-fn member_url(db: &str, name: &str) -> String {
+pub(crate) fn member_url(db: &str, name: &str) -> String {
     format!("postgresql://{name}:{name}-pw@{}/{db}", host_port())
 }
 
-fn ok(o: &Output, what: &str) -> String {
+pub(crate) fn ok(o: &Output, what: &str) -> String {
     assert!(
         o.status.success(),
         "{what} failed: {}\n{}",
@@ -58,12 +58,12 @@ fn ok(o: &Output, what: &str) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-fn as_url(home: &Path, url: &str, args: &[&str]) -> Output {
+pub(crate) fn as_url(home: &Path, url: &str, args: &[&str]) -> Output {
     memctl(home, args, b"", &[("MEMCTL_TEAM_URL", url)])
 }
 
 /// Init the schema in `db` and create `members` (their passwords: name + "-pw").
-fn setup_team(dir: &Path, db: &str, members: &[&str]) -> String {
+pub(crate) fn setup_team(dir: &Path, db: &str, members: &[&str]) -> String {
     let admin = fresh_db(db);
     let home = dir.join("admin");
     ok(&as_url(&home, &admin, &["team", "init"]), "team init");
@@ -155,7 +155,7 @@ fn local_chunks(home: &Path, project: &str) -> usize {
         .count()
 }
 
-fn count(c: &mut Client, sql: &str) -> i64 {
+pub(crate) fn count(c: &mut Client, sql: &str) -> i64 {
     c.query_one(sql, &[]).expect(sql).get(0)
 }
 
