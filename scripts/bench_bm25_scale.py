@@ -6,7 +6,8 @@
 
 Each DIR is a data dir made by scripts/gen_scale_store.py (project /bench/scale). The
 `--before` binary searches DIR as it is; DIR is copied to DIR.after and the `--after` binary
-migrates the copy first (`memctl migrate`, timed) when its schema is newer. Queries: 3-6 words,
+migrates the copy first (`memctl migrate`, timed) when its schema is newer; a store named by
+--in-place is measured with `before` first and then migrated in place. Queries: 3-6 words,
 one to three of them among the sample transcript's 30 most frequent words (the head of the
 generator's Zipf vocabulary: in a large share of all chunks), the rest other sample words;
 drawn from `random.Random(seed)` (printed).
@@ -108,6 +109,24 @@ def process(memctl, data_dir, queries):
     return ms
 
 
+def measure(bins, dirs, b, qfile, queries, res):
+    res[b]["warm"] += warm(bins[b], dirs[b], qfile, len(queries))
+    res[b]["process"] += process(bins[b], dirs[b], queries)
+
+
+def migrate(memctl, data_dir):
+    """`memctl migrate` (timed); the pre-migration file it keeps is removed (a scratch store,
+    and at 1e6 it is gigabytes)."""
+    t0 = time.monotonic()
+    mig = subprocess.run([memctl, "migrate", "--json"], env=env_for(data_dir),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    secs = time.monotonic() - t0
+    if mig.returncode != 0:
+        sys.exit(f"migrate failed: {mig.stderr[-1000:]}")
+    shutil.rmtree(os.path.join(data_dir, "backups"), ignore_errors=True)
+    return secs, mig.stdout
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--stores", required=True)
@@ -116,34 +135,39 @@ def main():
     ap.add_argument("--queries", type=int, default=40)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--in-place", default="", metavar="DIR[,DIR]",
+                    help="stores to migrate in place instead of copying (no disk for a copy): "
+                         "all `before` rounds run first")
     a = ap.parse_args()
     print(f"bench_bm25_scale: seed {a.seed}", file=sys.stderr)
     rng = random.Random(a.seed)
     queries = make_queries(rng, a.queries)
     bins = {"before": os.path.join(a.before, "memctl"), "after": os.path.join(a.after, "memctl")}
     out = {"seed": a.seed, "queries": queries, "loadavg_start": os.getloadavg(), "stores": {}}
+    in_place = set(filter(None, a.in_place.split(",")))
     for store in a.stores.split(","):
-        after_dir = store.rstrip("/") + ".after"
-        if not os.path.exists(after_dir):
-            shutil.copytree(store, after_dir)
-        t0 = time.monotonic()
-        mig = subprocess.run([bins["after"], "migrate", "--json"], env=env_for(after_dir),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        mig_s = time.monotonic() - t0
-        if mig.returncode != 0:
-            sys.exit(f"migrate failed: {mig.stderr[-1000:]}")
-        qfile = os.path.join(after_dir, "bench-queries.jsonl")
+        dirs = {"before": store, "after": store}
+        res = {b: {"warm": [], "process": []} for b in bins}
+        qfile = os.path.join(os.path.dirname(store.rstrip("/")), "bench-bm25-queries.jsonl")
         with open(qfile, "w") as f:
             for i, q in enumerate(queries):
                 f.write(json.dumps({"qid": i, "query": q}) + "\n")
-        dirs = {"before": store, "after": after_dir}
-        res = {b: {"warm": [], "process": []} for b in bins}
+        if store in in_place:
+            # No room for a copy: every round of `before` first, then the migration.
+            for _ in range(a.rounds):
+                measure(bins, dirs, "before", qfile, queries, res)
+        else:
+            dirs["after"] = store.rstrip("/") + ".after"
+            if not os.path.exists(dirs["after"]):
+                shutil.copytree(store, dirs["after"])
+        mig_s, mig = migrate(bins["after"], dirs["after"])
         for r in range(a.rounds):
-            order = list(bins) if r % 2 == 0 else list(reversed(bins))
+            order = ["after"] if store in in_place else \
+                list(bins) if r % 2 == 0 else list(reversed(bins))
             for b in order:
-                res[b]["warm"] += warm(bins[b], dirs[b], qfile, len(queries))
-                res[b]["process"] += process(bins[b], dirs[b], queries)
-        row = {"migrate_s": round(mig_s, 1), "migrate": mig.stdout.strip()[:400]}
+                measure(bins, dirs, b, qfile, queries, res)
+        row = {"migrate_s": round(mig_s, 1), "migrate": json.loads(mig),
+               "in_place": store in in_place}
         for b in bins:
             for kind in ("warm", "process"):
                 xs = res[b][kind]

@@ -172,13 +172,13 @@ def write_file(a, rng, header, base, out_path):
         return rng.choices(words, cum_weights=cum, k=k)
 
     sessions = {}
+    written = 0
     with open(out_path, "w") as f:
         f.write(json.dumps(dict(header, scope=[f"gen_scale_store seed {a.seed}"])) + "\n")
         f.write(json.dumps({"kind": "project", "path": PROJECT}) + "\n")
         for i in range(a.chunks):
             b = base[i % len(base)]
             sid = f"scale-{i // TURNS_PER_SESSION:07d}"
-            sessions[sid] = sessions.get(sid, 0) + 1
             rec = dict(b, session=sid, project=PROJECT, turn=i % TURNS_PER_SESSION, part=0,
                        parts=1, turn_uuid=f"s-{i}", line_uuids=[f"s-{i}"],
                        text=chunk_text(rng, b["text"], pick, i))
@@ -186,14 +186,18 @@ def write_file(a, rng, header, base, out_path):
             if a.vectors == "model":
                 rec["vectors"] = [{"embedder": b["vectors"][0]["embedder"],
                                    "f32le": noisy_vector(rng, b)}]
+            if i < a.resume_from:
+                continue  # drawn all the same: the later chunks stay what they were
+            sessions[sid] = sessions.get(sid, 0) + 1
+            written += 1
             f.write(json.dumps(rec) + "\n")
         for sid, turns in sessions.items():
             f.write(json.dumps({"kind": "session", "id": sid, "project": PROJECT,
                                 "turns": turns, "updated_at": 0}) + "\n")
         f.write(json.dumps({"kind": "trailer", "counts": {
-            "projects": 1, "tombstones": 0, "chunks": a.chunks, "turn_links": 0,
+            "projects": 1, "tombstones": 0, "chunks": written, "turn_links": 0,
             "sessions": len(sessions), "swap_outputs": 0, "memory_files": 0,
-            "vectors": a.chunks if a.vectors == "model" else 0}}) + "\n")
+            "vectors": written if a.vectors == "model" else 0}}) + "\n")
     return len(words)
 
 
@@ -205,14 +209,17 @@ def main():
     ap.add_argument("--vectors", choices=["none", "model"], default="none")
     ap.add_argument("--bin", default=os.path.join(REPO, "target/release"))
     ap.add_argument("--keep-jsonl", action="store_true")
+    ap.add_argument("--resume-from", type=int, default=0, metavar="I",
+                    help="finish an import that stopped (e.g. a full disk): write only chunks "
+                         "I.. into the existing --out (same --seed and --chunks)")
     a = ap.parse_args()
     print(f"gen_scale_store: seed {a.seed}, {a.chunks} chunks, vectors {a.vectors}",
           file=sys.stderr)
     memctl = os.path.join(a.bin, "memctl")
     if not os.path.exists(memctl):
         sys.exit(f"{memctl} not found: cargo build --release -p memctl-cli")
-    if os.path.exists(a.out):
-        sys.exit(f"{a.out} exists: give a new directory")
+    if os.path.exists(a.out) != (a.resume_from > 0):
+        sys.exit(f"{a.out}: a new directory, or an existing one with --resume-from")
     rng = random.Random(a.seed)
     tmp = tempfile.mkdtemp(prefix="memctl-gen-scale.")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCTL_")}

@@ -166,6 +166,9 @@ impl Candidate {
     }
 }
 
+/// Hits best first, and the idf mass held by each document that entered the top k.
+pub(super) type Ranked = (Vec<Hit>, HashMap<u64, f64>);
+
 /// The `k` best documents passing `filter` over `lists` ((term, blocks) pairs), best first,
 /// with the idf mass each holds. See the module doc.
 pub(super) fn top_k<P: Postings>(
@@ -174,7 +177,7 @@ pub(super) fn top_k<P: Postings>(
     w: &Weights,
     k: usize,
     filter: impl Fn(u64) -> bool,
-) -> Result<(Vec<Hit>, HashMap<u64, f64>), P::Error> {
+) -> Result<Ranked, P::Error> {
     let mut cur: Vec<Cursor<P::Block>> = Vec::with_capacity(lists.len());
     for (t, blocks) in lists {
         let mut c = Cursor::new(t, blocks, w);

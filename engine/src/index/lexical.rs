@@ -65,6 +65,9 @@ pub struct PostingBlock<B> {
     pub data: B,
 }
 
+/// A term's postings as lists of blocks ([`Postings::blocks`]).
+pub type BlockLists<B> = Vec<Vec<PostingBlock<B>>>;
+
 /// A source of postings and corpus statistics (in memory, or redb in the store).
 pub trait Postings {
     /// Error of the backing store ([`Infallible`] in memory).
@@ -80,7 +83,7 @@ pub trait Postings {
     /// The postings of `term` as lists of blocks: within a list, blocks ascend by `base` and
     /// postings by id; lists may interleave (the store keeps one per project), and one document
     /// is in at most one of them. Together: exactly [`Self::postings`].
-    fn blocks(&self, term: &str) -> Result<Vec<Vec<PostingBlock<Self::Block>>>, Self::Error>;
+    fn blocks(&self, term: &str) -> Result<BlockLists<Self::Block>, Self::Error>;
     /// Append a block's postings, ascending by id, to `out`.
     fn decode_block(
         &self,
@@ -393,7 +396,7 @@ impl Postings for MemLexicalIndex {
     }
 
     /// One list, sorted by id, in blocks of [`MEM_BLOCK`] postings.
-    fn blocks(&self, term: &str) -> Result<Vec<Vec<PostingBlock<Vec<Posting>>>>, Infallible> {
+    fn blocks(&self, term: &str) -> Result<BlockLists<Vec<Posting>>, Infallible> {
         let Some(list) = self.postings.get(term) else {
             return Ok(Vec::new());
         };

@@ -217,7 +217,7 @@ fn seed() -> u64 {
     let s = std::env::var("MEMCTL_TEST_SEED")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(0x5eed_b25);
+        .unwrap_or(0x05ee_db25);
     println!("bm25 bounded vs exhaustive: seed {s} (MEMCTL_TEST_SEED={s} reproduces)");
     s
 }

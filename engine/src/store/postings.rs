@@ -450,7 +450,7 @@ impl crate::index::Postings for StoreLexical<'_> {
     fn blocks(
         &self,
         term: &str,
-    ) -> Result<Vec<Vec<crate::index::PostingBlock<Self::Block>>>, StoreError> {
+    ) -> Result<crate::index::lexical::BlockLists<Self::Block>, StoreError> {
         let t = self.reader.tx.open_table(POSTING_LISTS)?;
         let mut lists = Vec::with_capacity(self.project_ids.len());
         for &p in &self.project_ids {
