@@ -47,16 +47,49 @@ pub struct Posting {
     pub doc_len: u32,
 }
 
+/// A run of a term's postings with bounds on them: every posting has an id ≥ `base` and below
+/// the next block's base, a term frequency ≤ `max_tf` and a document length ≥ `min_len`; so
+/// the BM25 contribution of any of them is bounded without decoding the block.
+#[derive(Debug, Clone)]
+pub struct PostingBlock<B> {
+    /// No posting of the block has a smaller id (and the next block's postings are all ≥ its
+    /// own base).
+    pub base: u64,
+    /// Number of postings.
+    pub count: u32,
+    /// Largest term frequency in the block.
+    pub max_tf: u32,
+    /// Smallest document length in the block.
+    pub min_len: u32,
+    /// The postings, as the source keeps them ([`Postings::decode_block`] reads them).
+    pub data: B,
+}
+
+/// A term's postings as lists of blocks ([`Postings::blocks`]).
+pub type BlockLists<B> = Vec<Vec<PostingBlock<B>>>;
+
 /// A source of postings and corpus statistics (in memory, or redb in the store).
 pub trait Postings {
     /// Error of the backing store ([`Infallible`] in memory).
     type Error;
+    /// A block's postings as the source keeps them (packed bytes in the store).
+    type Block;
     /// Number of indexed documents.
     fn doc_count(&self) -> Result<u64, Self::Error>;
     /// Sum of all document lengths.
     fn total_len(&self) -> Result<u64, Self::Error>;
     /// Every posting of `term` (already tokenized, e.g. from [`tokenize`]), in any order.
     fn postings(&self, term: &str) -> Result<Vec<Posting>, Self::Error>;
+    /// The postings of `term` as lists of blocks: within a list, blocks ascend by `base` and
+    /// postings by id; lists may interleave (the store keeps one per project), and one document
+    /// is in at most one of them. Together: exactly [`Self::postings`].
+    fn blocks(&self, term: &str) -> Result<BlockLists<Self::Block>, Self::Error>;
+    /// Append a block's postings, ascending by id, to `out`.
+    fn decode_block(
+        &self,
+        block: &PostingBlock<Self::Block>,
+        out: &mut Vec<Posting>,
+    ) -> Result<(), Self::Error>;
 }
 
 /// BM25 parameters.
@@ -127,13 +160,54 @@ impl Bm25Hits {
     }
 }
 
+/// The BM25 contribution of one posting: `idf` (times the query repeats) of its term, its term
+/// frequency and document length. Both scorers use exactly this, so their scores are equal to
+/// the bit; it grows with `tf` and shrinks with `doc_len` for `k1 ≥ 0` and `0 ≤ b ≤ 1` (what
+/// [`super::bm25_topk`] bounds blocks with).
+pub(crate) fn term_score(idf: f64, tf: u32, doc_len: u32, k1: f64, b: f64, avgdl: f64) -> f64 {
+    let tf = f64::from(tf);
+    let norm = k1 * (1.0 - b + b * f64::from(doc_len) / avgdl);
+    idf * tf * (k1 + 1.0) / (tf + norm)
+}
+
+/// A query's distinct terms (sorted: the fixed order scores are summed in) with their repeats,
+/// and the corpus statistics; `None` when nothing can match.
+struct Prepared {
+    terms: BTreeMap<String, u32>,
+    n: f64,
+    avgdl: f64,
+}
+
+fn prepare<P: Postings>(source: &P, query: &str, k: usize) -> Result<Option<Prepared>, P::Error> {
+    let mut terms: BTreeMap<String, u32> = BTreeMap::new();
+    for t in query_terms(query) {
+        *terms.entry(t).or_insert(0) += 1;
+    }
+    if terms.is_empty() || k == 0 {
+        return Ok(None);
+    }
+    let n = source.doc_count()? as f64;
+    if n == 0.0 {
+        return Ok(None);
+    }
+    let avgdl = (source.total_len()? as f64 / n).max(1e-9);
+    Ok(Some(Prepared { terms, n, avgdl }))
+}
+
+/// Lucene idf of a term of document frequency `df`, times its repeats in the query.
+fn idf(n: f64, df: f64, qtf: u32) -> f64 {
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln() * f64::from(qtf)
+}
+
 /// Score `query` against `source` with BM25 and return the `k` best documents passing `filter`
 /// (best first, ties by id) with the lexical coverage of the best one. Query terms are tokenized
 /// like documents; a repeated query term counts once per occurrence. Documents matching no term
 /// are not returned. Scores are summed in f64 in one fixed term order, so they are reproducible.
 ///
 /// This is the one BM25 scorer: the store's postings ([`crate::store::StoreLexical`]) and the
-/// in-memory reference ([`MemLexicalIndex`]) both go through it.
+/// in-memory reference ([`MemLexicalIndex`]) both go through it. It is exact and bounded
+/// (block-max MaxScore, [`super::bm25_topk`]): the same hits, scores and coverage as
+/// [`bm25_search_exhaustive`], without scoring every posting of a common word.
 pub fn bm25_search<P: Postings>(
     source: &P,
     query: &str,
@@ -141,75 +215,95 @@ pub fn bm25_search<P: Postings>(
     params: Bm25Params,
     filter: impl Fn(u64) -> bool,
 ) -> Result<Bm25Hits, P::Error> {
-    let mut qterms: BTreeMap<String, u32> = BTreeMap::new();
-    for t in query_terms(query) {
-        *qterms.entry(t).or_insert(0) += 1;
-    }
-    if qterms.is_empty() || k == 0 {
-        return Ok(Bm25Hits::default());
-    }
-    let n = source.doc_count()? as f64;
-    if n == 0.0 {
-        return Ok(Bm25Hits::default());
-    }
-    let avgdl = (source.total_len()? as f64 / n).max(1e-9);
     let (k1, b) = (f64::from(params.k1), f64::from(params.b));
-    // doc -> (BM25, idf mass matched)
-    let mut scores: HashMap<u64, (f64, f64)> = HashMap::new();
-    let mut idf_total = 0.0f64;
-    let mut query_idf = Vec::with_capacity(qterms.len());
-    // BTreeMap order: the float sums are accumulated in one fixed order → reproducible scores.
-    for (term, qtf) in &qterms {
-        let plist = source.postings(term)?;
-        let df = plist.len() as f64;
-        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln() * f64::from(*qtf);
-        idf_total += idf;
-        query_idf.push((term.clone(), idf));
-        for p in plist {
-            if !filter(p.doc) {
-                continue;
-            }
-            let tf = f64::from(p.tf);
-            let norm = k1 * (1.0 - b + b * f64::from(p.doc_len) / avgdl);
-            let e = scores.entry(p.doc).or_insert((0.0, 0.0));
-            e.0 += idf * tf * (k1 + 1.0) / (tf + norm);
-            e.1 += idf;
-        }
+    if !(k1 >= 0.0 && (0.0..=1.0).contains(&b)) {
+        // Outside these the score is not monotone in tf and length: no block bounds.
+        return bm25_search_exhaustive(source, query, k, params, filter);
     }
-    let mut top = TopK::new(k);
-    let mut best: Option<(Hit, f64)> = None;
-    for (&doc, &(s, matched)) in &scores {
-        let hit = Hit {
-            id: doc,
-            score: s as f32,
-        };
-        top.push(doc, hit.score);
-        if best.is_none_or(|(b, _)| Hit::rank_cmp(&hit, &b).is_lt()) {
-            best = Some((hit, matched));
-        }
-    }
-    let coverage = match best {
-        Some((_, matched)) if idf_total > 0.0 => (matched / idf_total) as f32,
-        _ => 0.0,
+    let Some(q) = prepare(source, query, k)? else {
+        return Ok(Bm25Hits::default());
     };
-    let hits = top.into_sorted();
-    let hit_coverage = hits
+    let mut lists = Vec::new();
+    let mut query_idf = Vec::with_capacity(q.terms.len());
+    for (t, (term, qtf)) in q.terms.iter().enumerate() {
+        let blocks = source.blocks(term)?;
+        let df: u64 = blocks.iter().flatten().map(|b| u64::from(b.count)).sum();
+        query_idf.push((term.clone(), idf(q.n, df as f64, *qtf)));
+        lists.extend(blocks.into_iter().map(|l| (t, l)));
+    }
+    let weights = super::bm25_topk::Weights {
+        idf: query_idf.iter().map(|x| x.1).collect(),
+        k1,
+        b,
+        avgdl: q.avgdl,
+    };
+    let (hits, matched) = super::bm25_topk::top_k(source, lists, &weights, k, filter)?;
+    Ok(finish(hits, |id| matched.get(&id).copied(), query_idf))
+}
+
+/// The hits with their coverage (`matched`: the idf mass a hit holds).
+fn finish(
+    hits: Vec<Hit>,
+    matched: impl Fn(u64) -> Option<f64>,
+    query_idf: Vec<(String, f64)>,
+) -> Bm25Hits {
+    // Summed in term order, like the scores.
+    let idf_total = query_idf.iter().fold(0.0f64, |a, t| a + t.1);
+    let hit_coverage: Vec<f32> = hits
         .iter()
         .map(|h| {
-            let matched = scores.get(&h.id).map_or(0.0, |x| x.1);
+            let m = matched(h.id).unwrap_or(0.0);
             if idf_total > 0.0 {
-                (matched / idf_total) as f32
+                (m / idf_total) as f32
             } else {
                 0.0
             }
         })
         .collect();
-    Ok(Bm25Hits {
+    Bm25Hits {
+        coverage: hit_coverage.first().copied().unwrap_or(0.0),
         hits,
         hit_coverage,
-        coverage,
         query_idf,
-    })
+    }
+}
+
+/// The exhaustive BM25 scorer: every posting of every query term is scored. The oracle the
+/// bounded [`bm25_search`] is tested against (same signature, same results).
+pub fn bm25_search_exhaustive<P: Postings>(
+    source: &P,
+    query: &str,
+    k: usize,
+    params: Bm25Params,
+    filter: impl Fn(u64) -> bool,
+) -> Result<Bm25Hits, P::Error> {
+    let Some(q) = prepare(source, query, k)? else {
+        return Ok(Bm25Hits::default());
+    };
+    let (k1, b) = (f64::from(params.k1), f64::from(params.b));
+    // doc -> (BM25, idf mass matched)
+    let mut scores: HashMap<u64, (f64, f64)> = HashMap::new();
+    let mut query_idf = Vec::with_capacity(q.terms.len());
+    // BTreeMap order: the float sums are accumulated in one fixed order → reproducible scores.
+    for (term, qtf) in &q.terms {
+        let plist = source.postings(term)?;
+        let idf = idf(q.n, plist.len() as f64, *qtf);
+        query_idf.push((term.clone(), idf));
+        for p in plist {
+            if !filter(p.doc) {
+                continue;
+            }
+            let e = scores.entry(p.doc).or_insert((0.0, 0.0));
+            e.0 += term_score(idf, p.tf, p.doc_len, k1, b, q.avgdl);
+            e.1 += idf;
+        }
+    }
+    let mut top = TopK::new(k);
+    for (&doc, &(s, _)) in &scores {
+        top.push(doc, s as f32);
+    }
+    let hits = top.into_sorted();
+    Ok(finish(hits, |id| scores.get(&id).map(|x| x.1), query_idf))
 }
 
 /// In-memory lexical index: the reference [`Postings`] implementation (tests, benches, and
@@ -287,6 +381,7 @@ impl MemLexicalIndex {
 
 impl Postings for MemLexicalIndex {
     type Error = Infallible;
+    type Block = Vec<Posting>;
 
     fn doc_count(&self) -> Result<u64, Infallible> {
         Ok(self.docs.len() as u64)
@@ -299,7 +394,40 @@ impl Postings for MemLexicalIndex {
     fn postings(&self, term: &str) -> Result<Vec<Posting>, Infallible> {
         Ok(self.postings.get(term).cloned().unwrap_or_default())
     }
+
+    /// One list, sorted by id, in blocks of [`MEM_BLOCK`] postings.
+    fn blocks(&self, term: &str) -> Result<BlockLists<Vec<Posting>>, Infallible> {
+        let Some(list) = self.postings.get(term) else {
+            return Ok(Vec::new());
+        };
+        let mut list = list.clone();
+        list.sort_unstable_by_key(|p| p.doc);
+        let blocks = list
+            .chunks(MEM_BLOCK)
+            .map(|c| PostingBlock {
+                base: c[0].doc,
+                count: c.len() as u32,
+                max_tf: c.iter().map(|p| p.tf).max().unwrap_or(0),
+                min_len: c.iter().map(|p| p.doc_len).min().unwrap_or(0),
+                data: c.to_vec(),
+            })
+            .collect();
+        Ok(vec![blocks])
+    }
+
+    fn decode_block(
+        &self,
+        block: &PostingBlock<Vec<Posting>>,
+        out: &mut Vec<Posting>,
+    ) -> Result<(), Infallible> {
+        out.extend_from_slice(&block.data);
+        Ok(())
+    }
 }
+
+/// Postings per block of [`MemLexicalIndex::blocks`] (the usual block-max size; the store's
+/// segments are larger, bounded by bytes).
+pub const MEM_BLOCK: usize = 64;
 
 #[cfg(test)]
 mod tests {

@@ -14,6 +14,7 @@
 //!   [`MemLexicalIndex`] is the reference).
 //! - [`synth`]: a seeded text generator shared by tests and benches.
 
+mod bm25_topk;
 pub mod lexical;
 pub mod quant;
 pub mod synth;
@@ -22,7 +23,9 @@ pub(crate) mod terms;
 #[cfg(test)]
 mod lexical_conformance;
 
-pub use lexical::{Bm25Hits, Bm25Params, MemLexicalIndex, Posting, Postings, bm25_search};
+pub use lexical::{
+    Bm25Hits, Bm25Params, MemLexicalIndex, Posting, PostingBlock, Postings, bm25_search,
+};
 
 use crate::embed::EmbedderId;
 use crate::error::IndexError;
@@ -181,6 +184,15 @@ impl TopK {
             && hit < *worst
         {
             *worst = hit;
+        }
+    }
+
+    /// The worst kept hit once `k` are kept (a new hit enters only if it ranks before it).
+    pub fn worst_kept(&self) -> Option<Hit> {
+        if self.k > 0 && self.heap.len() >= self.k {
+            self.heap.peek().map(|w| w.0)
+        } else {
+            None
         }
     }
 

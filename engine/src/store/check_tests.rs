@@ -124,6 +124,37 @@ fn a_posting_removed_is_found() {
     });
 }
 
+/// A segment header whose bounds are not its entries' would let search skip a segment that
+/// holds a top hit: the checker decodes every segment and compares.
+#[test]
+fn a_posting_segment_header_that_lies_is_found() {
+    for lie in [0usize, 1, 2] {
+        broken_by(Rule::Decode, |tx| {
+            let mut p = tx.open_table(POSTING_LISTS)?;
+            let ((proj, term, base), bytes) = {
+                let (k, v) = p.first()?.unwrap_or_else(|| panic!("a posting list"));
+                let (a, b, c) = k.value();
+                ((a, b.to_string(), c), v.value().to_vec())
+            };
+            let (h, body) = crate::store::postings::segment_header(&bytes)
+                .unwrap_or_else(|e| panic!("header: {e}"));
+            let mut fields = [h.count, h.max_tf, h.min_len];
+            fields[lie] += 1;
+            let mut out = vec![bytes[0]];
+            for mut f in fields {
+                while f >= 0x80 {
+                    out.push((f as u8) | 0x80);
+                    f >>= 7;
+                }
+                out.push(f as u8);
+            }
+            out.extend_from_slice(&bytes[body..]);
+            p.insert((proj, term.as_str(), base), out.as_slice())?;
+            Ok(())
+        });
+    }
+}
+
 #[test]
 fn lexical_stats_off_by_one_are_found() {
     broken_by(Rule::LexStats, |tx| {

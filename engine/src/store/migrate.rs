@@ -34,6 +34,10 @@
 //! - 5: `vec_counts` holds the rows of `vectors` per space (`status` reads it instead of
 //!   scanning every vector); no row changes, the copy counts the vectors it copies
 //!   (`rewrite::copy_all`, which does so for every copy of a schema-5 store).
+//! - 6: every posting segment (`posting_lists`) starts with a header of its entry count, max
+//!   term frequency and min document length, which bound the BM25 score of its entries so
+//!   search skips segments that cannot reach the top k; each row gains it as it is copied
+//!   ([`v5_to_v6`], the entries' bytes unchanged).
 
 use super::rewrite::{CopyRows, RowUpgrade, copy_all};
 use super::schema::*;
@@ -87,7 +91,22 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         row: |_, _| Ok(None),
         pack_postings: false,
     },
+    Migration {
+        from: 5,
+        what: "BM25 posting segments carry score bounds (search skips what cannot rank)",
+        row: v5_to_v6,
+        pack_postings: false,
+    },
 ];
+
+/// Schema 5 → 6: a posting segment gains its header (`postings::upgrade_segment`); a segment
+/// that does not decode is reported, never carried over unread.
+fn v5_to_v6(table: &str, v: &[u8]) -> Result<Option<Vec<u8>>, CodecError> {
+    if table != POSTING_LISTS.name() {
+        return Ok(None);
+    }
+    super::postings::upgrade_segment(v)
+}
 
 /// Schema 3 → 4: a row of `vectors` (f32 little-endian) becomes f16; a row whose length is
 /// not a whole number of f32 values is reported, never carried over unread.

@@ -74,9 +74,35 @@ fn put_schema(tx: &redb::WriteTransaction, v: u32) {
         .expect("schema");
 }
 
+/// Turn the (current) store at `path` into what the schema-5 release wrote: posting segments
+/// of format 1 (the entries without the header), schema version 5. Returns the segments.
+fn downgrade_to_schema_5(path: &Path) -> u64 {
+    raw_write(path, |tx| {
+        let mut t = tx.open_table(POSTING_LISTS).expect("posting lists");
+        let rows: Vec<((u32, String, u64), Vec<u8>)> = redb::ReadableTable::iter(&t)
+            .expect("iter")
+            .map(|r| {
+                let (k, v) = r.expect("row");
+                let (p, term, base) = k.value();
+                ((p, term.to_string(), base), v.value().to_vec())
+            })
+            .collect();
+        for ((p, term, base), v) in &rows {
+            let (_, body) = crate::store::postings::segment_header(v).expect("header");
+            let old = [&[1u8][..], &v[body..]].concat();
+            t.insert((*p, term.as_str(), *base), old.as_slice())
+                .expect("insert");
+        }
+        drop(t);
+        put_schema(tx, 5);
+        rows.len() as u64
+    })
+}
+
 /// Turn the (current) store at `path` into what the schema-4 release wrote: no vector counts,
-/// schema version 4. Returns the counts it held.
+/// format-1 posting segments, schema version 4. Returns the counts it held.
 fn downgrade_to_schema_4(path: &Path) -> std::collections::BTreeMap<String, u64> {
+    downgrade_to_schema_5(path);
     raw_write(path, |tx| {
         let counts = redb::ReadableTable::iter(&tx.open_table(VEC_COUNTS).expect("counts"))
             .expect("iter")
@@ -367,7 +393,7 @@ fn a_schema_3_store_migrates_to_f16_vectors_and_answers_as_before() {
     let backups = dir.path().join("data").join("backups");
     let rep = Store::migrate(&path, &backups).expect("migrate");
     assert_eq!((rep.from, rep.to), (3, SCHEMA_VERSION), "{rep:?}");
-    assert_eq!(rep.rows_changed, converted, "{rep:?}");
+    assert_eq!(rep.rows_changed, converted + raw_segments(&path), "{rep:?}");
     let e = engine_at(&dir.path().join("data"));
     assert_eq!(
         snapshot(&e),
@@ -396,6 +422,68 @@ fn a_schema_3_store_migrates_to_f16_vectors_and_answers_as_before() {
         std::fs::metadata(&path).expect("meta").len() <= rep.bytes_before,
         "{rep:?}"
     );
+}
+
+/// The posting segments of the file at `path`.
+fn raw_segments(path: &Path) -> u64 {
+    let db = create::builder().open(path).expect("open raw");
+    let tx = db.begin_read().expect("read");
+    let t = tx.open_table(POSTING_LISTS).expect("lists");
+    t.len().expect("len")
+}
+
+/// Schema 5 → 6: every posting segment gains its header of bounds, its entries unchanged;
+/// search answers exactly as before (same hits, same scores) and the checker finds nothing.
+#[test]
+fn a_schema_5_store_migrates_to_segments_with_score_bounds() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (e, _) = three_sessions(dir.path());
+    let before = snapshot(&e);
+    let path = e.store_path();
+    let entries = |path: &Path| {
+        let db = create::builder().open(path).expect("open raw");
+        let tx = db.begin_read().expect("read");
+        let t = tx.open_table(POSTING_LISTS).expect("lists");
+        redb::ReadableTable::iter(&t)
+            .expect("iter")
+            .map(|r| {
+                let (k, v) = r.expect("row");
+                let (p, term, base) = k.value();
+                let e = crate::store::postings::decode_segment(base, v.value()).expect("decode");
+                (p, term.to_string(), base, e, v.value()[0])
+            })
+            .collect::<Vec<_>>()
+    };
+    drop(e);
+    let current = entries(&path);
+    let segments = downgrade_to_schema_5(&path);
+    assert!(segments > 20, "{segments} segments");
+    let old = entries(&path);
+    assert!(old.iter().all(|r| r.4 == 1), "format 1 after the downgrade");
+    let err = Store::open(&path).expect_err("a schema-5 store must not open as current");
+    assert!(
+        matches!(err, StoreError::NeedsMigration { found: 5, .. }),
+        "{err}"
+    );
+    let backups = dir.path().join("data").join("backups");
+    let rep = Store::migrate(&path, &backups).expect("migrate");
+    assert_eq!((rep.from, rep.to), (5, SCHEMA_VERSION), "{rep:?}");
+    assert_eq!(rep.rows_changed, segments, "{rep:?}");
+    assert_eq!(
+        entries(&path),
+        current,
+        "same entries, each behind its header"
+    );
+    assert_eq!(contents(&rep.backup.clone().expect("backup")).0, 5);
+    let e = engine_at(&dir.path().join("data"));
+    assert_eq!(
+        snapshot(&e),
+        before,
+        "chunks, sessions, summary, swaps, search"
+    );
+    audit(&e);
+    let check = check::check_store(&path).expect("check");
+    assert!(check.violations.is_empty(), "{:#?}", check.violations);
 }
 
 /// The raw `vec_counts` rows of the file at `path` (None: no such table).
@@ -466,7 +554,11 @@ fn a_schema_4_store_migrates_with_exact_vector_counts() {
     let backups = dir.path().join("data").join("backups");
     let rep = Store::migrate(&path, &backups).expect("migrate");
     assert_eq!((rep.from, rep.to), (4, SCHEMA_VERSION), "{rep:?}");
-    assert_eq!(rep.rows_changed, 0, "no row changes: {rep:?}");
+    assert_eq!(
+        rep.rows_changed,
+        raw_segments(&path),
+        "only the posting segments change: {rep:?}"
+    );
     let backup = rep.backup.clone().expect("backup");
     assert_eq!(contents(&backup).0, 4);
     assert_eq!(raw_counts(&backup), None, "the backup is the schema-4 file");

@@ -10,6 +10,12 @@
 //! [`SEGMENT_BYTES`] so that an incremental hook appending one chunk rewrites a small value per
 //! term, not a list as long as the project's history.
 //!
+//! Each segment starts with a header (schema 6): its entry count, max term frequency and min
+//! document length. They bound the BM25 score of every entry, so search reads only the headers
+//! of a common word's segments and decodes the few that can reach the top k
+//! (`index::bm25_topk`); writes rewrite the segment they append to anyway, so the header costs
+//! nothing extra, and the count makes df a header read.
+//!
 //! Layout invariant: a segment's key holds its *base* id, every id in the segment is ≥ base and
 //! < the next segment's base; ids within a segment ascend. Chunk ids only grow, so writes are
 //! appends to the last segment; an id below the last one (never in practice) rewrites the
@@ -26,8 +32,33 @@ use redb::ReadableTable;
 /// leaf's worth of bytes per term.
 pub(super) const SEGMENT_BYTES: usize = 2048;
 
-/// Format byte of a segment value.
-const SEGMENT_FORMAT: u8 = 1;
+/// Format byte of a segment value. 1 (schema 3–5): the entries only. 2 (schema 6): a header
+/// of varints `(entries, max tf, min doc length)` before them, so a reader bounds the BM25
+/// score of every entry of the segment without decoding it ([`SegmentHeader`]).
+const SEGMENT_FORMAT: u8 = 2;
+const SEGMENT_FORMAT_V1: u8 = 1;
+
+/// What a segment's header says about its entries (exact: [`decode_segment`] refuses a
+/// header that does not match them, and `memctl check` decodes every segment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SegmentHeader {
+    /// Number of entries.
+    pub count: u32,
+    /// Largest term frequency among them.
+    pub max_tf: u32,
+    /// Smallest document length among them.
+    pub min_len: u32,
+}
+
+impl SegmentHeader {
+    fn of(entries: &[Entry]) -> Self {
+        Self {
+            count: entries.len() as u32,
+            max_tf: entries.iter().map(|e| e.1).max().unwrap_or(0),
+            min_len: entries.iter().map(|e| e.2).min().unwrap_or(0),
+        }
+    }
+}
 
 /// One posting as stored: (chunk id, term frequency, doc length).
 pub(crate) type Entry = (ChunkId, u32, u32);
@@ -66,8 +97,12 @@ fn get_varint(b: &[u8], pos: &mut usize) -> Result<u64, CodecError> {
 
 /// Encode entries (ascending ids, all ≥ `base`) as a segment value.
 pub(crate) fn encode_segment(base: ChunkId, entries: &[Entry]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(1 + entries.len() * 4);
+    let mut out = Vec::with_capacity(16 + entries.len() * 4);
     out.push(SEGMENT_FORMAT);
+    let h = SegmentHeader::of(entries);
+    put_varint(&mut out, u64::from(h.count));
+    put_varint(&mut out, u64::from(h.max_tf));
+    put_varint(&mut out, u64::from(h.min_len));
     let mut prev = base;
     for &(id, tf, len) in entries {
         put_varint(&mut out, id - prev);
@@ -78,19 +113,60 @@ pub(crate) fn encode_segment(base: ChunkId, entries: &[Entry]) -> Vec<u8> {
     out
 }
 
-/// Decode a segment value of base `base`; ids must ascend (equal ids are refused too).
-pub(crate) fn decode_segment(base: ChunkId, b: &[u8]) -> Result<Vec<Entry>, CodecError> {
+fn varint_u32(b: &[u8], pos: &mut usize, what: &str) -> Result<u32, CodecError> {
+    u32::try_from(get_varint(b, pos)?)
+        .map_err(|_| CodecError::Decode(format!("posting list: {what} out of range")))
+}
+
+/// The header of a segment value and where its entries start. A format-1 segment (written
+/// before schema 6, read only by the migration) has none: its entries are counted and its
+/// bounds are the loosest there are.
+pub(crate) fn segment_header(b: &[u8]) -> Result<(SegmentHeader, usize), CodecError> {
     match b.first() {
-        Some(&SEGMENT_FORMAT) => {}
-        Some(&v) => {
-            return Err(CodecError::Decode(format!(
-                "posting list: unknown format {v}"
-            )));
+        Some(&SEGMENT_FORMAT) => {
+            let mut pos = 1;
+            let count = varint_u32(b, &mut pos, "entry count")?;
+            let max_tf = varint_u32(b, &mut pos, "max tf")?;
+            let min_len = varint_u32(b, &mut pos, "min length")?;
+            let h = SegmentHeader {
+                count,
+                max_tf,
+                min_len,
+            };
+            Ok((h, pos))
         }
-        None => return Err(CodecError::Decode("posting list: empty value".into())),
+        Some(&SEGMENT_FORMAT_V1) => {
+            let count = b[1..].iter().filter(|&&x| x & 0x80 == 0).count() / 3;
+            let h = SegmentHeader {
+                count: count as u32,
+                max_tf: u32::MAX,
+                min_len: 0,
+            };
+            Ok((h, 1))
+        }
+        Some(&v) => Err(CodecError::Decode(format!(
+            "posting list: unknown format {v}"
+        ))),
+        None => Err(CodecError::Decode("posting list: empty value".into())),
     }
-    let mut pos = 1;
+}
+
+/// Decode a segment value of base `base`; ids must ascend (equal ids are refused too), and
+/// a header must match the entries.
+pub(crate) fn decode_segment(base: ChunkId, b: &[u8]) -> Result<Vec<Entry>, CodecError> {
     let mut out = Vec::new();
+    decode_segment_into(base, b, &mut out)?;
+    Ok(out)
+}
+
+/// [`decode_segment`] appending to `out`.
+pub(crate) fn decode_segment_into(
+    base: ChunkId,
+    b: &[u8],
+    out: &mut Vec<Entry>,
+) -> Result<(), CodecError> {
+    let (header, mut pos) = segment_header(b)?;
+    let start = out.len();
     let mut prev = base;
     let mut first = true;
     while pos < b.len() {
@@ -102,22 +178,42 @@ pub(crate) fn decode_segment(base: ChunkId, b: &[u8]) -> Result<Vec<Entry>, Code
         let id = prev
             .checked_add(d)
             .ok_or_else(|| CodecError::Decode("posting list: id overflow".into()))?;
-        let tf = u32::try_from(get_varint(b, &mut pos)?)
-            .map_err(|_| CodecError::Decode("posting list: tf out of range".into()))?;
-        let len = u32::try_from(get_varint(b, &mut pos)?)
-            .map_err(|_| CodecError::Decode("posting list: length out of range".into()))?;
+        let tf = varint_u32(b, &mut pos, "tf")?;
+        let len = varint_u32(b, &mut pos, "length")?;
         out.push((id, tf, len));
         prev = id;
     }
-    Ok(out)
+    if b[0] == SEGMENT_FORMAT && SegmentHeader::of(&out[start..]) != header {
+        return Err(CodecError::Decode(format!(
+            "posting list: header {header:?} does not match its entries {:?}",
+            SegmentHeader::of(&out[start..])
+        )));
+    }
+    Ok(())
 }
 
-/// Number of entries of a segment without decoding it: every entry is three varints, and a
-/// varint ends at the one byte without its high bit.
-fn segment_len(b: &[u8]) -> u64 {
-    b.get(1..).map_or(0, |s| {
-        s.iter().filter(|&&x| x & 0x80 == 0).count() as u64 / 3
-    })
+/// A format-1 segment (schema 3–5) in the current format: the same entries behind a header
+/// (the migration to schema 6). `None` when it is current already.
+pub(crate) fn upgrade_segment(b: &[u8]) -> Result<Option<Vec<u8>>, CodecError> {
+    if b.first() != Some(&SEGMENT_FORMAT_V1) {
+        segment_header(b)?;
+        return Ok(None);
+    }
+    // The base only offsets the ids; tf and length (all the header needs) do not depend on it.
+    let entries = decode_segment(0, b)?;
+    let h = SegmentHeader::of(&entries);
+    let mut out = Vec::with_capacity(b.len() + 16);
+    out.push(SEGMENT_FORMAT);
+    put_varint(&mut out, u64::from(h.count));
+    put_varint(&mut out, u64::from(h.max_tf));
+    put_varint(&mut out, u64::from(h.min_len));
+    out.extend_from_slice(&b[1..]);
+    Ok(Some(out))
+}
+
+/// Number of entries of a segment without decoding it (its header).
+fn segment_len(b: &[u8]) -> Result<u64, StoreError> {
+    Ok(u64::from(segment_header(b).map_err(corrupt)?.0.count))
 }
 
 fn corrupt(source: CodecError) -> StoreError {
@@ -138,7 +234,8 @@ pub(super) fn split(entries: &[Entry], first_base: Option<ChunkId>) -> Vec<(Chun
             _ => entries[start].0,
         };
         let mut end = start;
-        let mut size = 1;
+        // Format byte and header (at most three 5-byte varints).
+        let mut size = 16;
         let mut prev = base;
         while end < entries.len() && (end == start || size < SEGMENT_BYTES) {
             let (id, tf, len) = entries[end];
@@ -316,7 +413,7 @@ impl StoreLexical<'_> {
         let mut n = 0;
         for &p in &self.project_ids {
             for row in t.range((p, term, 0)..=(p, term, u64::MAX))? {
-                n += segment_len(row?.1.value());
+                n += segment_len(row?.1.value())?;
             }
         }
         Ok(n)
@@ -325,6 +422,8 @@ impl StoreLexical<'_> {
 
 impl crate::index::Postings for StoreLexical<'_> {
     type Error = StoreError;
+    /// The segment's value, as redb holds it (no copy).
+    type Block = redb::AccessGuard<'static, &'static [u8]>;
 
     fn doc_count(&self) -> Result<u64, StoreError> {
         Ok(self.docs)
@@ -345,15 +444,61 @@ impl crate::index::Postings for StoreLexical<'_> {
             .map(|(doc, tf, doc_len)| crate::index::Posting { doc, tf, doc_len })
             .collect())
     }
+
+    /// One list per project (chunk ids are global: projects' lists interleave), one block per
+    /// segment; only the headers are read here, a segment is decoded when the scorer needs it.
+    fn blocks(
+        &self,
+        term: &str,
+    ) -> Result<crate::index::lexical::BlockLists<Self::Block>, StoreError> {
+        let t = self.reader.tx.open_table(POSTING_LISTS)?;
+        let mut lists = Vec::with_capacity(self.project_ids.len());
+        for &p in &self.project_ids {
+            let mut list = Vec::new();
+            for row in t.range((p, term, 0)..=(p, term, u64::MAX))? {
+                let (k, v) = row?;
+                let (h, _) = segment_header(v.value()).map_err(corrupt)?;
+                list.push(crate::index::PostingBlock {
+                    base: k.value().2,
+                    count: h.count,
+                    max_tf: h.max_tf,
+                    min_len: h.min_len,
+                    data: v,
+                });
+            }
+            if !list.is_empty() {
+                lists.push(list);
+            }
+        }
+        Ok(lists)
+    }
+
+    fn decode_block(
+        &self,
+        block: &crate::index::PostingBlock<Self::Block>,
+        out: &mut Vec<crate::index::Posting>,
+    ) -> Result<(), StoreError> {
+        let mut raw = Vec::with_capacity(block.count as usize);
+        decode_segment_into(block.base, block.data.value(), &mut raw).map_err(corrupt)?;
+        out.extend(
+            raw.into_iter()
+                .map(|(doc, tf, doc_len)| crate::index::Posting { doc, tf, doc_len }),
+        );
+        Ok(())
+    }
 }
 
 impl StoreReader {
     /// A BM25 postings view over the given projects.
     pub fn lexical(&self, project_ids: &[u32]) -> Result<StoreLexical<'_>, StoreError> {
+        // A project named twice would count its postings twice.
+        let mut ids = project_ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
         let stats = self.tx.open_table(LEX_STATS)?;
         let mut docs = 0;
         let mut total = 0;
-        for &p in project_ids {
+        for &p in &ids {
             if let Some(v) = stats.get(p)? {
                 let (d, t) = v.value();
                 docs += d;
@@ -362,7 +507,7 @@ impl StoreReader {
         }
         Ok(StoreLexical {
             reader: self,
-            project_ids: project_ids.to_vec(),
+            project_ids: ids,
             docs,
             total,
         })
@@ -388,7 +533,7 @@ mod tests {
                 v.len()
             );
             assert_eq!(
-                segment_len(v) as usize,
+                segment_len(v).unwrap() as usize,
                 decode_segment(*base, v).unwrap().len()
             );
             back.extend(decode_segment(*base, v).unwrap());

@@ -104,7 +104,7 @@ pub(super) type RowUpgrade<'a> =
 /// function with a new schema version.
 #[derive(Default, Clone, Copy)]
 pub(super) struct CopyRows<'a> {
-    /// Applied to every row of the record tables and of `vectors`.
+    /// Applied to every row of the record tables, of `vectors` and of `posting_lists`.
     pub upgrade: Option<&'a RowUpgrade<'a>>,
     /// Schema version written into the copy's meta table.
     pub schema: Option<u32>,
@@ -267,6 +267,9 @@ fn copy_one(
             n if n == SWAP_ENTRIES.name() => return copy_records(src, dst, SWAP_ENTRIES, up),
             n if n == SUMMARIES.name() => {
                 return copy_records(src, dst, SUMMARIES, up);
+            }
+            n if n == POSTING_LISTS.name() => {
+                return copy_records(src, dst, POSTING_LISTS, up);
             }
             _ => {}
         }

@@ -10,8 +10,9 @@ use redb::{MultimapTableDefinition, TableDefinition};
 /// refused with a clear error. 2: every record value starts with its format version byte.
 /// 3: BM25 postings are packed per-term lists ([`POSTING_LISTS`]) instead of one multimap row
 /// per (term, chunk). 4: re-scoring vectors ([`VECTORS`]) are f16, not f32. 5: the rows of
-/// [`VECTORS`] are counted per space ([`VEC_COUNTS`]).
-pub const SCHEMA_VERSION: u32 = 5;
+/// [`VECTORS`] are counted per space ([`VEC_COUNTS`]). 6: every posting segment starts with a
+/// header (entries, max tf, min doc length) that bounds its BM25 scores (`super::postings`).
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// The first schema version whose stores hold [`VEC_COUNTS`] (a copy of an older store made
 /// as its backup gets none: the older release would not know the table).
@@ -53,7 +54,7 @@ pub(super) const VEC_BLOCKS: TableDefinition<(u32, &str, u64), &[u8]> =
 pub(super) const VEC_TAILS: TableDefinition<(u32, &str), (u64, u32)> =
     TableDefinition::new("vec_tails");
 /// (project id, term, base chunk id) → packed segment of (chunk id, term frequency, doc
-/// length) entries (`super::postings`).
+/// length) entries behind a header of bounds (`super::postings`).
 pub(super) const POSTING_LISTS: TableDefinition<(u32, &str, u64), &[u8]> =
     TableDefinition::new("posting_lists");
 /// Schema 1–2 postings, frozen: (project id, term) → (chunk id, term frequency, doc length).
