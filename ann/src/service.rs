@@ -122,6 +122,8 @@ impl AnnService {
         st.epoch = (epochs.len() == 1)
             .then(|| epochs.into_iter().next())
             .flatten();
+        let points: usize = st.projects.values().map(|p| p.graph.len()).sum();
+        tracing::info!(points, projects = st.projects.len(), "vector index loaded");
     }
 
     /// Load the saved graphs, then follow the store until the process ends (the service's
@@ -130,15 +132,18 @@ impl AnnService {
         memctl_engine::lower_priority();
         self.load_saved();
         let mut engine = None;
+        let mut announced = false;
         loop {
             if engine.is_none() {
                 engine = Engine::open_read_only(self.opts.clone()).ok();
             }
             let busy = match engine.as_ref().map(|e| self.step(e)) {
                 Some(Ok(read)) => {
-                    if read > 0 && read < self.cfg.step {
+                    // Said once it has caught up, then whenever it catches up again.
+                    if read < self.cfg.step && (read > 0 || !announced) {
                         let points: usize = self.sizes().values().sum();
                         tracing::info!(points, "vector index up to date");
+                        announced = true;
                     }
                     read >= self.cfg.step
                 }

@@ -95,7 +95,7 @@ pub(super) fn search(
     let found = engine.search(&req)?;
     // Cold: no vector index answered and the archive is too big to scan whole; the resident
     // service keeps one, so the next search covers everything.
-    if found.cold.is_some() && settings.embed.background {
+    if found.cold.is_some() && settings.embed.background && settings.index.enabled {
         wake_resident_service(&engine);
     }
     if a.json {
@@ -113,7 +113,7 @@ pub(super) fn search(
         writeln!(out)?;
         return Ok(());
     }
-    print_found(&found, &req, pending, out)
+    print_found(&found, &req, pending, settings.index.enabled, out)
 }
 
 /// The request of `memctl search` without its query: mode, filters, fusion parameters and the
@@ -187,16 +187,22 @@ fn print_found(
     found: &memctl_engine::SearchOutcome,
     req: &SearchRequest,
     pending: u64,
+    index_on: bool,
     out: &mut dyn Write,
 ) -> Result<()> {
     if let Some(d) = &found.degraded {
         writeln!(out, "note: {d}")?;
     }
     if let Some(c) = &found.cold {
+        let next = if index_on {
+            "the vector index is starting in the resident service"
+        } else {
+            "MEMCTL_ANN=1 keeps a vector index of all of them in the resident service"
+        };
         writeln!(
             out,
-            "note: the vector index is not running yet: meaning-based search covered the \
-             newest {} of {} vectors (word search covered all); starting it",
+            "note: meaning-based search covered the newest {} of {} vectors (word search \
+             covered all); {next}",
             c.scanned, c.total
         )?;
     }

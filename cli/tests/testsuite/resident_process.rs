@@ -405,13 +405,27 @@ fn embed_pending_in_the_foreground_leaves_the_work_to_a_busy_service() {
 /// `memctl search --mode dense --json` top ids and whether the service's index answered.
 fn dense_ids(home: &Path, env: &[(&str, &str)], q: &str) -> (Vec<u64>, bool) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_memctl"));
-    cmd.args(["search", "--json", "--mode", "dense", "--project", PROJECT, "-k", "5", q])
-        .env("MEMCTL_HOME", home);
+    cmd.args([
+        "search",
+        "--json",
+        "--mode",
+        "dense",
+        "--project",
+        PROJECT,
+        "-k",
+        "5",
+        q,
+    ])
+    .env("MEMCTL_HOME", home);
     for (k, v) in env {
         cmd.env(k, v);
     }
     let out = cmd.output().expect("search");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let ids = doc["results"]
         .as_array()
@@ -449,18 +463,31 @@ fn the_service_index_answers_like_the_exact_scan_through_kills_and_restarts() {
             .env("MEMCTL_HOME", &home)
             .output()
             .expect("memctl");
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     };
     run(&["ingest", t.to_str().expect("utf-8 path")]);
     run(&["embed-pending"]);
-    let queries = ["image digest in the build", "which test failed", "rename the config flag"];
+    let queries = [
+        "image digest in the build",
+        "which test failed",
+        "rename the config flag",
+    ];
     let sock = memctl_engine::resident_socket_path(&home);
     let indexed = [("MEMCTL_RESIDENT", "1")];
 
     // The oracle: the same service and model, no index (exact scan).
     let mut exact_svc = start_indexing_service(&home, "0");
-    wait_for("the exact service", Duration::from_secs(60), || sock.exists());
-    let exact: Vec<Vec<u64>> = queries.iter().map(|q| dense_ids(&home, &indexed, q).0).collect();
+    wait_for("the exact service", Duration::from_secs(60), || {
+        sock.exists()
+    });
+    let exact: Vec<Vec<u64>> = queries
+        .iter()
+        .map(|q| dense_ids(&home, &indexed, q).0)
+        .collect();
     exact_svc.kill().expect("kill");
     exact_svc.wait().expect("wait");
     std::fs::remove_file(&sock).ok();

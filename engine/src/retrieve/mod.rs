@@ -225,7 +225,9 @@ impl<'r> Retriever<'r> {
             (SearchMode::Lexical, _) | (_, None) => (Vec::new(), None),
             (_, Some((space, v))) => self.dense(q.project_ids, space, v, q.candidates)?,
         };
-        let indexed = q.vector.is_some_and(|(space, _)| self.ann_usable(space).unwrap_or(false));
+        let indexed = q
+            .vector
+            .is_some_and(|(space, _)| self.ann_usable(space).unwrap_or(false));
         let lex = if q.mode == SearchMode::Dense || q.text.trim().is_empty() {
             crate::index::Bm25Hits::default()
         } else {

@@ -271,7 +271,7 @@ pub struct Settings {
     /// `memctl mcp` keeps the int8 vector blocks in memory between searches
     /// (`Engine::keep_vectors_resident`): `MEMCTL_MCP_RESIDENT_VECTORS` (default on).
     pub mcp_resident_vectors: bool,
-    /// The resident service's vector index ([`crate::ann`]): `MEMCTL_ANN` → `enabled` (on),
+    /// The resident service's vector index ([`crate::ann`]): `MEMCTL_ANN` → `enabled` (off),
     /// `MEMCTL_ANN_MIN` → `min_vectors` (20,000, at least 1), `MEMCTL_ANN_SAVE_SECS` →
     /// `save_after` (30 s).
     pub index: crate::ann::IndexSettings,
