@@ -70,6 +70,18 @@ fn stored_point(v: &[f32]) -> Vec<i8> {
     point(&raw, scale)
 }
 
+/// A graph of `data`, chunk id = position.
+fn graph_of(data: &[Vec<f32>]) -> Graph {
+    let g = Graph::new(GraphParams::default(), data.len());
+    let points: Vec<(u64, Vec<i8>)> = data
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (i as u64, stored_point(v)))
+        .collect();
+    g.insert(&points);
+    g
+}
+
 fn exact_top(data: &[Vec<f32>], q: &[f32], k: usize) -> Vec<u64> {
     let mut s: Vec<(f32, u64)> = data
         .iter()
@@ -88,13 +100,7 @@ fn the_graph_with_rescoring_finds_what_the_exact_scan_finds() {
     let base = golden();
     let data = model_like(&mut rng, &base, 4000);
     let queries = model_like(&mut rng, &base, 100);
-    let g = Graph::new(GraphParams::default(), data.len());
-    let points: Vec<(u64, Vec<i8>)> = data
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (i as u64, stored_point(v)))
-        .collect();
-    g.insert(&points);
+    let g = graph_of(&data);
     assert_eq!(g.len(), data.len());
     let (mut found, mut total) = (0usize, 0usize);
     for q in &queries {
@@ -124,13 +130,7 @@ fn tombstones_are_never_returned() {
     let mut rng = Rng(7);
     println!("seed 7");
     let data = model_like(&mut rng, &golden(), 500);
-    let g = Graph::new(GraphParams::default(), 500);
-    let points: Vec<(u64, Vec<i8>)> = data
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (i as u64, stored_point(v)))
-        .collect();
-    g.insert(&points);
+    let g = graph_of(&data);
     let keep: std::collections::HashSet<u64> = (0..500u64).filter(|i| i % 3 != 0).collect();
     assert_eq!(g.retain(&keep), 167);
     for q in data.iter().take(50) {
