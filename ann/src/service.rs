@@ -135,7 +135,14 @@ impl AnnService {
         let mut announced = false;
         loop {
             if engine.is_none() {
-                engine = Engine::open_read_only(self.opts.clone()).ok();
+                // No store yet, or one a writer must migrate or repair first: look again later.
+                engine = match Engine::open_read_only(self.opts.clone()) {
+                    Ok(e) => Some(e),
+                    Err(e) => {
+                        tracing::debug!(error = %e, "vector index: store not readable yet");
+                        None
+                    }
+                };
             }
             let busy = match engine.as_ref().map(|e| self.step(e)) {
                 Some(Ok(read)) => {
@@ -335,6 +342,7 @@ impl AnnService {
         for (p, graph, pos) in due {
             let before = self.read().forget_epoch;
             let saved = persist::save(&self.dir, p, &graph, &pos);
+            // An unreadable count counts as moved: the files go (rebuilt and saved later).
             let after = engine.forget_epoch().ok();
             if after.is_none() || after != before {
                 persist::remove_dumps(&self.dir, p, None);

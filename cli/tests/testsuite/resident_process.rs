@@ -436,6 +436,15 @@ fn dense_ids(home: &Path, env: &[(&str, &str)], q: &str) -> (Vec<u64>, bool) {
     (ids, doc["indexed"].as_bool().unwrap_or(false))
 }
 
+/// A killed service leaves its socket file (or had not bound it yet).
+fn remove_stale_socket(sock: &Path) {
+    match std::fs::remove_file(sock) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => panic!("removing {}: {e}", sock.display()),
+    }
+}
+
 fn start_indexing_service(home: &Path, ann: &str) -> Child {
     Command::new(env!("CARGO_BIN_EXE_memctl"))
         .args(["embedder"])
@@ -490,7 +499,7 @@ fn the_service_index_answers_like_the_exact_scan_through_kills_and_restarts() {
         .collect();
     exact_svc.kill().expect("kill");
     exact_svc.wait().expect("wait");
-    std::fs::remove_file(&sock).ok();
+    remove_stale_socket(&sock);
 
     // Kill the indexing service at moments spread over its start, build and save; every
     // restart must answer from a consistent index (loaded or rebuilt), like the exact scan.
@@ -499,7 +508,7 @@ fn the_service_index_answers_like_the_exact_scan_through_kills_and_restarts() {
         std::thread::sleep(Duration::from_millis(delay_ms));
         svc.kill().expect("kill");
         svc.wait().expect("wait");
-        std::fs::remove_file(&sock).ok();
+        remove_stale_socket(&sock);
         println!("round {round}: killed after {delay_ms} ms");
     }
     let mut svc = start_indexing_service(&home, "1");
