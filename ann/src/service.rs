@@ -40,12 +40,13 @@ pub struct AnnConfig {
 
 impl Default for AnnConfig {
     fn default() -> Self {
+        let settings = memctl_engine::IndexSettings::default();
         Self {
             params: GraphParams::default(),
-            min_vectors: 20_000,
+            min_vectors: settings.min_vectors,
             step: 50_000,
             poll: Duration::from_secs(1),
-            save_after: Duration::from_secs(30),
+            save_after: settings.save_after,
         }
     }
 }
@@ -170,7 +171,7 @@ impl AnnService {
         }
     }
 
-    /// Live points per project (tests, `status`).
+    /// Live points per project (tests, the log).
     pub fn sizes(&self) -> HashMap<u32, usize> {
         self.read()
             .projects
@@ -343,7 +344,13 @@ impl AnnService {
             let before = self.read().forget_epoch;
             let saved = persist::save(&self.dir, p, &graph, &pos);
             // An unreadable count counts as moved: the files go (rebuilt and saved later).
-            let after = engine.forget_epoch().ok();
+            let after = match engine.forget_epoch() {
+                Ok(e) => Some(e),
+                Err(e) => {
+                    tracing::warn!(error = %e, "vector index: forget count unreadable; not saved");
+                    None
+                }
+            };
             if after.is_none() || after != before {
                 persist::remove_dumps(&self.dir, p, None);
                 continue;

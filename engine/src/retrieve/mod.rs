@@ -75,6 +75,17 @@ pub struct ColdScan {
     pub total: u64,
 }
 
+/// The dense side of one retrieval: its hits, best first, and where they came from.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DenseSide {
+    /// Best first.
+    pub hits: Vec<Hit>,
+    /// Set when only the newest vectors were scanned.
+    pub cold: Option<ColdScan>,
+    /// Whether the resident service's index gave the candidates.
+    pub indexed: bool,
+}
+
 /// Vectors a dense side scans at most without a vector index: ~0.5 µs each in a fresh
 /// process, so about a tenth of a second (a search over more waits for the resident service).
 pub(crate) const COLD_SCAN_VECTORS: u64 = 200_000;
@@ -133,11 +144,11 @@ impl<'r> Retriever<'r> {
         space: &EmbedderId,
         query: &[f32],
         n: usize,
-    ) -> Result<(Vec<Hit>, Option<ColdScan>), StoreError> {
+    ) -> Result<DenseSide, StoreError> {
         let wanted = n.max(MIN_RESCORE);
-        let (cand, cold) = self.dense_candidates(project_ids, space, query, wanted)?;
-        let mut out = Vec::with_capacity(cand.len());
-        for h in cand {
+        let mut side = self.dense_candidates(project_ids, space, query, wanted)?;
+        let mut out = Vec::with_capacity(side.hits.len());
+        for h in std::mem::take(&mut side.hits) {
             if let Some(v) = self.reader.vector(h.id, space)? {
                 out.push(Hit {
                     id: h.id,
@@ -147,7 +158,8 @@ impl<'r> Retriever<'r> {
         }
         out.sort_by(Hit::rank_cmp);
         out.truncate(n);
-        Ok((out, cold))
+        side.hits = out;
+        Ok(side)
     }
 
     /// Int8 candidates: the service index's hits and an exact scan of the entries it does not
@@ -159,7 +171,7 @@ impl<'r> Retriever<'r> {
         space: &EmbedderId,
         query: &[f32],
         wanted: usize,
-    ) -> Result<(Vec<Hit>, Option<ColdScan>), StoreError> {
+    ) -> Result<DenseSide, StoreError> {
         let usable = self.ann_usable(space)?;
         let Some(ann) = self.ann.filter(|_| usable) else {
             let newest = self
@@ -169,7 +181,10 @@ impl<'r> Retriever<'r> {
                 let all =
                     self.reader
                         .scan_vectors(project_ids, space, query, wanted, self.resident)?;
-                return Ok((all, None));
+                return Ok(DenseSide {
+                    hits: all,
+                    ..DenseSide::default()
+                });
             }
             let some =
                 self.reader
@@ -178,7 +193,11 @@ impl<'r> Retriever<'r> {
                 scanned: newest.scanned,
                 total: newest.total,
             };
-            return Ok((some, Some(cold)));
+            return Ok(DenseSide {
+                hits: some,
+                cold: Some(cold),
+                indexed: false,
+            });
         };
         // Projects the index did not search are scanned whole; the others from its cursor.
         let mut hits =
@@ -192,7 +211,11 @@ impl<'r> Retriever<'r> {
         let mut seen = HashSet::with_capacity(hits.len());
         hits.retain(|h| seen.insert(h.id));
         hits.truncate(wanted);
-        Ok((hits, None))
+        Ok(DenseSide {
+            hits,
+            cold: None,
+            indexed: true,
+        })
     }
 
     /// Whether the service index's answer is for `space` and this snapshot's block epoch.
@@ -221,21 +244,19 @@ impl<'r> Retriever<'r> {
         if q.project_ids.is_empty() {
             return Ok(Ranked::default());
         }
-        let (dense, cold) = match (q.mode, q.vector) {
-            (SearchMode::Lexical, _) | (_, None) => (Vec::new(), None),
+        let side = match (q.mode, q.vector) {
+            (SearchMode::Lexical, _) | (_, None) => DenseSide::default(),
             (_, Some((space, v))) => self.dense(q.project_ids, space, v, q.candidates)?,
         };
-        let indexed = q
-            .vector
-            .is_some_and(|(space, _)| self.ann_usable(space).unwrap_or(false));
+        let dense = &side.hits;
         let lex = if q.mode == SearchMode::Dense || q.text.trim().is_empty() {
             crate::index::Bm25Hits::default()
         } else {
             self.lexical(q.project_ids, q.text, q.candidates)?
         };
         let hits = match q.mode {
-            SearchMode::Hybrid => fuse(&dense, &lex.hits, lex.coverage, &q.fusion),
-            SearchMode::Dense => fuse(&dense, &[], 0.0, &q.fusion),
+            SearchMode::Hybrid => fuse(dense, &lex.hits, lex.coverage, &q.fusion),
+            SearchMode::Dense => fuse(dense, &[], 0.0, &q.fusion),
             SearchMode::Lexical => fuse(&[], &lex.hits, 1.0, &q.fusion),
         };
         let coverage = lex
@@ -248,8 +269,8 @@ impl<'r> Retriever<'r> {
             hits,
             coverage,
             lexical: lex,
-            cold,
-            indexed,
+            cold: side.cold,
+            indexed: side.indexed,
         })
     }
 

@@ -53,7 +53,7 @@ fn model_hits(e: &crate::Engine, q: &str) -> Vec<u64> {
     crate::retrieve::Retriever::new(&r)
         .dense(&pids, &model(), &v, 5)
         .expect("dense")
-        .0
+        .hits
         .into_iter()
         .map(|h| h.id)
         .collect()
