@@ -3,11 +3,13 @@
 without the resident service's vector index, in one run.
 
     scripts/bench_scale.py [--sizes 10000,100000] [--queries 30] [--bin target/release]
-                           [--cache .cache/bench/scale] [--seed 7]
+                           [--cache .cache/bench/scale] [--seed 7] [--vectors mixed|model]
 
-Stores: scripts/gen_scale_store.py --vectors model (real chunk lines and vocabulary, vectors of
-the sample's real all-MiniLM-L6-v2 embeddings plus noise), cached per size under --cache (a
-store is made once; delete the folder to make it again). Per size, in this order:
+Stores: scripts/gen_scale_store.py --vectors mixed (real chunk lines and vocabulary; vectors
+mixed from real all-MiniLM-L6-v2 embeddings of distinct texts) or --vectors model (near-copies
+of the sample's 50 embeddings: the adversarial case for a graph), cached per size under --cache
+(m<N> or s<N>; a store is made once; delete the folder to make it again). Per size, in this
+order:
 
   cold       `memctl search --json` whole process, no service (MEMCTL_RESIDENT=0: the query
              model loads in process and the dense side scans at most the newest 200,000
@@ -78,13 +80,13 @@ def search(memctl, env, q, mode=None):
 
 
 def ensure_store(a, n):
-    home = os.path.join(a.cache, f"s{n}")
+    home = os.path.join(a.cache, f"{'m' if a.vectors == 'mixed' else 's'}{n}")
     if os.path.exists(os.path.join(home, "memctl.redb")):
         return home
     os.makedirs(a.cache, exist_ok=True)
     t = time.time()
     subprocess.run([sys.executable, os.path.join(REPO, "scripts/gen_scale_store.py"), "--chunks", str(n),
-                    "--out", home, "--vectors", "model", "--bin", a.bin, "--seed", str(a.seed)], check=True)
+                    "--out", home, "--vectors", a.vectors, "--bin", a.bin, "--seed", str(a.seed)], check=True)
     print(f"store {n}: made in {time.time() - t:.0f} s", file=sys.stderr)
     return home
 
@@ -149,7 +151,7 @@ def bench_size(a, n, qs):
     lex = [search(memctl, env_for(home, MEMCTL_RESIDENT="0"), q, "lexical")[0] for q in qs]
     out["lexical_p50_ms"] = round(pct(lex, 50), 1)
 
-    env = env_for(home, MEMCTL_ANN_MIN=a.ann_min)
+    env = env_for(home, MEMCTL_ANN="1", MEMCTL_ANN_MIN=a.ann_min)
     svc = start_service(memctl, env)
     build = wait_indexed(memctl, env, qs[0], a.build_limit)
     out["index_build_s"] = None if build is None else round(build, 1)
@@ -192,6 +194,7 @@ def main():
     ap.add_argument("--bin", default=os.path.join(REPO, "target/release"))
     ap.add_argument("--cache", default=os.path.join(REPO, ".cache/bench/scale"))
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--vectors", choices=["mixed", "model"], default="mixed")
     ap.add_argument("--ann-min", default="5000", help="MEMCTL_ANN_MIN for the service")
     ap.add_argument("--build-limit", type=float, default=3600)
     ap.add_argument("--save-wait", type=float, default=35, help="seconds for the graph to be saved")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build a synthetic memctl store of N chunks in one project, through `memctl import`.
 
-    scripts/gen_scale_store.py --chunks 1000000 --out DIR [--seed 7] [--vectors none|model]
+    scripts/gen_scale_store.py --chunks 1000000 --out DIR [--seed 7] [--vectors none|model|mixed]
                                [--bin target/release] [--keep-jsonl]
 
 Then search it with `MEMCTL_HOME=DIR MEMCTL_EMBEDDER=hash memctl search --project /bench/scale
@@ -25,7 +25,13 @@ Vectors. `none` (default): the file has no vectors; import with `MEMCTL_EMBEDDER
 hash embedder: no model, nothing queued for the resident service), and search with it too.
 `model`: the sample is ingested with the real all-MiniLM-L6-v2 (needs the model, see
 scripts/setup.sh) and chunk i carries base i % 50's vector plus Gaussian noise of norm 0.35
-(renormalised), as scripts/bench_team.py does; slow in Python (~384 draws per chunk).
+(renormalised), as scripts/bench_team.py does; slow in Python (~384 draws per chunk). Every base
+then has N/50 near-copies at nearly equal cosines from any query: the hardest case for a graph
+index, unlike real archives.
+`mixed`: the model embeds a pool of real, distinct texts (the LoCoMo conversations' turns,
+../shared/bench/locomo or --pool FILE, plus the sample's chunks); chunk i carries a random mix of
+3 pool vectors (weights -ln u) plus Gaussian noise of norm 0.1, renormalised: a continuous spread
+over the model's space, closer to what a year of different sessions looks like.
 
 Import of 1e6 chunks takes several minutes (the records go in batches of 500 per write
 transaction); the JSONL file (~1.7 GB at 1e6) is deleted unless --keep-jsonl.
@@ -37,6 +43,7 @@ import argparse
 import base64
 import itertools
 import json
+import math
 import os
 import random
 import shutil
@@ -69,16 +76,64 @@ def base_records(memctl, env, tmp, vectors):
     run([memctl, "ingest", SAMPLE], src)
     exp = os.path.join(tmp, "base.jsonl")
     cmd = [memctl, "export", "--all-projects", "--out", exp]
-    if vectors == "model":
+    if vectors != "none":
         cmd.insert(3, "--vectors")
     run(cmd, src)
     recs = [json.loads(l) for l in open(exp)]
     base = [r for r in recs if r["kind"] == "chunk"]
-    if vectors == "model":
+    if vectors != "none":
         base = [r for r in base if r.get("vectors")]
         if not base:
             sys.exit("gen_scale_store: the sample was not embedded by the model")
     return recs[0], base
+
+
+def pool_texts(path):
+    """The turns of the LoCoMo conversations: real, distinct sentences."""
+    data = json.load(open(path))
+    out = []
+    for conv in data:
+        for key, turns in conv["conversation"].items():
+            if key.startswith("session_") and isinstance(turns, list):
+                out.extend(t["text"] for t in turns if len(t.get("text", "")) >= 20)
+    return out
+
+
+def pool_vectors(memctl, env, tmp, header, base, texts):
+    """Real model vectors of `texts` (and of the sample's chunks): import them without vectors,
+    embed them with `memctl embed-pending`, export them with their vectors."""
+    home = os.path.join(tmp, "pool")
+    src = dict(env, MEMCTL_HOME=home)
+    path_in = os.path.join(tmp, "pool-in.jsonl")
+    with open(path_in, "w") as f:
+        f.write(json.dumps(header) + "\n")
+        f.write(json.dumps({"kind": "project", "path": "/bench/pool"}) + "\n")
+        for i, t in enumerate(texts):
+            rec = dict(base[i % len(base)], session=f"pool-{i // 200:05d}", project="/bench/pool",
+                       turn=i % 200, part=0, parts=1, turn_uuid=f"p-{i}", line_uuids=[f"p-{i}"],
+                       text=t)
+            rec.pop("vectors", None)
+            f.write(json.dumps(rec) + "\n")
+        for s in range(0, len(texts), 200):
+            f.write(json.dumps({"kind": "session", "id": f"pool-{s // 200:05d}",
+                                "project": "/bench/pool", "turns": min(200, len(texts) - s),
+                                "updated_at": 0}) + "\n")
+        f.write(json.dumps({"kind": "trailer", "counts": {
+            "projects": 1, "tombstones": 0, "chunks": len(texts), "turn_links": 0,
+            "sessions": (len(texts) + 199) // 200, "swap_outputs": 0, "memory_files": 0,
+            "vectors": 0}}) + "\n")
+    run([memctl, "import", "--quiet", path_in], src)
+    run([memctl, "embed-pending"], src)
+    out = os.path.join(tmp, "pool-out.jsonl")
+    run([memctl, "export", "--vectors", "--all-projects", "--out", out], src)
+    vecs = [decode(r) for r in map(json.loads, open(out))
+            if r["kind"] == "chunk" and r.get("vectors")]
+    return vecs + [decode(b) for b in base]
+
+
+def decode(rec):
+    b = base64.b64decode(rec["vectors"][0]["f32le"])
+    return struct.unpack(f"<{len(b) // 4}f", b)
 
 
 def vocabulary(rng, base):
@@ -165,7 +220,16 @@ def noisy_vector(rng, rec, sigma=0.35):
     return base64.b64encode(struct.pack(f"<{len(w)}f", *w)).decode()
 
 
-def write_file(a, rng, header, base, out_path):
+def mixed_vector(rng, pool, sigma=0.1):
+    picks = [pool[rng.randrange(len(pool))] for _ in range(3)]
+    w = [-math.log(1.0 - rng.random()) for _ in picks]
+    v = [sum(wj * p[d] for wj, p in zip(w, picks)) for d in range(DIMS)]
+    v = unit(v)
+    w = unit([x + rng.gauss(0.0, sigma / DIMS**0.5) for x in v])
+    return base64.b64encode(struct.pack(f"<{len(w)}f", *w)).decode()
+
+
+def write_file(a, rng, header, base, out_path, pool=None):
     words, cum = vocabulary(rng, base)
 
     def pick(k):
@@ -186,6 +250,9 @@ def write_file(a, rng, header, base, out_path):
             if a.vectors == "model":
                 rec["vectors"] = [{"embedder": b["vectors"][0]["embedder"],
                                    "f32le": noisy_vector(rng, b)}]
+            elif a.vectors == "mixed":
+                rec["vectors"] = [{"embedder": b["vectors"][0]["embedder"],
+                                   "f32le": mixed_vector(rng, pool)}]
             if i < a.resume_from:
                 continue  # drawn all the same: the later chunks stay what they were
             sessions[sid] = sessions.get(sid, 0) + 1
@@ -197,7 +264,7 @@ def write_file(a, rng, header, base, out_path):
         f.write(json.dumps({"kind": "trailer", "counts": {
             "projects": 1, "tombstones": 0, "chunks": written, "turn_links": 0,
             "sessions": len(sessions), "swap_outputs": 0, "memory_files": 0,
-            "vectors": written if a.vectors == "model" else 0}}) + "\n")
+            "vectors": written if a.vectors != "none" else 0}}) + "\n")
     return len(words)
 
 
@@ -206,7 +273,9 @@ def main():
     ap.add_argument("--chunks", type=int, required=True)
     ap.add_argument("--out", required=True, help="data dir to create (must not exist)")
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--vectors", choices=["none", "model"], default="none")
+    ap.add_argument("--vectors", choices=["none", "model", "mixed"], default="none")
+    ap.add_argument("--pool", default=os.path.join(REPO, "../shared/bench/locomo/data/locomo10.json"),
+                    help="LoCoMo-format JSON whose turns the model embeds (--vectors mixed)")
     ap.add_argument("--bin", default=os.path.join(REPO, "target/release"))
     ap.add_argument("--keep-jsonl", action="store_true")
     ap.add_argument("--resume-from", type=int, default=0, metavar="I",
@@ -229,9 +298,13 @@ def main():
             env[k] = os.environ[k]
     try:
         header, base = base_records(memctl, env, tmp, a.vectors)
+        pool = None
+        if a.vectors == "mixed":
+            pool = pool_vectors(memctl, env, tmp, header, base, pool_texts(a.pool))
+            print(f"gen_scale_store: a pool of {len(pool)} model vectors", file=sys.stderr)
         jsonl = a.out + ".jsonl" if a.keep_jsonl else os.path.join(tmp, "gen.jsonl")
         t0 = time.monotonic()
-        vocab = write_file(a, rng, header, base, jsonl)
+        vocab = write_file(a, rng, header, base, jsonl, pool)
         gen_s = time.monotonic() - t0
         ienv = dict(env, MEMCTL_HOME=a.out)
         if a.vectors == "none":

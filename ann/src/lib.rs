@@ -10,7 +10,9 @@
 //! - [`Graph`]: one project's graph, with chunk ids and tombstones.
 //! - [`persist`]: the graph on disk.
 //! - [`AnnService`]: the follower thread and the search the service answers with.
+//! - [`check_index`]: the saved graphs against the store (`memctl check`).
 
+mod check;
 pub mod dist;
 mod graph;
 pub mod persist;
@@ -18,6 +20,7 @@ mod service;
 #[cfg(test)]
 mod tests;
 
+pub use check::{GraphCheck, GraphState, IndexCheck, check_index};
 pub use graph::{Graph, GraphParams};
 pub use service::{AnnConfig, AnnService};
 

@@ -102,8 +102,33 @@ pub fn save(dir: &Path, project: u32, graph: &Graph, position: &Position) -> Res
     Ok(())
 }
 
-/// Read the graph of `project` from `dir`; `Ok(None)` when there is none.
-pub fn load(dir: &Path, project: u32) -> Result<Option<(Graph, Position)>, AnnError> {
+/// A project's saved sidecar whose dump files match it (the graph itself is not loaded).
+#[derive(Debug)]
+pub struct SavedGraph {
+    /// Where the graph had read the store when it was saved.
+    pub position: Position,
+    sidecar: Sidecar,
+}
+
+impl SavedGraph {
+    /// The chunk ids of the live points.
+    pub fn live_ids(&self) -> impl Iterator<Item = u64> + '_ {
+        let dead: std::collections::HashSet<u64> = self.sidecar.dead.iter().copied().collect();
+        let chunk = &self.sidecar.chunk;
+        (0..chunk.len() as u64)
+            .filter(move |i| !dead.contains(i))
+            .map(move |i| chunk[i as usize])
+    }
+
+    /// How many points are tombstones.
+    pub fn tombstones(&self) -> usize {
+        self.sidecar.dead.len()
+    }
+}
+
+/// The sidecar of `project` in `dir`, after checking that the dump files match it;
+/// `Ok(None)` when there is none.
+pub fn read_saved(dir: &Path, project: u32) -> Result<Option<SavedGraph>, AnnError> {
     let meta = meta_path(dir, project);
     let bytes = match fs::read(&meta) {
         Ok(b) => b,
@@ -124,9 +149,21 @@ pub fn load(dir: &Path, project: u32) -> Result<Option<(Graph, Position)>, AnnEr
             )));
         }
     }
+    Ok(Some(SavedGraph {
+        position: sc.position.clone(),
+        sidecar: sc,
+    }))
+}
+
+/// Read the graph of `project` from `dir`; `Ok(None)` when there is none.
+pub fn load(dir: &Path, project: u32) -> Result<Option<(Graph, Position)>, AnnError> {
+    let Some(SavedGraph { sidecar: sc, .. }) = read_saved(dir, project)? else {
+        return Ok(None);
+    };
+    let base = sc.basename.clone();
     // hnsw_rs ties a loaded graph to its loader: one small loader is leaked per load (a
     // service loads each project once).
-    let loader: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, base)));
+    let loader: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, &base)));
     let hnsw = catch_unwind(AssertUnwindSafe(move || {
         let loader = loader;
         loader.load_hnsw::<i8, DotI8>()

@@ -1,9 +1,9 @@
 //! The graph against the exact oracle on real-model vectors, and the service against a real
 //! store: following appends, a forget (never returned, files gone, graph rebuilt), a restart
-//! from the saved graph, and files that do not match their sidecar.
+//! from the saved graph, files that do not match their sidecar, and `memctl check` of them.
 
 use crate::dist::{point, query_point};
-use crate::{AnnConfig, AnnService, Graph, GraphParams, persist};
+use crate::{AnnConfig, AnnService, Graph, GraphParams, GraphState, check_index, persist};
 use memctl_engine::{
     DenseService, Embedder, EmbedderId, Engine, EngineOptions, ForgetRequest, HashEmbedder,
     IngestOptions, OnnxConfig,
@@ -307,4 +307,73 @@ fn index_files_that_do_not_match_their_sidecar_are_refused_and_removed() {
     );
     catch_up(&again, &e);
     assert_eq!(again.sizes(), svc.sizes(), "the rebuilt index differs");
+}
+
+/// A graph of project `p` saved at the store's current position with `points`.
+fn save_crafted(e: &Engine, dir: &Path, p: u32, points: &[(u64, Vec<i8>)]) {
+    let f = e
+        .follow_vectors(&space(), &[], None, u64::MAX, &mut |_| {})
+        .expect("follow");
+    let cursor = *f.cursors.iter().find(|c| c.project == p).expect("cursor");
+    let g = Graph::new(GraphParams::default(), points.len());
+    g.insert(points);
+    let pos = persist::Position {
+        space: space().key(),
+        epoch: f.epoch,
+        cursor,
+    };
+    persist::save(dir, p, &g, &pos).expect("save");
+}
+
+#[test]
+fn check_finds_a_saved_graph_that_differs_from_the_store() {
+    let s = sample_store();
+    let e = Engine::open(s.opts.clone()).expect("open");
+    let svc = AnnService::new(s.opts.clone(), space(), config());
+    catch_up(&svc, &e);
+    svc.save_now(&e);
+    let dir = memctl_engine::ann_dir(&s.opts.data_dir);
+    let ok = check_index(&dir, &e, &space()).expect("check");
+    assert!(ok.violations.is_empty(), "{:?}", ok.violations);
+    assert!(!ok.graphs.is_empty());
+    assert!(ok.graphs.iter().all(|g| g.state == GraphState::Current));
+    let points: u64 = ok.graphs.iter().map(|g| g.points).sum();
+    assert_eq!(points as usize, entries(&e).len());
+
+    // One point the store does not hold, and one entry left out.
+    let p = ok.graphs[0].project;
+    let mut mine = Vec::new();
+    e.follow_vectors(&space(), &[], None, u64::MAX, &mut |f| {
+        if f.project == p {
+            mine.push((f.id, point(f.codes, f.scale)));
+        }
+    })
+    .expect("follow");
+    let mut foreign = mine.clone();
+    foreign.push((u64::MAX / 2, mine[0].1.clone()));
+    save_crafted(&e, &dir, p, &foreign);
+    let bad = check_index(&dir, &e, &space()).expect("check");
+    assert_eq!(bad.violations.len(), 1, "{:?}", bad.violations);
+    assert!(bad.violations[0].contains("no longer holds"));
+    save_crafted(&e, &dir, p, &mine[1..]);
+    let bad = check_index(&dir, &e, &space()).expect("check");
+    assert!(
+        bad.violations[0].contains("not in it"),
+        "{:?}",
+        bad.violations
+    );
+    assert!(bad.graphs.iter().any(|g| g.state == GraphState::Broken));
+
+    // A sidecar that does not match its dump.
+    let meta = dir.join(format!("p{p}.meta"));
+    let mut bytes = std::fs::read(&meta).expect("read");
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x01;
+    std::fs::write(&meta, bytes).expect("write");
+    let bad = check_index(&dir, &e, &space()).expect("check");
+    assert!(
+        bad.violations[0].contains("checksum"),
+        "{:?}",
+        bad.violations
+    );
 }

@@ -300,7 +300,7 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
         Command::Status(a) => status::status(open_for_reading(opts)?, &a, &s.autopilot, out),
         Command::Check(a) => {
             existing_data_dir(&opts)?;
-            check::check(&opts.store_path(), &a, out)
+            check::check(&opts, &a, out)
         }
         Command::EmbedPending(a) => embed::embed_pending(opts.for_bulk(s), a, out),
         Command::Embedder(_) => embed::embedder(&opts, s, out),

@@ -477,6 +477,7 @@ fn the_service_index_answers_like_the_exact_scan_through_kills_and_restarts() {
             "{args:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        String::from_utf8_lossy(&out.stdout).into_owned()
     };
     run(&["ingest", t.to_str().expect("utf-8 path")]);
     run(&["embed-pending"]);
@@ -510,6 +511,8 @@ fn the_service_index_answers_like_the_exact_scan_through_kills_and_restarts() {
         svc.wait().expect("wait");
         remove_stale_socket(&sock);
         println!("round {round}: killed after {delay_ms} ms");
+        // Whatever the kill left in the index files, `memctl check` finds it consistent.
+        run(&["check"]);
     }
     let mut svc = start_indexing_service(&home, "1");
     wait_for("an index answer", Duration::from_secs(90), || {
@@ -520,6 +523,18 @@ fn the_service_index_answers_like_the_exact_scan_through_kills_and_restarts() {
         assert!(by_index, "{q}: not answered by the index");
         assert_eq!(&got, want, "{q}: the index and the exact scan differ");
     }
+    let ann = home.join("ann");
+    wait_for("a saved index", Duration::from_secs(60), || {
+        std::fs::read_dir(&ann).is_ok_and(|d| {
+            d.flatten()
+                .any(|e| e.file_name().to_string_lossy().ends_with(".meta"))
+        })
+    });
     svc.kill().expect("kill");
     svc.wait().expect("wait");
+    let report = run(&["check"]);
+    assert!(
+        report.contains("matches the store"),
+        "the saved index was not checked:\n{report}"
+    );
 }
