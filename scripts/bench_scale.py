@@ -85,7 +85,9 @@ def ensure_store(a, n):
         return home
     os.makedirs(a.cache, exist_ok=True)
     t = time.time()
-    subprocess.run([sys.executable, os.path.join(REPO, "scripts/gen_scale_store.py"), "--chunks", str(n),
+    venv = os.path.join(REPO, ".cache/venv/bin/python")
+    py = venv if os.path.exists(venv) else sys.executable
+    subprocess.run([py, os.path.join(REPO, "scripts/gen_scale_store.py"), "--chunks", str(n),
                     "--out", home, "--vectors", a.vectors, "--bin", a.bin, "--seed", str(a.seed)], check=True)
     print(f"store {n}: made in {time.time() - t:.0f} s", file=sys.stderr)
     return home

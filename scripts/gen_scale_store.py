@@ -31,7 +31,8 @@ index, unlike real archives.
 `mixed`: the model embeds a pool of real, distinct texts (the LoCoMo conversations' turns,
 ../shared/bench/locomo or --pool FILE, plus the sample's chunks); chunk i carries a random mix of
 3 pool vectors (weights -ln u) plus Gaussian noise of norm 0.1, renormalised: a continuous spread
-over the model's space, closer to what a year of different sessions looks like.
+over the model's space, closer to what a year of different sessions looks like (numpy, from the
+venv scripts/setup.sh makes: .cache/venv/bin/python).
 
 Import of 1e6 chunks takes several minutes (the records go in batches of 500 per write
 transaction); the JSONL file (~1.7 GB at 1e6) is deleted unless --keep-jsonl.
@@ -43,7 +44,6 @@ import argparse
 import base64
 import itertools
 import json
-import math
 import os
 import random
 import shutil
@@ -220,13 +220,24 @@ def noisy_vector(rng, rec, sigma=0.35):
     return base64.b64encode(struct.pack(f"<{len(w)}f", *w)).decode()
 
 
-def mixed_vector(rng, pool, sigma=0.1):
-    picks = [pool[rng.randrange(len(pool))] for _ in range(3)]
-    w = [-math.log(1.0 - rng.random()) for _ in picks]
-    v = [sum(wj * p[d] for wj, p in zip(w, picks)) for d in range(DIMS)]
-    v = unit(v)
-    w = unit([x + rng.gauss(0.0, sigma / DIMS**0.5) for x in v])
-    return base64.b64encode(struct.pack(f"<{len(w)}f", *w)).decode()
+def mixed_vectors(seed, pool, sigma=0.1, block=10000):
+    """Endless base64 f32le vectors: each a mix of 3 pool vectors (weights -ln u) plus
+    Gaussian noise of norm `sigma`, renormalised; numpy, seeded apart from the text's draws."""
+    try:
+        import numpy as np
+    except ImportError:
+        sys.exit("gen_scale_store: --vectors mixed needs numpy (run it with .cache/venv/bin/python)")
+    rng = np.random.default_rng(seed)
+    pool = np.asarray(pool, dtype=np.float64)
+    while True:
+        picks = rng.integers(0, len(pool), size=(block, 3))
+        w = rng.exponential(size=(block, 3))
+        v = np.einsum("bk,bkd->bd", w, pool[picks])
+        v /= np.linalg.norm(v, axis=1, keepdims=True)
+        v += rng.normal(0.0, sigma / DIMS**0.5, size=v.shape)
+        v /= np.linalg.norm(v, axis=1, keepdims=True)
+        for row in v.astype("<f4"):
+            yield base64.b64encode(row.tobytes()).decode()
 
 
 def write_file(a, rng, header, base, out_path, pool=None):
@@ -237,6 +248,7 @@ def write_file(a, rng, header, base, out_path, pool=None):
 
     sessions = {}
     written = 0
+    mixed = mixed_vectors(a.seed, pool) if a.vectors == "mixed" else None
     with open(out_path, "w") as f:
         f.write(json.dumps(dict(header, scope=[f"gen_scale_store seed {a.seed}"])) + "\n")
         f.write(json.dumps({"kind": "project", "path": PROJECT}) + "\n")
@@ -252,7 +264,7 @@ def write_file(a, rng, header, base, out_path, pool=None):
                                    "f32le": noisy_vector(rng, b)}]
             elif a.vectors == "mixed":
                 rec["vectors"] = [{"embedder": b["vectors"][0]["embedder"],
-                                   "f32le": mixed_vector(rng, pool)}]
+                                   "f32le": next(mixed)}]
             if i < a.resume_from:
                 continue  # drawn all the same: the later chunks stay what they were
             sessions[sid] = sessions.get(sid, 0) + 1

@@ -27,13 +27,16 @@ pub struct GraphParams {
 
 impl Default for GraphParams {
     /// M = 16 and efC = 64: 1e5 points in 20 s on 2 cores (hnsw_rs spends most of an insert
-    /// in its layer search, so its cost grows with efC × M). Searches widen the beam to 10 ×
-    /// the hits asked for (`Graph::search`); recall is in docs/perf/scale.md.
+    /// in its layer search, so its cost grows with efC × M). A search's beam is 2,000: a short
+    /// keyword query lies far from every chunk, and a graph reaches its true neighbours only
+    /// through a wide beam (recall@10 at 1e5: 0.85 at 500, 0.97 at 2,000; a query near the
+    /// chunks needs 500). A wider graph (M, efC) costs memory or build time instead; the
+    /// figures are in docs/perf/scale.md.
     fn default() -> Self {
         Self {
             m: 16,
             ef_construction: 64,
-            ef_search: 96,
+            ef_search: 2000,
         }
     }
 }
@@ -78,6 +81,13 @@ impl Graph {
             DotI8,
         );
         Self::from_parts(hnsw, params, Ids::default())
+    }
+
+    /// The graph with another search beam (not part of its structure: a loaded graph
+    /// searches as this build asks, not as the build that saved it did).
+    pub(crate) fn with_ef_search(mut self, ef: usize) -> Self {
+        self.params.ef_search = ef;
+        self
     }
 
     pub(crate) fn from_parts(
@@ -165,6 +175,11 @@ impl Graph {
 
     /// The `k` nearest live chunks to the query point `q`, best first (approximate cosines).
     pub fn search(&self, q: &[i8], k: usize) -> Vec<AnnHit> {
+        self.search_ef(q, k, 0)
+    }
+
+    /// [`Self::search`] with a beam of at least `ef` (for measurements: examples/graph_recall).
+    pub fn search_ef(&self, q: &[i8], k: usize, ef: usize) -> Vec<AnnHit> {
         let (live, total) = {
             let ids = self.ids();
             (ids.live.len(), ids.chunk.len())
@@ -172,14 +187,12 @@ impl Graph {
         if k == 0 || live == 0 {
             return Vec::new();
         }
-        // Over-fetch by the dead fraction so tombstones do not eat the k; search wider than
-        // that: embeddings of one topic sit at nearly equal distances from a query, and a
-        // narrow beam returns an arbitrary few of them instead of the nearest (recall@10 on
-        // the generated 1e5 store: 0.22 at 3 × k, 0.49 at 10 × k).
+        // Over-fetch by the dead fraction so tombstones do not eat the k; the beam is at least
+        // 10 × that (a narrow beam returns an arbitrary few of many near-ties).
         let fetch = (k * total).div_ceil(live).min(total);
         let found = self
             .hnsw
-            .search(q, fetch, self.params.ef_search.max(10 * fetch));
+            .search(q, fetch, self.params.ef_search.max(10 * fetch).max(ef));
         let ids = self.ids();
         let mut top = TopK::new(k);
         for nb in &found {

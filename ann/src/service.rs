@@ -106,7 +106,7 @@ impl AnnService {
                     st.projects.insert(
                         p,
                         Project {
-                            graph: Arc::new(graph),
+                            graph: Arc::new(graph.with_ef_search(self.cfg.params.ef_search)),
                             cursor: pos.cursor,
                             unsaved: None,
                         },
