@@ -27,8 +27,8 @@ hash embedder: no model, nothing queued for the resident service), and search wi
 scripts/setup.sh) and chunk i carries base i % 50's vector plus Gaussian noise of norm 0.35
 (renormalised), as scripts/bench_team.py does; slow in Python (~384 draws per chunk).
 
-Import of 1e6 chunks takes several minutes (the records go in batches of 500 per write
-transaction); the JSONL file (~1.7 GB at 1e6) is deleted unless --keep-jsonl.
+Import of 1e6 chunks takes a few minutes (batches of up to 8192 lines per write transaction);
+the JSONL file (~1.7 GB at 1e6 without vectors, ~3.8 GB with) is deleted unless --keep-jsonl.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 //! The import's second pass, reading side: a helper thread reads the file in batches, parses
 //! and prepares every record of a batch on rayon's pool (JSON, redaction, text hashes, vector
 //! decoding, term counts, hash vectors), and hands the batches in file order to the writer
-//! through a channel of one.
+//! through a rendezvous channel.
 //!
 //! Why: the write transaction is one thread's work (one redb writer); preparing the next batch
 //! while the writer stores this one keeps the other core busy. What depends on earlier records
 //! (a turn link names a chunk text as the file wrote it; memory files are placed and reported
-//! in file order) is done after the parallel step, in file order. Memory stays bounded: at
-//! most one batch is being prepared, one waits in the channel and one is being written.
+//! in file order) is done after the parallel step, in file order. Memory stays bounded: one
+//! batch is being written while the next one is prepared, and no more.
 
 use super::format::{ChunkRec, MemoryFileRec, Record};
 use super::import::{ImportReport, Ready};
@@ -24,12 +24,13 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::mpsc::SyncSender;
 
-/// Lines per batch (one write transaction each). Bigger than a hook's usual work by far, so
-/// a hook may wait for one batch's commit; small enough to keep that wait near a second and
-/// memory bounded (a batch's text is capped by [`BATCH_BYTES`] too).
-pub(super) const BATCH_RECORDS: usize = 4096;
-/// Bytes of lines per batch (tool outputs can be megabytes each).
-const BATCH_BYTES: usize = 16 << 20;
+/// Lines per batch (one write transaction each). Each commit rewrites the last posting
+/// segment of every term its chunks use, so fewer, bigger batches write less; a hook may wait
+/// for one batch's commit (about a second), and a batch's text is capped by [`BATCH_BYTES`].
+pub(super) const BATCH_RECORDS: usize = 8192;
+/// Bytes of lines per batch (tool outputs can be megabytes each). Two batches are in memory
+/// at most: the one being written and the next one, prepared.
+const BATCH_BYTES: usize = 32 << 20;
 
 /// One batch, prepared, with the file bytes read when it was complete (progress).
 pub(super) struct Batch {
@@ -53,6 +54,7 @@ pub(super) struct Prep<'a> {
 }
 
 /// A record after the parallel step: ready to write, a memory file to place, or nothing.
+#[allow(clippy::large_enum_variant)] // short-lived, one per line of a batch, as `Record`
 enum Prepared {
     Ready(Ready),
     Memory(MemoryFileRec),

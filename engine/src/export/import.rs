@@ -645,7 +645,7 @@ fn write_batches<'a>(
     progress: &mut dyn FnMut(Progress),
 ) -> (Result<(), ExportError>, Prep<'a>) {
     let total = rd.progress(Phase::Import).total;
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Batch, ExportError>>(1);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Batch, ExportError>>(0);
     std::thread::scope(|scope| {
         let helper = scope.spawn(move || {
             prep.run(&mut rd, &tx);

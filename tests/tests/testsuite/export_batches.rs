@@ -7,9 +7,9 @@
 use memctl_engine::{Engine, EngineOptions, ImportOptions, ImportReport, SearchRequest};
 use std::path::Path;
 
-/// Chunk lines of the file: more than two batches of the importer (4096 lines each).
-const CHUNKS: usize = 9_000;
-const PROJECT: &str = "/work/batches";
+/// Chunk lines of the file: more than two batches of the importer (8192 lines each).
+const CHUNKS: usize = 17_000;
+const PROJECT: &str = "/srv/app";
 
 fn engine(dir: &Path) -> Engine {
     let mut opts = EngineOptions::from_settings(&memctl_engine::Settings::default());
@@ -44,16 +44,16 @@ fn chunk(session: usize, turn: usize, text: &str) -> serde_json::Value {
         "started_at": null, "ended_at": null, "text": text, "tools": [], "files": [],
         "summary": format!("turn {turn}"), "is_compact_summary": false,
         "ingested_at": 1_790_000_000 + turn as i64, "access_count": turn % 3,
-        "last_access": null, "confidence": 0.75, "pinned": turn % 50 == 0,
+        "last_access": null, "confidence": 0.75, "pinned": turn.is_multiple_of(50),
     })
 }
 
 /// What the file holds beyond its unique chunks, by chunk line.
 const DUP_SAME_BATCH: usize = 10; // repeated at once: the same turn part and text
 const CONFLICT: usize = 20; // repeated at once with another text
-const DUP_ACROSS: usize = 4_088; // repeated two chunks later: in the next batch
+const DUP_ACROSS: usize = 8_184; // repeated two chunks later: in the next batch
 const SHARED_TEXT: usize = 3; // its text again in another session, batches later
-const FORGOTTEN: usize = 6_000; // its turn has a tombstone
+const FORGOTTEN: usize = 12_000; // its turn has a tombstone
 
 /// The file's lines (header first, trailer last): `limit` chunk lines at most.
 fn file_lines(limit: usize) -> Vec<serde_json::Value> {
@@ -73,7 +73,7 @@ fn file_lines(limit: usize) -> Vec<serde_json::Value> {
             _ if i == DUP_ACROSS + 2 => {
                 chunks.push(chunk(DUP_ACROSS / 200, DUP_ACROSS % 200, &text(DUP_ACROSS)));
             }
-            5_000 => chunks.push(chunk(9_999, 0, &text(SHARED_TEXT))),
+            10_000 => chunks.push(chunk(9_999, 0, &text(SHARED_TEXT))),
             _ => {}
         }
     }
@@ -124,7 +124,7 @@ fn assert_consistent(e: &Engine) {
 }
 
 fn finds(e: &Engine, i: usize, session: &str) -> bool {
-    e.search(&SearchRequest::new(&word(i), 5))
+    e.search(&SearchRequest::new(word(i), 5))
         .expect("search")
         .results
         .iter()
@@ -161,7 +161,7 @@ fn batches_do_not_change_what_is_stored() {
             .all(|(((t, _), _), _)| *t as usize != FORGOTTEN % 200)
     );
     // Postings of the first, a middle and the last batch.
-    for i in [1, 4_500, CHUNKS - 1] {
+    for i in [1, 9_000, CHUNKS - 1] {
         assert!(finds(&a, i, &format!("session-{}", i / 200)), "chunk {i}");
     }
 
@@ -169,9 +169,9 @@ fn batches_do_not_change_what_is_stored() {
     // run again: the same store as one import.
     let b = engine(&root.join("b"));
     let head = root.join("head.jsonl");
-    write(&head, &file_lines(5_000));
+    write(&head, &file_lines(10_000));
     let first = import(&b, &head);
-    assert_eq!(first.chunks.imported, 5_000 - 3, "{first:?}");
+    assert_eq!(first.chunks.imported, 10_000 - 3, "{first:?}");
     let rest = import(&b, &full);
     assert_eq!(
         first.chunks.imported + rest.chunks.imported,
