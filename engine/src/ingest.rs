@@ -579,6 +579,7 @@ impl Core {
                             chunk: c,
                             vectors,
                             terms,
+                            meta: None,
                         });
                     }
                     // Forgotten here too: by a forget that committed since the read above.

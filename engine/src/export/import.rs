@@ -2,7 +2,9 @@
 //!
 //! Two passes over the file: the first checks it whole (header, every line, the trailer's
 //! counts) and writes nothing, so a truncated or damaged file imports nothing; the second
-//! applies it in batches of [`BATCH_RECORDS`] records, one write transaction each.
+//! applies it in batches of [`super::ahead::BATCH_RECORDS`] lines, one write transaction each, read and
+//! prepared ahead on a helper thread ([`super::ahead`]). A run of chunks goes to the store's
+//! bulk lane (`put_chunks_with`), each with the outcome the one-at-a-time path gives it.
 //!
 //! An import file is input like any other: every text is redacted again before it is stored,
 //! every number is bounded by the check pass ([`super::bounds`]), derived sizes (a tool
@@ -10,26 +12,24 @@
 //! kind is checked against this store's tombstones, and memory files go into a project only
 //! when the user names it ([`MemoryTarget`]).
 
-use super::format::{ChunkRec, Record, SessionRec, SwapOutputRec, TombstoneKind, TurnLinkRec};
-use super::memory::{self, MemoryTarget, Written};
+use super::ahead::{Batch, Prep};
+use super::format::{MemoryFileRec, SessionRec, SwapOutputRec, TurnLinkRec};
+use super::memory::{MemoryTarget, Written};
 use super::read::{Checked, Reader, check_file};
 use super::{ExportError, ImportOptions, Phase, Progress};
 use crate::chunk::Chunk;
 use crate::clock::unix_now;
 use crate::core::Core;
-use crate::embed::{Embedder, EmbedderId};
+use crate::embed::{Embedder as _, EmbedderId};
 use crate::error::StoreError;
 use crate::redact::RedactionCounts;
-use crate::store::{PutOutcome, SessionRecord, StoreWriter};
+use crate::store::{
+    BulkOptions, ChunkToPut, Put, PutOutcome, RecordMeta, SessionRecord, StoreWriter, TurnState,
+};
 use redb::ReadableTable as _;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-
-/// Records per write transaction: hooks wait at most one batch for the write lock.
-pub(super) const BATCH_RECORDS: usize = 500;
-/// Bytes of record text per batch (tool outputs can be megabytes each).
-const BATCH_BYTES: usize = 32 << 20;
 
 /// What happened to the records of one kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -103,37 +103,74 @@ pub struct PlacedMemoryFile {
     pub outcome: &'static str,
 }
 
-// The one field redaction of export and import (`scrub.rs`).
-use super::scrub::{opt as scrub_opt, text as scrub};
-
-/// A record ready to write (redacted, hashed, embedded with the hash embedder).
-enum Ready {
+/// A record ready to write (redacted, hashed, its vector and term counts derived).
+pub(super) enum Ready {
     Project(String),
     Tombstone(bool, String, i64),
-    Chunk {
-        chunk: Chunk,
-        meta: ChunkRec,
-        model: Option<Vec<f32>>,
-    },
+    Chunk(Box<ChunkReady>),
     Link(TurnLinkRec),
     Session(SessionRec),
     Swap(SwapOutputRec),
+}
+
+/// A chunk ready to write.
+pub(super) struct ChunkReady {
+    pub chunk: Chunk,
+    /// The file's ranking metadata, kept when the chunk is new here.
+    pub meta: RecordMeta,
+    /// Its one vector: the file's model vector, or the hash vector.
+    pub vector: (EmbedderId, Vec<f32>),
+    /// `vector` is the file's model vector (else the chunk waits for the model: pending).
+    pub reused: bool,
+    /// Its term counts.
+    pub terms: Vec<(String, u32)>,
+}
+
+impl ImportReport {
+    /// List one placed memory file (`target`: where memory files go) and count it.
+    pub(super) fn place_memory_file(
+        &mut self,
+        m: &MemoryFileRec,
+        written: Written,
+        path: PathBuf,
+        target: &MemoryTarget,
+    ) {
+        let keep = matches!(target, MemoryTarget::Keep(_));
+        let c = &mut self.memory_files;
+        let outcome = match written {
+            Written::New => "new",
+            Written::Same => "same",
+            Written::Beside(_) => "beside",
+        };
+        match written {
+            // Kept in the data dir: in no project yet, counted apart from the ones placed.
+            _ if keep => c.skipped += 1,
+            Written::New => c.imported += 1,
+            Written::Same => c.duplicates += 1,
+            Written::Beside(p) => {
+                c.conflicts += 1;
+                self.memory_beside.push(p);
+            }
+        }
+        if let MemoryTarget::Keep(root) = target {
+            self.memory_kept_in = Some(root.clone());
+        }
+        self.memory_placed.push(PlacedMemoryFile {
+            project: m.project.clone(),
+            name: m.name.clone(),
+            path,
+            outcome,
+        });
+    }
 }
 
 /// The importer's state across batches.
 struct Importer<'a> {
     core: &'a Core,
     opts: &'a ImportOptions,
-    memory: MemoryTarget,
-    /// The model's space when the file's vectors are in it.
-    reuse: Option<EmbedderId>,
     /// Sessions in the store before the import (merged, not replaced).
     existing: HashSet<String>,
-    /// sha256 of a chunk text as written in the file → as stored here, for the few texts the
-    /// import's redaction changed (turn links name the file's hash).
-    rehashed: HashMap<String, String>,
     report: ImportReport,
-    redactions: RedactionCounts,
     dry: DryRun,
 }
 
@@ -193,136 +230,40 @@ fn put_structured(w: &StoreWriter, s: &crate::summary::SessionSummary) -> Result
 }
 
 impl Importer<'_> {
-    /// Redact and hash one record.
-    fn prepare(&mut self, r: Record) -> Result<Option<Ready>, ExportError> {
-        let n = &mut self.redactions;
-        Ok(Some(match r {
-            Record::Project(p) => Ready::Project(p.path),
-            Record::Tombstone(t) => {
-                Ready::Tombstone(t.what == TombstoneKind::Turn, t.key, t.forgotten_at)
-            }
-            Record::Chunk(mut c) => {
-                let before = Chunk::hash_text(&c.text);
-                scrub(&mut c.text, n);
-                scrub(&mut c.summary, n);
-                scrub(&mut c.turn_uuid, n);
-                c.files.iter_mut().for_each(|f| scrub(f, n));
-                c.tools.iter_mut().for_each(|t| scrub(t, n));
-                c.line_uuids.iter_mut().for_each(|u| scrub(u, n));
-                let sha256 = Chunk::hash_text(&c.text);
-                if sha256 != before {
-                    self.rehashed.insert(before, sha256.clone());
-                }
-                let model = match &self.reuse {
-                    Some(emb) => c
-                        .vectors
-                        .iter()
-                        .find(|v| v.embedder == emb.key())
-                        .and_then(|v| v.values().ok())
-                        .filter(|v| v.len() == emb.dims),
-                    None => None,
-                };
-                let chunk = Chunk {
-                    session_id: c.session.clone(),
-                    project: c.project.clone(),
-                    turn_index: c.turn,
-                    part: c.part,
-                    parts: c.parts,
-                    turn_uuid: c.turn_uuid.clone(),
-                    line_uuids: std::mem::take(&mut c.line_uuids),
-                    started_at: c.started_at.clone(),
-                    ended_at: c.ended_at.clone(),
-                    text: std::mem::take(&mut c.text),
-                    tools: std::mem::take(&mut c.tools),
-                    files: std::mem::take(&mut c.files),
-                    summary: std::mem::take(&mut c.summary),
-                    is_compact_summary: c.is_compact_summary,
-                    sha256,
-                };
-                c.vectors.clear();
-                Ready::Chunk {
-                    chunk,
-                    meta: c,
-                    model,
-                }
-            }
-            Record::TurnLink(mut l) => {
-                if let Some(h) = self.rehashed.get(&l.text_sha256) {
-                    l.text_sha256.clone_from(h);
-                }
-                Ready::Link(l)
-            }
-            Record::Session(mut s) => {
-                scrub_opt(&mut s.transcript_path, n);
-                scrub_opt(&mut s.summary, n);
-                scrub_opt(&mut s.compact_summary, n);
-                if let Some(st) = &s.structured_summary {
-                    let json = serde_json::to_string(st)
-                        .map_err(|e| ExportError::Encode(e.to_string()))?;
-                    if let Some(clean) = crate::redact::redact_json(&json)
-                        && clean != json
-                    {
-                        s.structured_summary = Some(serde_json::from_str(&clean).map_err(|e| {
-                            ExportError::Encode(format!("redacted session summary: {e}"))
-                        })?);
-                    }
-                }
-                Ready::Session(s)
-            }
-            Record::SwapOutput(mut s) => {
-                scrub(&mut s.content, n);
-                let e = &mut s.entry;
-                scrub(&mut e.tool, n);
-                scrub_opt(&mut e.tool_use_id, n);
-                scrub(&mut e.input_summary, n);
-                // Everything derived from the content is computed again, never taken from the
-                // file: a claimed size drives eviction for every later stored output.
-                let d = crate::swap::digest(&e.tool, &e.input_summary, &s.content);
-                e.id = crate::swap::content_id(&s.content);
-                e.bytes = s.content.len() as u64;
-                e.summary = d.summary;
-                e.patterns = d.patterns;
-                e.lines = d.lines;
-                e.first_error = d.first_error;
-                scrub(&mut e.summary, n);
-                e.patterns.iter_mut().for_each(|p| scrub(p, n));
-                scrub_opt(&mut e.first_error, n);
-                Ready::Swap(s)
-            }
-            Record::MemoryFile(mut m) => {
-                scrub(&mut m.text, n);
-                let text = std::mem::take(&mut m.text);
-                self.memory_file(&m, &text)?;
-                return Ok(None);
-            }
-            Record::Header(_) | Record::Trailer(_) => return Ok(None),
-        }))
-    }
-
-    /// Write one batch in one transaction (rolled back in a dry run).
-    fn flush(&mut self, batch: &mut Vec<Ready>) -> Result<(), ExportError> {
-        if batch.is_empty() {
+    /// Write one batch in one transaction (rolled back in a dry run). Runs of consecutive
+    /// chunks go to [`Self::apply_chunks`]; every other record is applied on its own, in
+    /// file order (tombstones before the chunks they name, links and sessions after).
+    fn flush(&mut self, mut items: Vec<Ready>) -> Result<(), ExportError> {
+        if items.is_empty() {
             return Ok(());
         }
-        let texts: Vec<&str> = batch
-            .iter()
-            .filter_map(|r| match r {
-                Ready::Chunk { chunk, .. } => Some(chunk.text.as_str()),
-                _ => None,
-            })
-            .collect();
-        let hash = self.core.hash_embedder();
-        let hash_vecs = hash.embed_batch(&texts)?;
-        let hash_id = hash.id().clone();
         let now = unix_now();
-        let items = std::mem::take(batch);
+        let records = items.len() as u64;
         let mut dry = std::mem::take(&mut self.dry);
         let mut rep = self.report.clone();
         let this = &*self;
         let run = |w: &mut StoreWriter| -> Result<(), StoreError> {
-            let mut hv = hash_vecs.into_iter();
-            for item in &items {
-                this.apply(w, item, &mut hv, &hash_id, now, &mut rep, &mut dry)?;
+            let mut rest = items.as_mut_slice();
+            while !rest.is_empty() {
+                let len = rest
+                    .iter()
+                    .position(|r| !matches!(r, Ready::Chunk(_)))
+                    .unwrap_or(rest.len());
+                if len == 0 {
+                    this.apply(w, &rest[0], now, &mut rep, &mut dry)?;
+                    rest = &mut rest[1..];
+                    continue;
+                }
+                let (chunks, after) = rest.split_at_mut(len);
+                let run = chunks
+                    .iter_mut()
+                    .filter_map(|r| match r {
+                        Ready::Chunk(c) => Some(&mut **c),
+                        _ => None,
+                    })
+                    .collect();
+                this.apply_chunks(w, run, now, &mut rep, &mut dry)?;
+                rest = after;
             }
             Ok(())
         };
@@ -331,19 +272,100 @@ impl Importer<'_> {
         } else {
             self.core.store().write(run)?;
         }
-        rep.records += items.len() as u64;
+        rep.records += records;
         self.report = rep;
         self.dry = dry;
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Store a run of chunks with the outcomes storing them one at a time gives: a forgotten
+    /// one is skipped, one whose turn part is taken is counted (same text: a duplicate, else
+    /// a conflict), the rest go through the store's bulk lane (a text the project has is
+    /// linked, a new one stored with the file's metadata; without a model vector it waits
+    /// for the model).
+    fn apply_chunks(
+        &self,
+        w: &mut StoreWriter,
+        mut run: Vec<&mut ChunkReady>,
+        now: i64,
+        rep: &mut ImportReport,
+        dry: &mut DryRun,
+    ) -> Result<(), StoreError> {
+        let states = w.turn_states(&run.iter().map(|r| &r.chunk).collect::<Vec<_>>())?;
+        // Turn parts this run gives a chunk, with its text hash: `turn_states` read the store
+        // before any of them was put.
+        let mut given: HashMap<(String, u32, u16), String> = HashMap::new();
+        let c = &mut rep.chunks;
+        let mut put = Vec::new();
+        for (r, state) in run.iter_mut().zip(states) {
+            let ch = &r.chunk;
+            match state {
+                TurnState::Forgotten => {
+                    c.forgotten += 1;
+                    dry.forgot(ch);
+                }
+                TurnState::Taken { same_text: true } => c.duplicates += 1,
+                TurnState::Taken { same_text: false } => c.conflicts += 1,
+                TurnState::Free => {
+                    let key = (ch.session_id.clone(), ch.turn_index, ch.part);
+                    match given.get(&key) {
+                        Some(h) if *h == ch.sha256 => c.duplicates += 1,
+                        Some(_) => c.conflicts += 1,
+                        None => {
+                            given.insert(key, ch.sha256.clone());
+                            put.push(&mut **r);
+                        }
+                    }
+                }
+            }
+        }
+        let items = put
+            .iter_mut()
+            .map(|r| ChunkToPut {
+                chunk: &r.chunk,
+                vectors: vec![(r.vector.0.clone(), std::mem::take(&mut r.vector.1))],
+                terms: Some(std::mem::take(&mut r.terms)),
+                meta: Some(r.meta),
+            })
+            .collect();
+        let opts = BulkOptions {
+            pending: false,
+            drop_stale_parts: false,
+        };
+        let outcomes = w.put_chunks_with(items, now, opts)?;
+        for (r, out) in put.iter().zip(outcomes) {
+            let c = &mut rep.chunks;
+            match out {
+                Put::Stored(PutOutcome::Inserted(id) | PutOutcome::Replaced(id)) => {
+                    c.imported += 1;
+                    if self.opts.dry_run {
+                        dry.hashes.insert(r.chunk.sha256.clone());
+                        dry.sessions.insert(r.chunk.session_id.clone());
+                    }
+                    if r.reused {
+                        rep.vectors_reused += 1;
+                    } else {
+                        w.mark_pending(id)?;
+                        rep.vectors_queued += 1;
+                    }
+                }
+                Put::Stored(PutOutcome::Unchanged(_) | PutOutcome::Duplicate(_)) => {
+                    c.duplicates += 1;
+                }
+                Put::Forgotten => {
+                    c.forgotten += 1;
+                    dry.forgot(&r.chunk);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Apply one record other than a chunk.
     fn apply(
         &self,
         w: &mut StoreWriter,
         item: &Ready,
-        hash_vecs: &mut impl Iterator<Item = Vec<f32>>,
-        hash_id: &EmbedderId,
         now: i64,
         rep: &mut ImportReport,
         dry: &mut DryRun,
@@ -365,52 +387,8 @@ impl Importer<'_> {
                     rep.tombstones.duplicates += 1;
                 }
             }
-            Ready::Chunk { chunk, meta, model } => {
-                let hv = hash_vecs.next().unwrap_or_default();
-                let c = &mut rep.chunks;
-                if w.is_forgotten(chunk)? {
-                    c.forgotten += 1;
-                    dry.forgot(chunk);
-                    return Ok(());
-                }
-                if let Some(id) = w.turn_chunk(&chunk.session_id, chunk.turn_index, chunk.part)? {
-                    match w.get_record(id)? {
-                        Some(r) if r.chunk.sha256 == chunk.sha256 => c.duplicates += 1,
-                        _ => c.conflicts += 1,
-                    }
-                    return Ok(());
-                }
-                // One space per chunk, as ingest stores it: the file's model vector when it is
-                // in this store's space, else the hash vector until `embed_pending` replaces it.
-                let (vectors, reused) = match (&self.reuse, model) {
-                    (Some(emb), Some(v)) => (vec![(emb.clone(), v.clone())], true),
-                    _ => (vec![(hash_id.clone(), hv)], false),
-                };
-                match w.put_chunk(chunk, &vectors, now)? {
-                    PutOutcome::Inserted(id) | PutOutcome::Replaced(id) => {
-                        c.imported += 1;
-                        if self.opts.dry_run {
-                            dry.hashes.insert(chunk.sha256.clone());
-                            dry.sessions.insert(chunk.session_id.clone());
-                        }
-                        if let Some(mut rec) = w.get_record(id)? {
-                            rec.ingested_at = meta.ingested_at;
-                            rec.access_count = meta.access_count;
-                            rec.last_access = meta.last_access;
-                            rec.confidence = meta.confidence;
-                            rec.pinned = meta.pinned;
-                            w.update_record(id, &rec)?;
-                        }
-                        if reused {
-                            rep.vectors_reused += 1;
-                        } else {
-                            w.mark_pending(id)?;
-                            rep.vectors_queued += 1;
-                        }
-                    }
-                    PutOutcome::Unchanged(_) | PutOutcome::Duplicate(_) => c.duplicates += 1,
-                }
-            }
+            // Runs of chunks are applied by `apply_chunks`.
+            Ready::Chunk(_) => {}
             Ready::Link(l) => {
                 let c = &mut rep.turn_links;
                 let pid = w.project_id(&l.project)?;
@@ -480,43 +458,6 @@ impl Importer<'_> {
             return Ok(true);
         }
         Ok(!w.session_has_turns(&e.session_id)? && !dry.sessions.contains(&e.session_id))
-    }
-
-    /// Place one memory file ([`MemoryTarget`]) and list it in the report.
-    fn memory_file(
-        &mut self,
-        m: &super::format::MemoryFileRec,
-        text: &str,
-    ) -> Result<(), ExportError> {
-        let dir = self.memory.dir_for(&m.project);
-        let (written, path) = memory::write_file(m, text, &dir, self.opts.dry_run)?;
-        let keep = matches!(self.memory, MemoryTarget::Keep(_));
-        let c = &mut self.report.memory_files;
-        let outcome = match written {
-            Written::New => "new",
-            Written::Same => "same",
-            Written::Beside(_) => "beside",
-        };
-        match written {
-            // Kept in the data dir: in no project yet, counted apart from the ones placed.
-            _ if keep => c.skipped += 1,
-            Written::New => c.imported += 1,
-            Written::Same => c.duplicates += 1,
-            Written::Beside(p) => {
-                c.conflicts += 1;
-                self.report.memory_beside.push(p);
-            }
-        }
-        if let MemoryTarget::Keep(root) = &self.memory {
-            self.report.memory_kept_in = Some(root.clone());
-        }
-        self.report.memory_placed.push(PlacedMemoryFile {
-            project: m.project.clone(),
-            name: m.name.clone(),
-            path,
-            outcome,
-        });
-        Ok(())
     }
 
     /// A session new to this store takes the file's record as is; one that was here keeps its
@@ -656,41 +597,30 @@ pub(super) fn import(
     let mut im = Importer {
         core,
         opts,
-        memory,
-        reuse,
         existing,
-        rehashed: HashMap::new(),
         report: ImportReport {
             dry_run: opts.dry_run,
             version: header.version,
             written_by: header.memctl.clone(),
             ..ImportReport::default()
         },
-        redactions: RedactionCounts::default(),
         dry: DryRun::default(),
     };
-    let mut rd = Reader::open(path)?;
-    let mut batch: Vec<Ready> = Vec::new();
-    let mut bytes = 0usize;
-    let res = (|| {
-        while let Some((line, r)) = rd.next()? {
-            if line.is_multiple_of(256) {
-                progress(rd.progress(Phase::Import));
-            }
-            let size = rd.buf.len();
-            if let Some(ready) = im.prepare(r)? {
-                batch.push(ready);
-                bytes += size;
-            }
-            if batch.len() >= BATCH_RECORDS || bytes >= BATCH_BYTES {
-                im.flush(&mut batch)?;
-                bytes = 0;
-            }
-        }
-        im.flush(&mut batch)?;
-        progress(rd.progress(Phase::Import));
-        Ok::<(), ExportError>(())
-    })();
+    let prep = Prep {
+        reuse,
+        hash: core.hash_embedder(),
+        memory,
+        dry_run: opts.dry_run,
+        rehashed: HashMap::new(),
+        report: ImportReport::default(),
+        redactions: RedactionCounts::default(),
+    };
+    let (res, prep) = write_batches(&mut im, prep, Reader::open(path)?, progress);
+    let placed = prep.report;
+    im.report.memory_files = placed.memory_files;
+    im.report.memory_beside = placed.memory_beside;
+    im.report.memory_placed = placed.memory_placed;
+    im.report.memory_kept_in = placed.memory_kept_in;
     if let Err(e) = res {
         return Err(if im.report.records > 0 && !opts.dry_run {
             ExportError::Stopped {
@@ -701,6 +631,47 @@ pub(super) fn import(
             e
         });
     }
-    im.report.redactions = u64::from(im.redactions.total());
+    im.report.redactions = u64::from(prep.redactions.total());
     Ok(im.report)
+}
+
+/// The second pass: `prep` reads and prepares batches on a helper thread while this thread
+/// writes them, in order; the first error of either ends it. Returns the outcome and the
+/// reading side's state (the memory files placed, the redactions counted).
+fn write_batches<'a>(
+    im: &mut Importer<'_>,
+    mut prep: Prep<'a>,
+    mut rd: Reader,
+    progress: &mut dyn FnMut(Progress),
+) -> (Result<(), ExportError>, Prep<'a>) {
+    let total = rd.progress(Phase::Import).total;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Batch, ExportError>>(0);
+    std::thread::scope(|scope| {
+        let helper = scope.spawn(move || {
+            prep.run(&mut rd, &tx);
+            (prep, rd.progress(Phase::Import))
+        });
+        let res = (|| {
+            // Ends when the helper hangs up: at the end of the file or after sending an error.
+            for batch in &rx {
+                let Batch { items, done } = batch?;
+                im.flush(items)?;
+                progress(Progress {
+                    phase: Phase::Import,
+                    done,
+                    total,
+                });
+            }
+            Ok(())
+        })();
+        // A writer that stopped early hangs up, so the helper stops at its next batch.
+        drop(rx);
+        let (prep, last) = helper
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        if res.is_ok() {
+            progress(last);
+        }
+        (res, prep)
+    })
 }

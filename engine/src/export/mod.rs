@@ -8,8 +8,9 @@
 //! hash vectors, cursors: all derived, rebuilt by the import.
 //!
 //! **Bounded memory both ways**: the export walks the store in one read transaction row by
-//! row into a buffered writer; the import reads one line at a time and commits batches of
-//! [`import::BATCH_RECORDS`] records (hooks wait at most one batch for the write lock).
+//! row into a buffered writer; the import reads batches of at most [`ahead::BATCH_RECORDS`]
+//! lines, prepares the next one while it commits this one (hooks wait at most one batch for
+//! the write lock).
 //!
 //! **Nothing half-imported from a bad file**: the import reads the whole file once to check
 //! it (header version, every line a known record, the trailer's counts) before writing
@@ -17,6 +18,7 @@
 //! A failure while writing (the store) leaves the batches committed before it, each whole, and
 //! says how many records they held; importing again skips what is there (dedup by content hash).
 
+mod ahead;
 mod bounds;
 pub mod format;
 mod import;

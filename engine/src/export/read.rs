@@ -6,11 +6,11 @@
 use super::bounds::Bounds;
 use super::format::{Counts, FORMAT, Header, KINDS, Record, VERSION};
 use super::{ExportError, Phase, Progress};
-use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Longest line accepted. The largest line memctl writes is a stored tool output (8 MiB by
 /// default, `MEMCTL_SWAP_MAX_ENTRY_BYTES`), a few times that once JSON-escaped. The reader
@@ -24,25 +24,25 @@ const KEEP_BUF_BYTES: usize = 4 << 20;
 /// Counts the bytes read from the file (progress).
 struct Counting<R> {
     inner: R,
-    n: Rc<Cell<u64>>,
+    n: Arc<AtomicU64>,
 }
 
 impl<R: Read> Read for Counting<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let k = self.inner.read(buf)?;
-        self.n.set(self.n.get() + k as u64);
+        self.n.fetch_add(k as u64, Ordering::Relaxed);
         Ok(k)
     }
 }
 
-/// Reads records line by line.
+/// Reads records line by line (sendable: an import reads ahead on a helper thread).
 pub(super) struct Reader {
-    inner: Box<dyn BufRead>,
+    inner: Box<dyn BufRead + Send>,
     path: PathBuf,
     line: u64,
-    /// The current line's bytes (its size counts toward a batch's bytes).
-    pub(super) buf: Vec<u8>,
-    read: Rc<Cell<u64>>,
+    /// The current line's bytes.
+    buf: Vec<u8>,
+    read: Arc<AtomicU64>,
     total: u64,
 }
 
@@ -60,16 +60,16 @@ impl Reader {
         };
         let file = std::fs::File::open(path).map_err(io)?;
         let total = file.metadata().map_err(io)?.len();
-        let read = Rc::new(Cell::new(0));
+        let read = Arc::new(AtomicU64::new(0));
         let mut raw = BufReader::with_capacity(
             1 << 20,
             Counting {
                 inner: file,
-                n: Rc::clone(&read),
+                n: Arc::clone(&read),
             },
         );
         let gz = raw.fill_buf().map_err(io)?.starts_with(&[0x1f, 0x8b]);
-        let inner: Box<dyn BufRead> = if gz {
+        let inner: Box<dyn BufRead + Send> = if gz {
             Box::new(BufReader::with_capacity(
                 1 << 20,
                 flate2::bufread::MultiGzDecoder::new(raw),
@@ -89,6 +89,22 @@ impl Reader {
 
     /// The next record with its line number; `None` at the end of the file.
     pub(super) fn next(&mut self) -> Result<Option<(u64, Record)>, ExportError> {
+        match self.next_line()? {
+            Some(line) => Ok(Some((line, parse_line(line, &self.buf)?))),
+            None => Ok(None),
+        }
+    }
+
+    /// The next line, unparsed, with its number (see [`parse_line`]); `None` at the end.
+    pub(super) fn next_raw(&mut self) -> Result<Option<(u64, Vec<u8>)>, ExportError> {
+        match self.next_line()? {
+            Some(line) => Ok(Some((line, std::mem::take(&mut self.buf)))),
+            None => Ok(None),
+        }
+    }
+
+    /// Read the next line into `buf`: its number, or `None` at the end of the file.
+    fn next_line(&mut self) -> Result<Option<u64>, ExportError> {
         if self.buf.capacity() > KEEP_BUF_BYTES {
             self.buf = Vec::new();
         }
@@ -117,30 +133,36 @@ impl Reader {
                 reason: "the last line is cut short (no newline): the file is truncated".into(),
             });
         }
-        match serde_json::from_slice::<Record>(&self.buf) {
-            Ok(r) => Ok(Some((line, r))),
-            Err(e) => Err(match serde_json::from_slice::<KindOnly>(&self.buf) {
-                Ok(KindOnly {
-                    kind: Some(serde_json::Value::String(k)),
-                }) if !KINDS.contains(&k.as_str()) => ExportError::UnknownKind { line, kind: k },
-                Ok(KindOnly { kind: None }) => ExportError::Line {
-                    line,
-                    reason: "a JSON object without a \"kind\"".into(),
-                },
-                _ => ExportError::Line {
-                    line,
-                    reason: format!("not a valid record: {e}"),
-                },
-            }),
-        }
+        Ok(Some(line))
     }
 
     pub(super) fn progress(&self, phase: Phase) -> Progress {
         Progress {
             phase,
-            done: self.read.get(),
+            done: self.read.load(Ordering::Relaxed),
             total: self.total,
         }
+    }
+}
+
+/// One line (number `line`, its bytes) as a typed record; an error names the line and, for
+/// an unknown `kind`, the kind.
+pub(super) fn parse_line(line: u64, buf: &[u8]) -> Result<Record, ExportError> {
+    match serde_json::from_slice::<Record>(buf) {
+        Ok(r) => Ok(r),
+        Err(e) => Err(match serde_json::from_slice::<KindOnly>(buf) {
+            Ok(KindOnly {
+                kind: Some(serde_json::Value::String(k)),
+            }) if !KINDS.contains(&k.as_str()) => ExportError::UnknownKind { line, kind: k },
+            Ok(KindOnly { kind: None }) => ExportError::Line {
+                line,
+                reason: "a JSON object without a \"kind\"".into(),
+            },
+            _ => ExportError::Line {
+                line,
+                reason: format!("not a valid record: {e}"),
+            },
+        }),
     }
 }
 

@@ -13,7 +13,7 @@
 //! (a re-emitted turn, a duplicate, a re-chunked turn) ends the lane and takes the one-at-a-time
 //! path, which sees everything the lane wrote.
 
-use super::chunks::{ChunkRecord, PutOutcome};
+use super::chunks::{ChunkRecord, PutOutcome, RecordMeta};
 use super::postings::buffer_into;
 use super::schema::*;
 use super::sessions::{SessionRecord, session_from};
@@ -34,6 +34,19 @@ pub(crate) struct ChunkToPut<'a> {
     pub vectors: Vec<(EmbedderId, Vec<f32>)>,
     /// Its term counts when already counted (see [`StoreWriter::put_chunk_with_terms`]).
     pub terms: Option<Vec<(String, u32)>>,
+    /// Ranking metadata to store instead of a new chunk's defaults (an imported chunk keeps
+    /// the file's); `None`: the defaults of a chunk stored now.
+    pub meta: Option<RecordMeta>,
+}
+
+/// How [`StoreWriter::put_chunks_with`] treats a run of chunks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BulkOptions {
+    /// Mark every new or replaced chunk pending (it waits for the model's vector).
+    pub pending: bool,
+    /// After a turn's last part, drop the parts the store has beyond it (ingest: a turn
+    /// re-chunked into fewer parts). Import leaves a store's other parts as they are.
+    pub drop_stale_parts: bool,
 }
 
 /// What [`StoreWriter::put_chunks`] did with one chunk.
@@ -56,12 +69,28 @@ impl StoreWriter {
         now: i64,
         pending: bool,
     ) -> Result<Vec<Put>, StoreError> {
+        let opts = BulkOptions {
+            pending,
+            drop_stale_parts: true,
+        };
+        self.put_chunks_with(items, now, opts)
+    }
+
+    /// [`Self::put_chunks`] with its options spelled out: without `drop_stale_parts`, a
+    /// chunk's outcome is the one [`Self::put_chunk_with_terms`] alone gives it (then
+    /// [`Self::update_record`] with its `meta` when it is new).
+    pub(crate) fn put_chunks_with(
+        &mut self,
+        items: Vec<ChunkToPut<'_>>,
+        now: i64,
+        opts: BulkOptions,
+    ) -> Result<Vec<Put>, StoreError> {
         let mut out = Vec::with_capacity(items.len());
         let mut items = items.into_iter().peekable();
         while items.peek().is_some() {
-            self.lane(&mut items, &mut out, now, pending)?;
+            self.lane(&mut items, &mut out, now, opts)?;
             if let Some(item) = items.next() {
-                out.push(self.put_one(item, now, pending)?);
+                out.push(self.put_one(item, now, opts)?);
             }
         }
         Ok(out)
@@ -72,19 +101,25 @@ impl StoreWriter {
         &mut self,
         item: ChunkToPut<'_>,
         now: i64,
-        pending: bool,
+        opts: BulkOptions,
     ) -> Result<Put, StoreError> {
         let c = item.chunk;
         if self.is_forgotten(c)? {
             return Ok(Put::Forgotten);
         }
         let put = self.put_chunk_with_terms(c, &item.vectors, now, item.terms)?;
-        if let PutOutcome::Inserted(id) | PutOutcome::Replaced(id) = put
-            && pending
-        {
-            self.mark_pending(id)?;
+        if let PutOutcome::Inserted(id) | PutOutcome::Replaced(id) = put {
+            if let Some(meta) = &item.meta
+                && let Some(mut rec) = self.get_record(id)?
+            {
+                meta.apply(&mut rec);
+                self.update_record(id, &rec)?;
+            }
+            if opts.pending {
+                self.mark_pending(id)?;
+            }
         }
-        if c.part + 1 == c.parts {
+        if opts.drop_stale_parts && c.part + 1 == c.parts {
             self.drop_parts_from(&c.session_id, c.turn_index, c.parts)?;
         }
         Ok(Put::Stored(put))
@@ -97,7 +132,7 @@ impl StoreWriter {
         items: &mut Peekable<impl Iterator<Item = ChunkToPut<'a>>>,
         out: &mut Vec<Put>,
         now: i64,
-        pending: bool,
+        opts: BulkOptions,
     ) -> Result<(), StoreError> {
         let Self {
             tx,
@@ -137,7 +172,8 @@ impl StoreWriter {
                 };
                 let turn_key = (c.session_id.as_str(), c.turn_index, c.part);
                 let hash_key = (project_id, c.sha256.as_str());
-                let stale_parts = c.part + 1 == c.parts
+                let stale_parts = opts.drop_stale_parts
+                    && c.part + 1 == c.parts
                     && turns
                         .range(
                             (c.session_id.as_str(), c.turn_index, c.parts)
@@ -158,7 +194,10 @@ impl StoreWriter {
                 let tf = item
                     .terms
                     .unwrap_or_else(|| lexical::term_frequencies(&c.text));
-                let rec = ChunkRecord::new(c, project_id, &tf, &item.vectors, now);
+                let mut rec = ChunkRecord::new(c, project_id, &tf, &item.vectors, now);
+                if let Some(meta) = &item.meta {
+                    meta.apply(&mut rec);
+                }
                 chunks.insert(id, encode_record(&rec)?.as_slice())?;
                 turns.insert(turn_key, id)?;
                 hashes.insert(hash_key, id)?;
@@ -182,7 +221,7 @@ impl StoreWriter {
                     }
                     pending_blocks.push((project_id, emb, id, v));
                 }
-                if pending {
+                if opts.pending {
                     pending_t.insert(id, ())?;
                 }
                 let at = match sessions.iter().position(|(s, _)| *s == c.session_id) {

@@ -229,6 +229,7 @@ fn put_chunks_writes_what_one_at_a_time_writes() {
                             .turn_index
                             .is_multiple_of(2)
                             .then(|| crate::index::lexical::term_frequencies(&c.text)),
+                        meta: None,
                     })
                     .collect();
                 w.put_chunks(items, 1_000 + n as i64, pending)

@@ -63,6 +63,32 @@ impl ChunkRecord {
     }
 }
 
+/// The ranking metadata of a chunk record that an import carries over from its file.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct RecordMeta {
+    /// Unix seconds it was archived.
+    pub ingested_at: i64,
+    /// Times it was used.
+    pub access_count: u32,
+    /// Unix seconds of the last use.
+    pub last_access: Option<i64>,
+    /// Ranking confidence.
+    pub confidence: f32,
+    /// Never pruned.
+    pub pinned: bool,
+}
+
+impl RecordMeta {
+    /// Overwrite `rec`'s ranking metadata with these values.
+    pub(crate) fn apply(&self, rec: &mut ChunkRecord) {
+        rec.ingested_at = self.ingested_at;
+        rec.access_count = self.access_count;
+        rec.last_access = self.last_access;
+        rec.confidence = self.confidence;
+        rec.pinned = self.pinned;
+    }
+}
+
 /// Format 2: the bincode body of format 1, LZ4-compressed (size prepended). Why: the chunk's
 /// text is most of a store's bytes (16 MB of 67 MB at 5,000 turns) and LZ4 decodes a 2.4 KB
 /// record in microseconds. Format-1 rows stay as they are

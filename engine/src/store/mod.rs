@@ -43,9 +43,11 @@ mod swap_records;
 mod vec_counts_tests;
 mod vectors;
 
-pub(crate) use bulk::{ChunkToPut, Put};
+pub(crate) use bulk::{BulkOptions, ChunkToPut, Put};
+pub(crate) use chunks::RecordMeta;
 pub use chunks::{ChunkRecord, PutOutcome};
 pub use follow::{BlockCursor, FeedEntry, Followed};
+pub(crate) use port::TurnState;
 pub(crate) use postings::StoreLexical;
 pub use reclaim::ReclaimReport;
 pub use schema::SCHEMA_VERSION;

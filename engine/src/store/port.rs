@@ -6,6 +6,7 @@
 
 use super::schema::{CHUNKS, FORGOTTEN, HASHES, SESSIONS, TOMBSTONE_TEXT, TOMBSTONE_TURN, TURNS};
 use super::{ChunkId, ChunkRecord, SessionRecord, StoreReader, StoreWriter};
+use crate::chunk::Chunk;
 use crate::codec;
 use crate::error::StoreError;
 use redb::ReadableTable;
@@ -182,7 +183,46 @@ impl StoreWriter {
     }
 }
 
+/// Where a chunk of an import file stands in the store before it is put.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TurnState {
+    /// Its turn or its text was forgotten here.
+    Forgotten,
+    /// Its (session, turn, part) already names a chunk, with the same text or another.
+    Taken {
+        /// The chunk named has this chunk's text hash.
+        same_text: bool,
+    },
+    /// Neither: it is stored (or linked to an identical text of the project).
+    Free,
+}
+
 impl StoreWriter {
+    /// For each chunk, [`Self::is_forgotten`], else what its turn part names now (as
+    /// [`Self::turn_chunk`] and [`Self::get_record`] tell), with each table opened once.
+    pub(crate) fn turn_states(&self, chunks: &[&Chunk]) -> Result<Vec<TurnState>, StoreError> {
+        let forgotten = self.tx.open_table(FORGOTTEN)?;
+        let turns = self.tx.open_table(TURNS)?;
+        let records = self.tx.open_table(CHUNKS)?;
+        let mut out = Vec::with_capacity(chunks.len());
+        for c in chunks {
+            if super::remove::forgotten_in(&forgotten, c)? {
+                out.push(TurnState::Forgotten);
+                continue;
+            }
+            let id = turns.get((c.session_id.as_str(), c.turn_index, c.part))?;
+            let Some(id) = id.map(|v| v.value()) else {
+                out.push(TurnState::Free);
+                continue;
+            };
+            let rec: Option<ChunkRecord> = super::decode_opt(records.get(id)?)?;
+            out.push(TurnState::Taken {
+                same_text: rec.is_some_and(|r| r.chunk.sha256 == c.sha256),
+            });
+        }
+        Ok(out)
+    }
+
     /// Is there a text tombstone with this key (a sha256 hex)?
     pub fn text_tombstoned(&self, key: &str) -> Result<bool, StoreError> {
         Ok(self

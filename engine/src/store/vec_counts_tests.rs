@@ -137,6 +137,7 @@ fn step(store: &Store, rng: &mut Rng) -> String {
                     chunk: c,
                     vectors: vectors_for(rng, c),
                     terms: None,
+                    meta: None,
                 })
                 .collect();
             let puts = store

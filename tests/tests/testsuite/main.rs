@@ -7,6 +7,7 @@
 
 mod embed_fallback;
 mod embed_onnx;
+mod export_batches;
 mod export_roundtrip;
 mod generated_turns_kept;
 mod generator;
