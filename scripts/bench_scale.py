@@ -20,6 +20,10 @@ order:
   warm       `memctl search --json` whole process with the service up: p50 / p95 ms, and the
              share of searches its index answered (`indexed`)
   lexical    `memctl search --mode lexical`: p50 ms
+  hooks      with the service up, in the store's project: `memctl-hook SessionStart` with
+             source compact (--hook-runs times), then `memctl-hook UserPromptSubmit` on 3 ×
+             --hook-runs distinct questions (prompt recall searches the whole project after a
+             compaction): p50 / p95 ms, and how many prompts got recalled context
   recall     dense top 10 through the index against the exact scan (a service with
              MEMCTL_ANN=0, same model and queries): recall@10, and how far the index's 10th
              cosine falls short of the exact 10th (near-ties make recall alone misleading)
@@ -36,13 +40,14 @@ import argparse
 import json
 import os
 import random
+import shutil
 import signal
 import statistics
 import subprocess
 import sys
 import time
 
-from benchlib import stop_dir_processes
+from benchlib import dir_processes, stop_dir_processes
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROJECT = "/bench/scale"
@@ -94,8 +99,21 @@ def ensure_store(a, n):
 
 
 def start_service(memctl, env):
-    log = open(os.path.join(env["MEMCTL_HOME"], "bench-service.log"), "w")
-    return subprocess.Popen([memctl, "embedder"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    """`memctl embedder` on the data dir. A service a hook started a moment before (a
+    SessionStart starts one when none answers) holds the data dir's lock, and ours exits: end
+    every process there and start again."""
+    home = env["MEMCTL_HOME"]
+    for _ in range(5):
+        log = open(os.path.join(home, "bench-service.log"), "w")
+        started = time.time()
+        proc = subprocess.Popen([memctl, "embedder"], env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            proc.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            proc.started = started
+            return proc
+        stop_dir_processes(home)
+    sys.exit(f"bench_scale: the service did not stay up in {home} (see bench-service.log)")
 
 
 def rss_mb(pid):
@@ -106,12 +124,14 @@ def rss_mb(pid):
     return 0.0
 
 
-def wait_indexed(memctl, env, q, limit):
-    """Seconds until the service's index has read the whole store (its log says "vector index
-    up to date") and a search is answered by it (None: not within limit)."""
-    t = time.time()
+def wait_indexed(memctl, env, q, limit, svc):
+    """Seconds from the start of `svc` until its index has read the whole store (its log says
+    "vector index up to date") and a search is answered by it (None: not within limit)."""
+    t = svc.started
     log = os.path.join(env["MEMCTL_HOME"], "bench-service.log")
     while time.time() - t < limit:
+        if svc.poll() is not None:
+            sys.exit(f"bench_scale: the service exited (see {log})")
         with open(log, errors="replace") as f:
             done = "vector index up to date" in f.read()
         if done and search(memctl, env, q)[1].get("indexed"):
@@ -144,6 +164,61 @@ def dense_top(memctl, env, qs):
     return out
 
 
+SAMPLE = os.path.join(REPO, "tests/fixtures/sample/db5b5fab-8f4d-4e27-9da1-494c73cf256d.jsonl")
+TEMPLATES = ["what was the fix for the {} {} error?", "which {} failed after we changed the {}?",
+             "how did we {} the {} with the retry?", "where is the {} {} configured?"]
+
+
+def prompts(n, seed):
+    """`n` distinct questions over the bench's words (recall never repeats a chunk it already
+    injected since the last compaction, so repeating one prompt would measure less work)."""
+    rng = random.Random(seed)
+    return [rng.choice(TEMPLATES).format(*rng.sample(WORDS, 2)) for _ in range(n)]
+
+
+def hook_run(hook, env, payload):
+    """Wall ms of one hook process on `payload`, and whether it printed additional context."""
+    t = time.perf_counter()
+    p = subprocess.run([hook, payload["hook_event_name"]], input=json.dumps(payload), env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ms = (time.perf_counter() - t) * 1000
+    if p.returncode != 0:
+        sys.exit(f"hook failed: {p.stderr[-1500:]}")
+    return ms, "additionalContext" in p.stdout
+
+
+def hooks_at_scale(a, env, out):
+    """SessionStart(compact) and then UserPromptSubmit with prompt recall (on after a
+    compaction) in the store's project, the service up; the first prompt archives the sample
+    session there (not timed)."""
+    hook = os.path.join(a.bin, "memctl-hook")
+    work = os.path.join(env["MEMCTL_HOME"], "bench-hooks")
+    os.makedirs(work, exist_ok=True)
+    transcript = os.path.join(work, os.path.basename(SAMPLE))
+    shutil.copyfile(SAMPLE, transcript)
+    sid = os.path.basename(SAMPLE).removesuffix(".jsonl")
+    base = {"session_id": sid, "transcript_path": transcript, "cwd": PROJECT}
+    ups = dict(base, hook_event_name="UserPromptSubmit")
+    hook_run(hook, env, dict(ups, prompt="continue"))
+    wait_settled(env["MEMCTL_HOME"])
+    ss = [hook_run(hook, env, dict(base, hook_event_name="SessionStart", source="compact"))[0]
+          for _ in range(a.hook_runs)]
+    out["compact_p50_ms"], out["compact_p95_ms"] = round(pct(ss, 50)), round(pct(ss, 95))
+    runs = [hook_run(hook, env, dict(ups, prompt=q)) for q in prompts(3 * a.hook_runs, a.seed)]
+    times = [ms for ms, _ in runs]
+    out["ups_p50_ms"], out["ups_p95_ms"] = round(pct(times, 50)), round(pct(times, 95))
+    out["ups_recalled"] = f"{sum(r for _, r in runs)}/{len(runs)}"
+    wait_settled(env["MEMCTL_HOME"])
+
+
+def wait_settled(home, limit=120):
+    """Until only the service works in `home`: a hook's background jobs (archive, embed) end
+    before the next timed step."""
+    t = time.time()
+    while time.time() - t < limit and len(dir_processes(home)) > 1:
+        time.sleep(0.5)
+
+
 def bench_size(a, n, qs):
     memctl = os.path.join(a.bin, "memctl")
     home = ensure_store(a, n)
@@ -155,7 +230,7 @@ def bench_size(a, n, qs):
 
     env = env_for(home, MEMCTL_ANN="1", MEMCTL_ANN_MIN=a.ann_min)
     svc = start_service(memctl, env)
-    build = wait_indexed(memctl, env, qs[0], a.build_limit)
+    build = wait_indexed(memctl, env, qs[0], a.build_limit, svc)
     out["index_build_s"] = None if build is None else round(build, 1)
     out["service_rss_mb"] = round(rss_mb(svc.pid))
     warm, indexed = [], 0
@@ -166,11 +241,12 @@ def bench_size(a, n, qs):
     out["warm_p50_ms"], out["warm_p95_ms"] = round(pct(warm, 50), 1), round(pct(warm, 95), 1)
     out["indexed_share"] = round(indexed / len(qs), 2)
     ann = dense_top(memctl, env, qs)
+    hooks_at_scale(a, env, out)
     time.sleep(a.save_wait)
     stop(svc, home)
 
     svc = start_service(memctl, env)
-    restart = wait_indexed(memctl, env, qs[0], a.build_limit)
+    restart = wait_indexed(memctl, env, qs[0], a.build_limit, svc)
     out["restart_s"] = None if restart is None else round(restart, 1)
     out["restart_loaded_points"] = loaded_points(env)
     stop(svc, home)
@@ -199,6 +275,7 @@ def main():
     ap.add_argument("--vectors", choices=["mixed", "model"], default="mixed")
     ap.add_argument("--ann-min", default="5000", help="MEMCTL_ANN_MIN for the service")
     ap.add_argument("--build-limit", type=float, default=3600)
+    ap.add_argument("--hook-runs", type=int, default=10, help="timed hook runs per prompt")
     ap.add_argument("--save-wait", type=float, default=35, help="seconds for the graph to be saved")
     a = ap.parse_args()
     qs = queries(a.queries, a.seed)
@@ -208,7 +285,8 @@ def main():
         print(json.dumps(row), flush=True)
         rows.append(row)
     cols = ["chunks", "store_mb", "cold_p50_ms", "cold_p95_ms", "warm_p50_ms", "warm_p95_ms",
-            "indexed_share", "lexical_p50_ms", "recall_at_10", "cos10_shortfall", "index_build_s",
+            "indexed_share", "lexical_p50_ms", "ups_p50_ms", "ups_p95_ms", "ups_recalled",
+            "compact_p95_ms", "recall_at_10", "cos10_shortfall", "index_build_s",
             "restart_s", "restart_loaded_points", "service_rss_mb"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))

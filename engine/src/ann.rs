@@ -55,8 +55,9 @@ pub trait DenseService: Send + Sync {
 /// Settings of the service index (`MEMCTL_ANN`, `MEMCTL_ANN_MIN`, `MEMCTL_ANN_SAVE_SECS`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexSettings {
-    /// Keep the index in the resident service (default off: on the generated 1e5 store its
-    /// recall@10 against the exact scan is 0.49, docs/perf/scale.md).
+    /// Keep the index in the resident service (default on: without it a search of a store
+    /// beyond the cold cap covers only its newest vectors; its memory, ~2.3 KB per vector, is
+    /// in docs/perf/scale.md).
     pub enabled: bool,
     /// Projects with fewer vectors are left to the caller's exact scan, as fast at that size
     /// (default 20,000).
@@ -68,7 +69,7 @@ pub struct IndexSettings {
 impl Default for IndexSettings {
     fn default() -> Self {
         Self {
-            enabled: false,
+            enabled: true,
             min_vectors: 20_000,
             save_after: std::time::Duration::from_secs(30),
         }

@@ -135,7 +135,7 @@ fn samples(w: &World) -> Vec<(&'static str, String, String)> {
         ("resident", "false".into(), "false".into()),
         ("resident_idle_secs", "30".into(), "30".into()),
         ("mcp_resident_vectors", "false".into(), "false".into()),
-        ("ann", "true".into(), "true".into()),
+        ("ann", "false".into(), "false".into()),
         ("ann_min", "5000".into(), "5000".into()),
         ("ann_save_secs", "10".into(), "10".into()),
         ("summarizer_cmd", toml_str("llm -s x"), "llm -s x".into()),
