@@ -276,14 +276,37 @@ fn the_service_follows_the_store_forgets_and_restarts_from_its_files() {
     );
 }
 
+/// The sample store with a service index that has read and saved all of it.
+struct Saved {
+    store: Store,
+    engine: Engine,
+    svc: AnnService,
+    dir: PathBuf,
+}
+
+fn saved_index() -> Saved {
+    let store = sample_store();
+    let engine = Engine::open(store.opts.clone()).expect("open");
+    let svc = AnnService::new(store.opts.clone(), space(), config());
+    catch_up(&svc, &engine);
+    svc.save_now(&engine);
+    let dir = memctl_engine::ann_dir(&store.opts.data_dir);
+    Saved {
+        store,
+        engine,
+        svc,
+        dir,
+    }
+}
+
 #[test]
 fn index_files_that_do_not_match_their_sidecar_are_refused_and_removed() {
-    let s = sample_store();
-    let e = Engine::open(s.opts.clone()).expect("open");
-    let svc = AnnService::new(s.opts.clone(), space(), config());
-    catch_up(&svc, &e);
-    svc.save_now(&e);
-    let dir = memctl_engine::ann_dir(&s.opts.data_dir);
+    let Saved {
+        store: s,
+        engine: e,
+        svc,
+        dir,
+    } = saved_index();
     let data = std::fs::read_dir(&dir)
         .expect("dir")
         .flatten()
@@ -327,12 +350,12 @@ fn save_crafted(e: &Engine, dir: &Path, p: u32, points: &[(u64, Vec<i8>)]) {
 
 #[test]
 fn check_finds_a_saved_graph_that_differs_from_the_store() {
-    let s = sample_store();
-    let e = Engine::open(s.opts.clone()).expect("open");
-    let svc = AnnService::new(s.opts.clone(), space(), config());
-    catch_up(&svc, &e);
-    svc.save_now(&e);
-    let dir = memctl_engine::ann_dir(&s.opts.data_dir);
+    let Saved {
+        store: _s,
+        engine: e,
+        dir,
+        ..
+    } = saved_index();
     let ok = check_index(&dir, &e, &space()).expect("check");
     assert!(ok.violations.is_empty(), "{:?}", ok.violations);
     assert!(!ok.graphs.is_empty());
