@@ -270,32 +270,33 @@ impl Engine {
         let pids = self.core.project_ids(&reader, &req.projects)?;
         let mut degraded = None;
         let mut embedder = None;
-        let mut ann = None;
-        let query_vector = if req.mode == SearchMode::Lexical || pids.is_empty() {
-            None
-        } else {
-            let (emb, mut vecs) = match self.resident_query(&req.query, &pids, req.candidates()) {
-                Some(s) => {
-                    ann = s.ann;
-                    (s.embedder, vec![s.vector])
+        let dense_wanted = req.mode != SearchMode::Lexical && !pids.is_empty();
+        let retriever = Retriever::new(&reader);
+        // The query vector (service or model) is made while this thread runs BM25.
+        let (queried, lexical) = retriever.lexical_beside(
+            &pids,
+            &req.query,
+            req.candidates(),
+            req.mode != SearchMode::Dense,
+            || dense_wanted.then(|| self.query_embedding(&req.query, &pids, req.candidates())),
+        );
+        let lexical = lexical?;
+        let (query_vector, ann) = match queried.transpose()? {
+            None => (None, None),
+            Some(q) => {
+                if q.embedder.model != crate::embed::onnx::MINILM_NAME {
+                    degraded = Some(match self.core.model() {
+                        Err(reason) => {
+                            format!("semantic model unavailable ({reason}): lexical + hash search")
+                        }
+                        Ok(_) => "hash embeddings".to_string(),
+                    });
                 }
-                None => {
-                    let e = self.core.embed_active(&[req.query.as_str()])?;
-                    (e.embedder, e.vectors)
-                }
-            };
-            if emb.model != crate::embed::onnx::MINILM_NAME {
-                degraded = Some(match self.core.model() {
-                    Err(reason) => {
-                        format!("semantic model unavailable ({reason}): lexical + hash search")
-                    }
-                    Ok(_) => "hash embeddings".to_string(),
-                });
+                embedder = Some(q.embedder.key());
+                (Some((q.embedder, q.vector)), q.ann)
             }
-            embedder = Some(emb.key());
-            Some((emb, vecs.pop().unwrap_or_default()))
         };
-        let retriever = Retriever::new(&reader)
+        let retriever = retriever
             .with_resident(self.core.resident_blocks())
             .with_ann(ann.as_ref());
         let vector = query_vector.as_ref().map(|(e, v)| (e, v.as_slice()));
@@ -306,6 +307,7 @@ impl Engine {
             candidates: req.candidates(),
             mode: req.mode,
             fusion: req.fusion,
+            lexical: lexical.as_ref(),
         })?;
         let ids = crate::retrieve::explain::query_identifiers(&req.query);
         retriever.promote_exact(&mut ranked.hits, &ids)?;
@@ -367,11 +369,36 @@ impl Engine {
         if !crate::recall::worth_searching(prompt, cfg) {
             return Ok(Recalled::default());
         }
-        let (query, source) = self.query_vector(prompt, project, cfg)?;
-        let mut found =
-            crate::recall::recall(&self.core, session, project, prompt, &query, state, cfg)?;
-        found.embedded_by = source;
-        Ok(found)
+        crate::recall::recall(
+            &self.core,
+            crate::recall::Ask {
+                session,
+                project,
+                prompt,
+            },
+            || self.query_vector(prompt, project, cfg),
+            state,
+            cfg,
+        )
+    }
+
+    /// `text`'s vector from the resident service (with its index's nearest chunks in
+    /// `projects` when it keeps one), else from the active embedder in this process.
+    fn query_embedding(
+        &self,
+        text: &str,
+        projects: &[u32],
+        k: usize,
+    ) -> Result<crate::resident::Served, EngineError> {
+        if let Some(s) = self.resident_query(text, projects, k) {
+            return Ok(s);
+        }
+        let mut e = self.core.embed_active(&[text])?;
+        Ok(crate::resident::Served {
+            vector: e.vectors.pop().unwrap_or_default(),
+            embedder: e.embedder,
+            ann: None,
+        })
     }
 
     /// A query vector from the resident service ([`crate::resident`]) when it is on and answers

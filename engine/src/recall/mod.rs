@@ -135,16 +135,28 @@ pub(crate) fn worth_searching(prompt: &str, cfg: &RecallConfig) -> bool {
     cfg.enabled && informative_terms(prompt).len() >= cfg.gate.min_terms
 }
 
-/// Recall for `prompt` in `session` of `project`, excluding what `state` says is live.
+/// Who asks what: the prompt of `session` in `project`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ask<'a> {
+    pub session: &'a str,
+    pub project: &'a str,
+    pub prompt: &'a str,
+}
+
+/// Recall for the prompt of `ask`, excluding what `state` says is live. `query` gives the
+/// prompt's vector; it runs beside the lexical side ([`Retriever::lexical_beside`]).
 pub(crate) fn recall(
     core: &Core,
-    session: &str,
-    project: &str,
-    prompt: &str,
-    query: &QueryVector,
+    ask: Ask<'_>,
+    query: impl FnOnce() -> Result<(QueryVector, QuerySource), EngineError> + Send,
     state: &ContextState,
     cfg: &RecallConfig,
 ) -> Result<Recalled, EngineError> {
+    let Ask {
+        session,
+        project,
+        prompt,
+    } = ask;
     if !worth_searching(prompt, cfg) {
         return Ok(Recalled::default());
     }
@@ -153,7 +165,11 @@ pub(crate) fn recall(
     let Some(pid) = r.project_id(project)? else {
         return Ok(Recalled::default());
     };
-    let (vector, ann) = match query {
+    let (queried, lexical) =
+        Retriever::new(&r).lexical_beside(&[pid], prompt, cfg.candidates, true, query);
+    let (query, source) = queried?;
+    let lexical = lexical?;
+    let (vector, ann) = match &query {
         QueryVector::Given(e, v) => (Some((e, v.as_slice())), None),
         QueryVector::Served {
             embedder,
@@ -173,11 +189,15 @@ pub(crate) fn recall(
         candidates: cfg.candidates,
         mode: SearchMode::Hybrid,
         fusion: FusionParams::default(),
+        lexical: lexical.as_ref(),
     })?;
     let recalled: HashSet<ChunkId> = state.recalled.iter().copied().collect();
     let restored: HashSet<ChunkId> = state.injected.iter().copied().collect();
     let kind = prompt_kind(prompt);
-    let mut out = Recalled::default();
+    let mut out = Recalled {
+        embedded_by: source,
+        ..Recalled::default()
+    };
     let mut gated: Vec<(ChunkId, Evidence, ChunkRecord)> = Vec::new();
     let mut turns_seen: HashSet<(String, u32)> = HashSet::new();
     for h in &ranked.hits {

@@ -380,6 +380,7 @@ fn related(
             candidates,
             mode: SearchMode::Hybrid,
             fusion: FusionParams::default(),
+            lexical: None,
         })?)
 }
 

@@ -48,6 +48,8 @@ pub(crate) struct Retrieval<'a> {
     pub mode: SearchMode,
     /// Fusion weights.
     pub fusion: FusionParams,
+    /// The lexical side when the caller already has it ([`Retriever::lexical_beside`]).
+    pub lexical: Option<&'a crate::index::Bm25Hits>,
 }
 
 /// The fused ranking and the evidence behind it.
@@ -239,6 +241,33 @@ impl<'r> Retriever<'r> {
         bm25_search(&view, text, n, Bm25Params::default(), |_| true)
     }
 
+    /// The lexical side of `text` (when `wanted`) computed on this thread while `other` runs on
+    /// a scoped one. Why: a search waits on the resident service for its query vector and the
+    /// index's dense hits (or loads the model), and BM25 needs none of that; with both in
+    /// sequence a search at a million chunks pays the sum of the two. A panic in `other`
+    /// resumes here, as it would have without the thread.
+    pub(crate) fn lexical_beside<T: Send>(
+        &self,
+        project_ids: &[u32],
+        text: &str,
+        n: usize,
+        wanted: bool,
+        other: impl FnOnce() -> T + Send,
+    ) -> (T, Result<Option<crate::index::Bm25Hits>, StoreError>) {
+        std::thread::scope(|s| {
+            let job = s.spawn(other);
+            let lex = if wanted && !project_ids.is_empty() && !text.trim().is_empty() {
+                self.lexical(project_ids, text, n).map(Some)
+            } else {
+                Ok(None)
+            };
+            match job.join() {
+                Ok(t) => (t, lex),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        })
+    }
+
     /// Both retrievers, fused.
     pub(crate) fn rank(&self, q: &Retrieval<'_>) -> Result<Ranked, StoreError> {
         if q.project_ids.is_empty() {
@@ -251,6 +280,8 @@ impl<'r> Retriever<'r> {
         let dense = &side.hits;
         let lex = if q.mode == SearchMode::Dense || q.text.trim().is_empty() {
             crate::index::Bm25Hits::default()
+        } else if let Some(given) = q.lexical {
+            given.clone()
         } else {
             self.lexical(q.project_ids, q.text, q.candidates)?
         };
