@@ -69,8 +69,8 @@ pub use error::{CodecError, EmbedError, EngineError, IndexError, StoreError};
 pub use ingest::{IngestOptions, IngestProgress, IngestReport};
 pub use retrieve::{ColdScan, SearchOutcome, SearchRequest, SearchResult};
 pub use settings::{Loaded, Settings, SettingsError};
-pub use store::SCHEMA_VERSION;
 pub use store::migrate::{BackupReport, MigrateReport};
+pub use store::{FileCompaction, SCHEMA_VERSION};
 // Settings and configuration.
 pub use settings::{ConfigEntry, FileScope, ProjectRule, Source as SettingSource};
 // Search, ranking and the explanation of a hit.

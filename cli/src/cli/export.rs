@@ -4,8 +4,8 @@
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use memctl_engine::{
-    Engine, ExportOptions, ExportPhase, ExportProgress, ImportOptions, ImportReport, KindCounts,
-    MemoryConfig,
+    Engine, ExportOptions, ExportPhase, ExportProgress, FileCompaction, ImportOptions,
+    ImportReport, KindCounts, MemoryConfig,
 };
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -211,6 +211,7 @@ fn print_report(r: &ImportReport, out: &mut dyn Write) -> Result<()> {
     if r.redactions > 0 {
         writeln!(out, "  redacted      {} secrets", r.redactions)?;
     }
+    print_store_file(&r.store_file, out)?;
     for m in &r.memory_placed {
         let what = match m.outcome {
             "new" if r.memory_kept_in.is_some() => "kept",
@@ -240,6 +241,29 @@ fn print_report(r: &ImportReport, out: &mut dyn Write) -> Result<()> {
             "  run `memctl embed-pending` to embed the queued chunks now (the hooks' background \
              embedder does it otherwise)"
         )?;
+    }
+    Ok(())
+}
+
+fn print_store_file(c: &FileCompaction, out: &mut dyn Write) -> Result<()> {
+    match c {
+        FileCompaction::Done {
+            bytes_before,
+            bytes_after,
+            millis,
+        } => writeln!(
+            out,
+            "  store file    {} -> {} (compacted in {:.1} s)",
+            memctl_engine::human_bytes(*bytes_before),
+            memctl_engine::human_bytes(*bytes_after),
+            *millis as f64 / 1000.0
+        )?,
+        FileCompaction::Busy => writeln!(
+            out,
+            "  store file    not compacted: another process was reading or writing it (later \
+             writes reuse its free pages)"
+        )?,
+        _ => {}
     }
     Ok(())
 }

@@ -88,6 +88,8 @@ pub struct ImportReport {
     /// Without `--memory-into`: the data dir folder memory files were kept in (written into
     /// no project, injected nowhere).
     pub memory_kept_in: Option<PathBuf>,
+    /// The store file's compaction after the import.
+    pub store_file: crate::store::FileCompaction,
 }
 
 /// One imported memory file and where it went.
@@ -632,6 +634,9 @@ pub(super) fn import(
         });
     }
     im.report.redactions = u64::from(prep.redactions.total());
+    if !opts.dry_run && im.report.records > 0 {
+        im.report.store_file = core.store().compact_after_bulk()?;
+    }
     Ok(im.report)
 }
 

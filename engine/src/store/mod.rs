@@ -49,7 +49,7 @@ pub use chunks::{ChunkRecord, PutOutcome};
 pub use follow::{BlockCursor, FeedEntry, Followed};
 pub(crate) use port::TurnState;
 pub(crate) use postings::StoreLexical;
-pub use reclaim::ReclaimReport;
+pub use reclaim::{FileCompaction, ReclaimReport};
 pub use schema::SCHEMA_VERSION;
 pub(crate) use schema::{
     SUMMARIES, SWAP_BLOBS, SWAP_ENTRIES, SWAP_ORDER, SWAP_REFS, SWAP_STATS, SWAP_VECTORS,

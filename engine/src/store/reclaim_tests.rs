@@ -205,3 +205,54 @@ fn reclaim_compacts_stale_model_entries_of_deleted_chunks() {
     assert_eq!(live(&e), Some(n - 1));
     assert_clean(&e);
 }
+
+/// After a bulk write the file is compacted in place: smaller, every row kept; not while a
+/// reader is inside a transaction (the pages stay free for later writes), and not when too
+/// little of the file is free.
+#[test]
+fn compact_after_bulk_cuts_the_free_tail_unless_a_reader_is_inside() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (e, _) = three_sessions(dir.path());
+    let ballast = |e: &crate::Engine| {
+        let big = vec![7u8; 8 << 20];
+        e.store()
+            .write(|w| w.set_meta_value("test.ballast", &big))
+            .expect("ballast");
+        e.store()
+            .write(|w| {
+                w.tx.open_table(META)?.remove("test.ballast")?;
+                Ok(())
+            })
+            .expect("drop ballast");
+    };
+    ballast(&e);
+    let path = e.store_path();
+    let before = std::fs::metadata(&path).expect("meta").len();
+    let hits_before = lexical_hits(&e, "release tag ZebraFrost");
+
+    let reader = e.store().read().expect("read");
+    assert_eq!(
+        e.store().compact_after_bulk().expect("compact"),
+        FileCompaction::Busy
+    );
+    drop(reader);
+    assert_eq!(std::fs::metadata(&path).expect("meta").len(), before);
+
+    let FileCompaction::Done {
+        bytes_before,
+        bytes_after,
+        ..
+    } = e.store().compact_after_bulk().expect("compact")
+    else {
+        panic!("a file mostly free is compacted");
+    };
+    assert_eq!(bytes_before, before);
+    assert_eq!(bytes_after, std::fs::metadata(&path).expect("meta").len());
+    assert!(bytes_after * 2 < before, "{before} → {bytes_after}");
+    assert_eq!(lexical_hits(&e, "release tag ZebraFrost"), hits_before);
+    assert_clean(&e);
+    assert_eq!(
+        e.store().compact_after_bulk().expect("compact"),
+        FileCompaction::NotNeeded
+    );
+}

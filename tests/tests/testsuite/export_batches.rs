@@ -1,10 +1,12 @@
 //! `memctl import` of a file longer than one write batch, on real redb files: what a chunk
 //! becomes does not depend on where the batches are cut. Duplicates within a batch and
 //! across batches (same turn part, or the same text in another session), a conflict, a
-//! tombstoned chunk, postings of every batch, `check` after the import, an import cut short
-//! and run again, and a second import that adds nothing.
+//! tombstoned chunk, postings of every batch, `check` after the import (which compacted the
+//! file), an import cut short and run again, and a second import that adds nothing.
 
-use memctl_engine::{Engine, EngineOptions, ImportOptions, ImportReport, SearchRequest};
+use memctl_engine::{
+    Engine, EngineOptions, FileCompaction, ImportOptions, ImportReport, SearchRequest,
+};
 use std::path::Path;
 
 /// Chunk lines of the file: more than two batches of the importer (8192 lines each).
@@ -147,6 +149,12 @@ fn batches_do_not_change_what_is_stored() {
     assert_eq!(c.duplicates, 3, "{rep:?}");
     assert_eq!(c.imported, CHUNKS as u64 - 1, "{rep:?}");
     assert_eq!(rep.vectors_queued, c.imported);
+    // The import ends by compacting the file it grew (what it reports is the file's size).
+    let FileCompaction::Done { bytes_after, .. } = rep.store_file else {
+        panic!("not compacted: {:?}", rep.store_file);
+    };
+    let len = std::fs::metadata(a.store_path()).expect("store").len();
+    assert_eq!(bytes_after, len);
     assert_consistent(&a);
     // The shared text resolves to the first chunk, the forgotten turn is absent.
     let shared = a.session_chunks("session-9999").expect("chunks");
