@@ -14,12 +14,16 @@ order:
   cold       `memctl search --json` whole process, no service (MEMCTL_RESIDENT=0: the query
              model loads in process and the dense side scans at most the newest 200,000
              vectors): p50 / p95 ms
-  build      `memctl embedder` started on the store: seconds until its index has read the
-             whole store (its log line "vector index up to date"; the first build, from the
-             store's int8 entries), and the service's RSS then
+  build      `memctl embedder` started on the store with no saved index (the folder `ann/` is
+             removed first): seconds until its index has read the whole store (its log line
+             "vector index up to date"; the build from the store's int8 entries), and the
+             service's RSS then
   warm       `memctl search --json` whole process with the service up: p50 / p95 ms, and the
              share of searches its index answered (`indexed`)
   lexical    `memctl search --mode lexical`: p50 ms
+  mcp        `memctl mcp` (one server process, the service up): its `search` tool called once
+             per query after a first untimed call, p50 / p95 ms per call as the client sees it,
+             and the server's peak RSS
   hooks      with the service up, in the store's project: `memctl-hook SessionStart` with
              source compact (--hook-runs times), then `memctl-hook UserPromptSubmit` on 3 ×
              --hook-runs distinct questions (prompt recall searches the whole project after a
@@ -47,6 +51,7 @@ import subprocess
 import sys
 import time
 
+from bench_mcp import Server
 from benchlib import dir_processes, stop_dir_processes
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -187,6 +192,32 @@ def hook_run(hook, env, payload):
     return ms, "additionalContext" in p.stdout
 
 
+def peak_rss_mb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def mcp_warm(memctl, env, qs, out):
+    """The MCP server's `search` tool, one process, every query after a first untimed call."""
+    menv = dict(env, CLAUDE_PROJECT_DIR=PROJECT)
+    s = Server(memctl, env["MEMCTL_HOME"], menv)
+    s.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                             "clientInfo": {"name": "bench_scale", "version": "1"}})
+    s.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    s.call("search", {"query": qs[0], "k": 10})
+    times = []
+    for q in qs:
+        t = time.perf_counter()
+        s.call("search", {"query": q, "k": 10})
+        times.append((time.perf_counter() - t) * 1000)
+    out["mcp_p50_ms"], out["mcp_p95_ms"] = round(pct(times, 50), 1), round(pct(times, 95), 1)
+    out["mcp_peak_rss_mb"] = round(peak_rss_mb(s.p.pid))
+    s.close()
+
+
 def hooks_at_scale(a, env, out):
     """SessionStart(compact) and then UserPromptSubmit with prompt recall (on after a
     compaction) in the store's project, the service up; the first prompt archives the sample
@@ -229,6 +260,7 @@ def bench_size(a, n, qs):
     out["lexical_p50_ms"] = round(pct(lex, 50), 1)
 
     env = env_for(home, MEMCTL_ANN="1", MEMCTL_ANN_MIN=a.ann_min)
+    shutil.rmtree(os.path.join(home, "ann"), ignore_errors=True)
     svc = start_service(memctl, env)
     build = wait_indexed(memctl, env, qs[0], a.build_limit, svc)
     out["index_build_s"] = None if build is None else round(build, 1)
@@ -241,6 +273,7 @@ def bench_size(a, n, qs):
     out["warm_p50_ms"], out["warm_p95_ms"] = round(pct(warm, 50), 1), round(pct(warm, 95), 1)
     out["indexed_share"] = round(indexed / len(qs), 2)
     ann = dense_top(memctl, env, qs)
+    mcp_warm(memctl, env, qs, out)
     hooks_at_scale(a, env, out)
     time.sleep(a.save_wait)
     stop(svc, home)
@@ -285,7 +318,8 @@ def main():
         print(json.dumps(row), flush=True)
         rows.append(row)
     cols = ["chunks", "store_mb", "cold_p50_ms", "cold_p95_ms", "warm_p50_ms", "warm_p95_ms",
-            "indexed_share", "lexical_p50_ms", "ups_p50_ms", "ups_p95_ms", "ups_recalled",
+            "indexed_share", "lexical_p50_ms", "mcp_p50_ms", "mcp_p95_ms", "mcp_peak_rss_mb",
+            "ups_p50_ms", "ups_p95_ms", "ups_recalled",
             "compact_p95_ms", "recall_at_10", "cos10_shortfall", "index_build_s",
             "restart_s", "restart_loaded_points", "service_rss_mb"]
     print("| " + " | ".join(cols) + " |")
