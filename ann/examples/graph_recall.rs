@@ -2,6 +2,10 @@
 //! build time for (M, efC), then recall@10 within the top 50 and search time per beam.
 //!
 //!     cargo run --release -p memctl-ann --example graph_recall -- DATA_DIR M EFC [EF,EF,...]
+//!     cargo run --release -p memctl-ann --example graph_recall -- DATA_DIR saved - [EF,EF,...]
+//!
+//! `saved`: the graphs the service saved under `DATA_DIR/ann` (as it searches them after a
+//! restart), every project's searched and merged, instead of a graph built here.
 //!
 //! Needs the model (`source .cache/env.sh`: ORT_DYLIB_PATH, MEMCTL_MODEL_DIR). Queries: 100
 //! seeded 2–4 word combinations of the words scripts/bench_scale.py uses (seed printed).
@@ -83,9 +87,9 @@ fn exact_top10(s: &Stored, q: &[f32]) -> Vec<u64> {
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: graph_recall DATA_DIR M EFC [EF,EF,...]";
-    let (dir, m, efc) = match &args[1..] {
-        [d, m, e, ..] => (d, m.parse()?, e.parse()?),
+    let usage = "usage: graph_recall DATA_DIR (M EFC | saved -) [EF,EF,...]";
+    let (dir, m_arg, efc_arg) = match &args[1..] {
+        [d, m, e, ..] => (d, m.as_str(), e.as_str()),
         _ => anyhow::bail!(usage),
     };
     let efs: Vec<usize> = args
@@ -102,29 +106,50 @@ fn main() -> Result<()> {
     let seed = 12345;
     let qs = queries(&model, seed)?;
     let truth: Vec<Vec<u64>> = qs.iter().map(|q| exact_top10(&s, q)).collect();
-    let params = GraphParams {
-        m,
-        ef_construction: efc,
-        ef_search: 0,
+    let graphs = if m_arg == "saved" {
+        let ann = memctl_engine::ann_dir(std::path::Path::new(dir));
+        let mut gs = Vec::new();
+        for p in memctl_ann::persist::saved_projects(&ann) {
+            if let Some((g, _)) = memctl_ann::persist::load(&ann, p)? {
+                gs.push(g);
+            }
+        }
+        let n: usize = gs.iter().map(Graph::len).sum();
+        println!("{n} points in {} saved graphs; seed {seed}", gs.len());
+        gs
+    } else {
+        let (m, efc) = (m_arg.parse()?, efc_arg.parse()?);
+        let params = GraphParams {
+            m,
+            ef_construction: efc,
+            ef_search: 0,
+        };
+        let g = Graph::new(params, s.ids.len());
+        let t = Instant::now();
+        let batch: Vec<(u64, Vec<i8>)> = s.ids.iter().copied().zip(s.points).collect();
+        for part in batch.chunks(5000) {
+            g.insert(part);
+        }
+        let build = t.elapsed().as_secs_f64();
+        println!(
+            "{} points, M {m}, efC {efc}: built in {build:.1} s; seed {seed}",
+            s.ids.len()
+        );
+        vec![g]
     };
-    let g = Graph::new(params, s.ids.len());
-    let t = Instant::now();
-    let batch: Vec<(u64, Vec<i8>)> = s.ids.iter().copied().zip(s.points).collect();
-    for part in batch.chunks(5000) {
-        g.insert(part);
-    }
-    let build = t.elapsed().as_secs_f64();
-    println!(
-        "{} points, M {m}, efC {efc}: built in {build:.1} s; seed {seed}",
-        s.ids.len()
-    );
     for ef in efs {
         let t = Instant::now();
         let found: usize = qs
             .iter()
             .zip(&truth)
             .map(|(q, want)| {
-                let got = g.search_ef(&query_point(q), 50, ef);
+                let qp = query_point(q);
+                let mut got: Vec<_> = graphs
+                    .iter()
+                    .flat_map(|g| g.search_ef(&qp, 50, ef))
+                    .collect();
+                got.sort_by(|a, b| b.score.total_cmp(&a.score));
+                got.truncate(50);
                 want.iter()
                     .filter(|id| got.iter().any(|h| h.id == **id))
                     .count()
