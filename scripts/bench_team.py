@@ -20,8 +20,8 @@ with `memctl import` (real redb), and then through the real client path:
              words from the vocabulary: p50/p95 of the one SQL statement (`sql_ms`) and of the
              whole process (`ms`: model load + query embedding + connect + statement)
   recall@10  for Q query vectors (a stored base vector plus fresh noise): the top 10 by
-             `embedding <=> q` through the HNSW index (ef_search 100, as the client sets it)
-             against the exact top 10 (index scans off: a sequential scan), averaged
+             `embedding <=> q` through the HNSW index at each --ef-search value (the client
+             sets 200) against the exact top 10 (index scans off: a sequential scan), averaged
 
 Prints one JSON object. Nothing here is a pass/fail test (cli/tests/testsuite/team.rs is).
 """
@@ -93,6 +93,8 @@ def main():
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--queries", type=int, default=30)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--ef-search", default="100,200,400",
+                    help="hnsw.ef_search values the recall is measured at")
     a = ap.parse_args()
     print(f"bench_team: seed {a.seed}", file=sys.stderr)
     memctl = os.path.join(a.bin, "memctl")
@@ -184,18 +186,22 @@ def bench(a, memctl, tmp, base_env, run_dir):
             sql_ms.append(r["sql_ms"])
         # Recall@10 of the HNSW index against the exact order (as the superuser: the index
         # itself, no RLS), on query vectors near stored ones.
-        script = ["SET hnsw.ef_search = 100;"]
-        for qi in range(a.queries):
-            v = noisy(rng, vec_of(base[rng.randrange(len(base))]), 0.35)
-            lit = "'[" + ",".join(f"{x:.6f}" for x in v) + "]'"
-            q = f"SELECT string_agg(id::text, ',') FROM (SELECT id FROM memctl.chunks ORDER BY embedding <=> {lit} LIMIT 10) t;"
-            script += ["SET enable_indexscan = on;", q, "SET enable_indexscan = off;", q]
-        lines = psql(bindir, admin, "\n".join(script)).split("\n")
-        lines = [l for l in lines if l and l[0].isdigit()]
-        recalls = []
-        for i in range(0, len(lines) - 1, 2):
-            ann, exact = set(lines[i].split(",")), set(lines[i + 1].split(","))
-            recalls.append(len(ann & exact) / max(1, len(exact)))
+        qvecs = [noisy(rng, vec_of(base[rng.randrange(len(base))]), 0.35)
+                 for _ in range(a.queries)]
+        recall_by_ef = {}
+        for ef in [int(x) for x in a.ef_search.split(",")]:
+            script = [f"SET hnsw.ef_search = {ef};"]
+            for v in qvecs:
+                lit = "'[" + ",".join(f"{x:.6f}" for x in v) + "]'"
+                q = f"SELECT string_agg(id::text, ',') FROM (SELECT id FROM memctl.chunks ORDER BY embedding <=> {lit} LIMIT 10) t;"
+                script += ["SET enable_indexscan = on;", q, "SET enable_indexscan = off;", q]
+            lines = psql(bindir, admin, "\n".join(script)).split("\n")
+            lines = [l for l in lines if l and l[0].isdigit()]
+            recalls = []
+            for i in range(0, len(lines) - 1, 2):
+                ann, exact = set(lines[i].split(",")), set(lines[i + 1].split(","))
+                recalls.append(len(ann & exact) / max(1, len(exact)))
+            recall_by_ef[ef] = round(statistics.mean(recalls), 4) if recalls else None
         rows = psql(bindir, admin, "SELECT count(*) FROM memctl.chunks;").strip()
         out["sizes"][str(n)] = {
             "server_rows_total": int(rows),
@@ -206,8 +212,8 @@ def bench(a, memctl, tmp, base_env, run_dir):
             "search_sql_ms_p50": pct(sql_ms, 0.5),
             "search_sql_ms_p95": pct(sql_ms, 0.95),
             "search_process_ms_p50": pct(proc_ms, 0.5),
-            "recall_at_10": round(statistics.mean(recalls), 4) if recalls else None,
-            "recall_queries": len(recalls),
+            "recall_at_10_by_ef_search": recall_by_ef,
+            "recall_queries": len(qvecs),
         }
         print(json.dumps({str(n): out["sizes"][str(n)]}), file=sys.stderr)
     print(json.dumps(out, indent=2))
