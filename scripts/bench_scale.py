@@ -121,10 +121,11 @@ def start_service(memctl, env):
     sys.exit(f"bench_scale: the service did not stay up in {home} (see bench-service.log)")
 
 
-def rss_mb(pid):
+def rss_mb(pid, field="VmRSS"):
+    """A memory figure of /proc/PID/status in MB: VmRSS now, VmHWM the peak."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS"):
+            if line.startswith(field):
                 return int(line.split()[1]) / 1024
     return 0.0
 
@@ -192,14 +193,6 @@ def hook_run(hook, env, payload):
     return ms, "additionalContext" in p.stdout
 
 
-def peak_rss_mb(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM"):
-                return int(line.split()[1]) / 1024
-    return 0.0
-
-
 def mcp_warm(memctl, env, qs, out):
     """The MCP server's `search` tool, one process, every query after a first untimed call."""
     menv = dict(env, CLAUDE_PROJECT_DIR=PROJECT)
@@ -214,7 +207,7 @@ def mcp_warm(memctl, env, qs, out):
         s.call("search", {"query": q, "k": 10})
         times.append((time.perf_counter() - t) * 1000)
     out["mcp_p50_ms"], out["mcp_p95_ms"] = round(pct(times, 50), 1), round(pct(times, 95), 1)
-    out["mcp_peak_rss_mb"] = round(peak_rss_mb(s.p.pid))
+    out["mcp_peak_rss_mb"] = round(rss_mb(s.p.pid, "VmHWM"))
     s.close()
 
 

@@ -59,6 +59,20 @@ fn model_hits(e: &crate::Engine, q: &str) -> Vec<u64> {
         .collect()
 }
 
+/// Free pages: a big value written and deleted again.
+fn free_pages(e: &crate::Engine) {
+    let big = vec![7u8; 8 << 20];
+    e.store()
+        .write(|w| w.set_meta_value("test.ballast", &big))
+        .expect("ballast");
+    e.store()
+        .write(|w| {
+            w.tx.open_table(META)?.remove("test.ballast")?;
+            Ok(())
+        })
+        .expect("drop ballast");
+}
+
 fn assert_clean(e: &crate::Engine) {
     audit(e);
     let c = check::check_store(&e.store_path()).expect("check");
@@ -123,17 +137,7 @@ fn reclaim_rewrites_a_file_that_is_mostly_free_pages_and_keeps_every_row() {
     let (e, _) = three_sessions(dir.path());
     let hash = HashEmbedder::new().id().clone();
     embed_all_keeping_hash(&e);
-    // Free pages: a big value written and deleted again.
-    let big = vec![7u8; 8 << 20];
-    e.store()
-        .write(|w| w.set_meta_value("test.ballast", &big))
-        .expect("ballast");
-    e.store()
-        .write(|w| {
-            w.tx.open_table(META)?.remove("test.ballast")?;
-            Ok(())
-        })
-        .expect("drop ballast");
+    free_pages(&e);
     let path = e.store_path();
     let before = std::fs::metadata(&path).expect("meta").len();
     assert!(before > 8 << 20, "{before}");
@@ -213,19 +217,7 @@ fn reclaim_compacts_stale_model_entries_of_deleted_chunks() {
 fn compact_after_bulk_cuts_the_free_tail_unless_a_reader_is_inside() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (e, _) = three_sessions(dir.path());
-    let ballast = |e: &crate::Engine| {
-        let big = vec![7u8; 8 << 20];
-        e.store()
-            .write(|w| w.set_meta_value("test.ballast", &big))
-            .expect("ballast");
-        e.store()
-            .write(|w| {
-                w.tx.open_table(META)?.remove("test.ballast")?;
-                Ok(())
-            })
-            .expect("drop ballast");
-    };
-    ballast(&e);
+    free_pages(&e);
     let path = e.store_path();
     let before = std::fs::metadata(&path).expect("meta").len();
     let hits_before = lexical_hits(&e, "release tag ZebraFrost");
