@@ -11,8 +11,10 @@ in a scratch project with a hook on every event that appends its stdin to `DIR/<
 
   plain   one prompt, the fake answers with a message
   tool    a prompt the fake answers with a shell call, then a message
+  compact the tool prompt again, with a usage report of a nearly full context: the agent
+          compacts between the shell call and the answer
 
-It then copies the tool run's transcript (Codex's rollout, Gemini's chat file) to
+It then copies the last run's transcript (Codex's rollout, Gemini's chat file) to
 `DIR/transcript.jsonl`. Codex runs only hooks the user has trusted and Gemini CLI only in a
 trusted folder; `--dangerously-bypass-hook-trust` and `GEMINI_CLI_TRUST_WORKSPACE` stand in
 for that review here.
@@ -37,8 +39,17 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact",
           "PostCompact", "Stop"]
 TOOL_PROMPT = "please run echo for me"
-USAGE = {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
-         "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 105}
+# The fake reports a nearly full context for any request holding this, so the agent compacts
+# (Codex: past `model_auto_compact_token_limit`; Gemini CLI: past its compression threshold,
+# checked before each model call of a turn).
+COMPACT_MARK = "then compact"
+FULL_CONTEXT = 990_000
+
+
+def usage(req: dict) -> dict:
+    n = FULL_CONTEXT if COMPACT_MARK in json.dumps(req) else 100
+    return {"input_tokens": n, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+            "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": n + 5}
 
 
 class FakeResponses(http.server.BaseHTTPRequestHandler):
@@ -63,7 +74,8 @@ class FakeResponses(http.server.BaseHTTPRequestHandler):
                     "content": [{"type": "output_text", "text": f"Answer number {n}."}]}
         events = [{"type": "response.created", "response": {"id": f"resp_{n}"}},
                   {"type": "response.output_item.done", "output_index": 0, "item": item},
-                  {"type": "response.completed", "response": {"id": f"resp_{n}", "usage": USAGE}}]
+                  {"type": "response.completed",
+                   "response": {"id": f"resp_{n}", "usage": usage(req)}}]
         body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
@@ -91,8 +103,9 @@ class FakeGemini(FakeResponses):
             part = {"text": f"Answer number {n}."}
         chunk = {"candidates": [{"content": {"parts": [part], "role": "model"},
                                  "finishReason": "STOP", "index": 0}],
-                 "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 5,
-                                   "totalTokenCount": 105}}
+                 "usageMetadata": {"promptTokenCount": usage(req)["input_tokens"],
+                                   "candidatesTokenCount": 5,
+                                   "totalTokenCount": usage(req)["total_tokens"]}}
         if "alt=sse" in self.path:
             body, ctype = f"data: {json.dumps(chunk)}\r\n\r\n".encode(), "text/event-stream"
         else:
@@ -143,6 +156,7 @@ def codex_setup(root: str, port: int, hooks: dict) -> tuple[dict, list[str]]:
     os.makedirs(home)
     with open(os.path.join(home, "config.toml"), "w") as f:
         f.write(f'model = "gpt-5"\nmodel_provider = "fake"\n'
+                f'model_auto_compact_token_limit = {FULL_CONTEXT // 2}\n'
                 f'[model_providers.fake]\nname = "fake"\n'
                 f'base_url = "http://127.0.0.1:{port}/v1"\nwire_api = "responses"\n'
                 f'env_key = "FAKE_KEY"\n')
@@ -191,7 +205,8 @@ def main() -> int:
         env, args = setup(root, server.server_address[1], hooks)
         project = os.path.join(root, "project")
         os.makedirs(project)
-        for prompt in ["remember the flag FOO_BAR=42", TOOL_PROMPT]:
+        for prompt in ["remember the flag FOO_BAR=42", TOOL_PROMPT,
+                       f"{TOOL_PROMPT}, {COMPACT_MARK}"]:
             subprocess.run([launcher, *args, prompt], cwd=project, env=env, check=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
         shutil.copyfile(transcripts(root)[-1], os.path.join(out, "transcript.jsonl"))
