@@ -3,8 +3,8 @@
 
     scripts/record_agent_hooks.py --agent codex|gemini --out DIR [--version V]
 
-Installs the pinned npm package (`@openai/codex` 0.171.0, `@google/gemini-cli` 0.61.0) into
-`.cache/agents/<agent>-<version>` (once), serves a scripted fake of the agent's model API on
+Installs the pinned npm package (`@openai/codex` 0.171.0, `@google/gemini-cli` 0.61.0) once,
+where the e2e harness keeps Claude Code (`memctl-e2e/<agent>-<version>` in the cache dir), serves a scripted fake of the agent's model API on
 loopback (the OpenAI Responses API, or the Gemini API's generateContent and
 streamGenerateContent, both streaming as server-sent events), and runs the CLI headless twice
 in a scratch project with a hook on every event that appends its stdin to `DIR/<event>.jsonl`:
@@ -52,19 +52,34 @@ def usage(req: dict) -> dict:
             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": n + 5}
 
 
-class FakeResponses(http.server.BaseHTTPRequestHandler):
-    """POST /v1/responses: a function call when the last input item is the tool prompt, else a
-    message; every answer is one server-sent-event stream."""
+class Fake(http.server.BaseHTTPRequestHandler):
+    """What both fakes share: HTTP/1.1, silence, a request counter, one body per answer."""
     protocol_version = "HTTP/1.1"
     count = 0
 
     def log_message(self, *args):
         pass
 
-    def do_POST(self):
+    def request_json(self) -> tuple[dict, int]:
+        """The request's JSON body and its number (1, 2, ...)."""
         req = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
-        FakeResponses.count += 1
-        n = FakeResponses.count
+        Fake.count += 1
+        return req, Fake.count
+
+    def answer(self, body: bytes, ctype: str) -> None:
+        self.send_response(200)
+        self.send_header("content-type", ctype)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class FakeResponses(Fake):
+    """POST /v1/responses: a function call when the last input item is the tool prompt, else a
+    message; every answer is one server-sent-event stream."""
+
+    def do_POST(self):
+        req, n = self.request_json()
         last = (req.get("input") or [{}])[-1]
         if TOOL_PROMPT in json.dumps(last) and last.get("type") != "function_call_output":
             item = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}",
@@ -77,22 +92,16 @@ class FakeResponses(http.server.BaseHTTPRequestHandler):
                   {"type": "response.completed",
                    "response": {"id": f"resp_{n}", "usage": usage(req)}}]
         body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        self.answer(body, "text/event-stream")
 
 
-class FakeGemini(FakeResponses):
+class FakeGemini(Fake):
     """POST /v1beta/models/M:generateContent (the CLI's model router: a JSON verdict) and
     :streamGenerateContent?alt=sse (a `run_shell_command` call for the tool prompt, else a
     message)."""
 
     def do_POST(self):
-        req = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
-        FakeResponses.count += 1
-        n = FakeResponses.count
+        req, n = self.request_json()
         last = (req.get("contents") or [{}])[-1]
         if "alt=sse" not in self.path:
             part = {"text": json.dumps({"complexity_reasoning": "simple", "complexity_score": 10})}
@@ -107,14 +116,9 @@ class FakeGemini(FakeResponses):
                                    "candidatesTokenCount": 5,
                                    "totalTokenCount": usage(req)["total_tokens"]}}
         if "alt=sse" in self.path:
-            body, ctype = f"data: {json.dumps(chunk)}\r\n\r\n".encode(), "text/event-stream"
+            self.answer(f"data: {json.dumps(chunk)}\r\n\r\n".encode(), "text/event-stream")
         else:
-            body, ctype = json.dumps(chunk).encode(), "application/json"
-        self.send_response(200)
-        self.send_header("content-type", ctype)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+            self.answer(json.dumps(chunk).encode(), "application/json")
 
 
 AGENTS = {
@@ -129,13 +133,18 @@ AGENTS = {
 
 
 def install(agent: dict, version: str) -> str:
-    """The launcher of the pinned package, installed once under .cache/agents."""
-    prefix = os.path.join(REPO, ".cache", "agents", f"{agent['bin']}-{version}")
+    """The launcher of the pinned package, installed once beside the e2e harness's Claude Code
+    (`CCH_CACHE`, else `${XDG_CACHE_HOME:-~/.cache}/memctl-e2e`, as tests/e2e/harness/driver.py)
+    with the same npm flags."""
+    cache = os.environ.get("CCH_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "memctl-e2e")
+    prefix = os.path.join(cache, f"{agent['bin']}-{version}")
     launcher = os.path.join(prefix, "node_modules", ".bin", agent["bin"])
     if not os.path.exists(launcher):
         os.makedirs(prefix, exist_ok=True)
         subprocess.run(["npm", "install", "--prefix", prefix, "--no-audit", "--no-fund",
-                        f"{agent['package']}@{version}"], check=True, stdout=subprocess.DEVNULL)
+                        "--ignore-scripts", "--loglevel=error", f"{agent['package']}@{version}"],
+                       check=True, stdout=subprocess.DEVNULL)
     return launcher
 
 

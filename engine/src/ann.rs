@@ -56,8 +56,8 @@ pub trait DenseService: Send + Sync {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexSettings {
     /// Keep the index in the resident service (default on: without it a search of a store
-    /// beyond the cold cap covers only its newest vectors; its memory, ~2.3 KB per vector, is
-    /// in docs/perf/scale.md).
+    /// beyond the cold cap covers only its newest vectors; its memory, ~2.2 KB per vector at
+    /// 1e6, is in docs/perf/scale.md).
     pub enabled: bool,
     /// Projects with fewer vectors are left to the caller's exact scan, as fast at that size
     /// (default 20,000).

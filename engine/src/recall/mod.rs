@@ -165,8 +165,8 @@ pub(crate) fn recall(
     let Some(pid) = r.project_id(project)? else {
         return Ok(Recalled::default());
     };
-    let (queried, lexical) =
-        Retriever::new(&r).lexical_beside(&[pid], prompt, cfg.candidates, true, query);
+    let retriever = Retriever::new(&r).with_cold_cap(crate::retrieve::HOOK_COLD_SCAN_VECTORS);
+    let (queried, lexical) = retriever.lexical_beside(&[pid], prompt, cfg.candidates, true, query);
     let (query, source) = queried?;
     let lexical = lexical?;
     let (vector, ann) = match &query {
@@ -179,9 +179,7 @@ pub(crate) fn recall(
         QueryVector::None => (None, None),
     };
     let model_space = vector.is_some_and(|(e, _)| e.model == crate::embed::onnx::MINILM_NAME);
-    let retriever = Retriever::new(&r)
-        .with_ann(ann)
-        .with_cold_cap(crate::retrieve::HOOK_COLD_SCAN_VECTORS);
+    let retriever = retriever.with_ann(ann);
     let ranked = retriever.rank(&Retrieval {
         text: prompt,
         vector,

@@ -254,13 +254,12 @@ impl<'r> Retriever<'r> {
         wanted: bool,
         other: impl FnOnce() -> T + Send,
     ) -> (T, Result<Option<crate::index::Bm25Hits>, StoreError>) {
+        if !wanted || project_ids.is_empty() || text.trim().is_empty() {
+            return (other(), Ok(None)); // nothing to overlap: no thread
+        }
         std::thread::scope(|s| {
             let job = s.spawn(other);
-            let lex = if wanted && !project_ids.is_empty() && !text.trim().is_empty() {
-                self.lexical(project_ids, text, n).map(Some)
-            } else {
-                Ok(None)
-            };
+            let lex = self.lexical(project_ids, text, n).map(Some);
             match job.join() {
                 Ok(t) => (t, lex),
                 Err(panic) => std::panic::resume_unwind(panic),

@@ -106,21 +106,19 @@ impl Store {
 
     /// True when the file's free pages pass both thresholds of the module doc.
     fn worth_rewriting(&self) -> Result<bool, StoreError> {
-        let (file, free) = self.free_bytes()?;
-        Ok(
-            free >= REWRITE_MIN_FREE_BYTES
-                && free as f64 >= REWRITE_MIN_FREE_FRACTION * file as f64,
-        )
+        Ok(self.free_at_least(REWRITE_MIN_FREE_FRACTION)?.is_some())
     }
 
-    /// (file size, bytes of it in free pages).
-    fn free_bytes(&self) -> Result<(u64, u64), StoreError> {
+    /// The file's size when at least [`REWRITE_MIN_FREE_BYTES`] and `fraction` of it are free
+    /// pages; None otherwise.
+    fn free_at_least(&self, fraction: f64) -> Result<Option<u64>, StoreError> {
         let file = self.file_len()?;
         let (_opened, tx) = self.begin_write()?;
         let stats = tx.stats()?;
         tx.abort()?;
-        let used = stats.allocated_pages() * stats.page_size() as u64;
-        Ok((file, file.saturating_sub(used)))
+        let free = file.saturating_sub(stats.allocated_pages() * stats.page_size() as u64);
+        let enough = free >= REWRITE_MIN_FREE_BYTES && free as f64 >= fraction * file as f64;
+        Ok(enough.then_some(file))
     }
 
     fn file_len(&self) -> Result<u64, StoreError> {
@@ -134,19 +132,15 @@ impl Store {
 
     /// After a bulk write (an import): move live pages down and cut the file's free tail, in
     /// place (redb's compaction). Why: redb grows the file ahead of its data and an import
-    /// frees the posting segments each batch rewrote, so a million-chunk import leaves a
-    /// third of its file free (6.5 GB for 4.5 GB of pages). Unlike a forget, nothing here
-    /// must leave the disk, so the cheaper in-place compaction fits (about 10 s at a million
-    /// chunks, against a full copy for [`Store::rewrite`]). Other processes wait while it
-    /// runs; redb refuses while one of them is inside a transaction, and then the pages stay
-    /// free for later writes ([`FileCompaction::Busy`]).
+    /// frees the posting segments each batch rewrote, so a large import leaves about a third
+    /// of its file free (docs/perf/scale.md). Unlike a forget, nothing here must leave the
+    /// disk, so in-place compaction fits and costs less than [`Store::rewrite`]'s full copy.
+    /// Other processes wait while it runs; redb refuses while one of them is inside a
+    /// transaction, and then the pages stay free for later writes ([`FileCompaction::Busy`]).
     pub fn compact_after_bulk(&self) -> Result<FileCompaction, StoreError> {
-        let (before, free) = self.free_bytes()?;
-        if free < REWRITE_MIN_FREE_BYTES
-            || (free as f64) < COMPACT_MIN_FREE_FRACTION * before as f64
-        {
+        let Some(before) = self.free_at_least(COMPACT_MIN_FREE_FRACTION)? else {
             return Ok(FileCompaction::NotNeeded);
-        }
+        };
         let started = std::time::Instant::now();
         let mut slot = self
             .opened
