@@ -42,6 +42,9 @@ pub enum EventKind {
     },
     /// A tool ran (or failed) and its output is about to enter the context.
     ToolOutput(ToolUse),
+    /// The agent finished a turn, or is about to call its model with the conversation so
+    /// far (agents whose compaction gives no earlier signal): archive what is new.
+    TurnEnd,
     /// The session ended.
     SessionEnd,
     /// An event memctl does nothing for (acknowledged).
@@ -91,6 +94,7 @@ impl EventKind {
             Self::BeforeCompact { .. } => "before-compact",
             Self::AfterCompact { .. } => "after-compact",
             Self::ToolOutput(_) => "tool-output",
+            Self::TurnEnd => "turn-end",
             Self::SessionEnd => "session-end",
             Self::Other => "other",
         }

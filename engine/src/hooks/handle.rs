@@ -451,6 +451,10 @@ pub fn handle(
             }
             Reply::None
         }
+        EventKind::TurnEnd => {
+            archive(engine, p, &mut fx)?;
+            Reply::None
+        }
         EventKind::SessionEnd => {
             archive(engine, p, &mut fx)?;
             crate::summary::on_hook(engine.core(), &p.session_id, &cfg.summary, deadline);
