@@ -311,13 +311,21 @@ impl Engine {
         })?;
         let ids = crate::retrieve::explain::query_identifiers(&req.query);
         retriever.promote_exact(&mut ranked.hits, &ids)?;
-        let mut results = retriever.load(&ranked.hits, req.k.max(1), |_, rec| req.accepts(rec))?;
+        let by_agent = crate::retrieve::AgentSessions::read(&reader, req.agent)?;
+        let mut results = retriever.load(&ranked.hits, req.k.max(1), |_, rec| {
+            req.accepts(rec) && by_agent.accepts(rec)
+        })?;
+        for r in &mut results {
+            if let Some(s) = reader.session(&r.record.chunk.session_id)? {
+                r.agent = s.agent;
+            }
+        }
         let model_vector = vector.filter(|(e, _)| e.model == crate::embed::onnx::MINILM_NAME);
         retriever.explain(&mut results, &ranked.lexical, model_vector)?;
         let excluded_by = if results.is_empty() && req.has_filters() {
             let unfiltered = retriever.load(&ranked.hits, req.candidates(), |_, _| true)?;
             let recs: Vec<&ChunkRecord> = unfiltered.iter().map(|r| &r.record).collect();
-            req.explain_exclusions(&recs)
+            req.explain_exclusions(&recs, &by_agent)
         } else {
             Vec::new()
         };

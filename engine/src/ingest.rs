@@ -249,6 +249,8 @@ struct ToWrite<'a> {
     model_vecs: Option<ModelVectors>,
     cursor: CursorRecord,
     project: String,
+    /// The agent whose transcript this is (kept in the session record).
+    agent: crate::agent::Agent,
     rewritten: bool,
     now: i64,
 }
@@ -405,6 +407,7 @@ impl Core {
                         session_id: session_id.clone(),
                     },
                     project,
+                    agent: src.chunker.state().agent.unwrap_or_default(),
                     rewritten: report.rewritten,
                     now: unix_now(),
                 },
@@ -609,6 +612,7 @@ impl Core {
                 if !session_id.is_empty() && (!only_forgotten || w.session(session_id)?.is_some()) {
                     w.update_session(session_id, &t.project, |s| {
                         s.transcript_path = Some(key.to_string());
+                        s.agent = t.agent;
                     })?;
                 }
                 Ok((counts, inserted))

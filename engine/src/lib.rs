@@ -15,6 +15,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod agent;
 mod ann;
 mod autopilot;
 mod chunk;
@@ -60,6 +61,7 @@ mod transcript;
 
 // The engine and what it is opened with, asked and answers. Every other crate reaches the
 // engine through this list: the modules themselves are private.
+pub use agent::Agent;
 pub use ann::{
     AnnAnswer, AnnHit, BlockCursor, DenseService, FeedEntry, Followed, IndexSettings, ann_dir,
 };

@@ -1,4 +1,5 @@
-//! `memctl ingest`: archive Claude Code transcripts.
+//! `memctl ingest`: archive transcripts of Claude Code, Codex CLI and Gemini CLI (each file's
+//! format is recognised by its first line; `--agent` finds the folder an agent writes to).
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -10,8 +11,13 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Args)]
 pub struct IngestArgs {
     /// Transcript files or directories (searched recursively for *.jsonl).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "agent")]
     pub paths: Vec<PathBuf>,
+    /// Archive what this agent already wrote (claude: ~/.claude/projects, codex:
+    /// $CODEX_HOME/sessions, gemini: ~/.gemini/tmp) when no path is given; with paths, only
+    /// that agent's transcript files under them.
+    #[arg(long, value_parser = super::search::parse_agent)]
+    pub agent: Option<memctl_engine::Agent>,
     /// Store hash vectors only and leave model embedding for later (`memctl embed-pending`).
     #[arg(long)]
     pub no_embed: bool,
@@ -62,7 +68,20 @@ fn report_line(transcripts: usize, t: &memctl_engine::IngestReport) -> String {
 /// New transcript bytes per commit of `memctl ingest` (≈ 60 turns, tens of ms of write lock).
 const INGEST_COMMIT_BYTES: u64 = 1 << 20;
 
-fn collect_transcripts(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+fn collect_transcripts(
+    paths: &[PathBuf],
+    agent: Option<memctl_engine::Agent>,
+) -> Result<Vec<PathBuf>> {
+    let defaults;
+    let paths = match agent {
+        Some(a) if paths.is_empty() => {
+            defaults = [history_dir(a).with_context(|| {
+                format!("no home directory: give the folder {a} writes its transcripts to")
+            })?];
+            &defaults[..]
+        }
+        _ => paths,
+    };
     let mut files = Vec::new();
     for p in paths {
         let meta = std::fs::metadata(p).with_context(|| format!("cannot read {}", p.display()))?;
@@ -72,8 +91,52 @@ fn collect_transcripts(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
             files.push(p.clone());
         }
     }
+    if let Some(a) = agent {
+        files.retain(|f| is_transcript_of(a, f));
+    }
     files.sort();
     Ok(files)
+}
+
+/// Where an agent writes its session transcripts.
+fn history_dir(agent: memctl_engine::Agent) -> Option<PathBuf> {
+    use memctl_engine::Agent;
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    match agent {
+        Agent::Codex => std::env::var_os("CODEX_HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| home.map(|h| h.join(".codex")))
+            .map(|d| d.join("sessions")),
+        Agent::Gemini => home.map(|h| h.join(".gemini").join("tmp")),
+        _ => std::env::var_os("CLAUDE_CONFIG_DIR")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| home.map(|h| h.join(".claude")))
+            .map(|d| d.join("projects")),
+    }
+}
+
+/// Whether a `.jsonl` file is named as `agent` names its transcripts (Codex
+/// `rollout-*.jsonl`, Gemini `chats/session-*.jsonl`; Claude Code `<session>.jsonl`, which
+/// the other two patterns exclude).
+fn is_transcript_of(agent: memctl_engine::Agent, f: &Path) -> bool {
+    use memctl_engine::Agent;
+    let name = f
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let in_chats = f
+        .parent()
+        .and_then(|p| p.file_name())
+        .is_some_and(|p| p == "chats");
+    match agent {
+        Agent::Codex => name.starts_with("rollout-"),
+        Agent::Gemini => name.starts_with("session-") && in_chats,
+        _ => !name.starts_with("rollout-") && !(name.starts_with("session-") && in_chats),
+    }
 }
 
 fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
@@ -92,7 +155,7 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
 }
 
 pub(super) fn ingest(engine: Engine, a: IngestArgs, out: &mut dyn Write) -> Result<()> {
-    let files = collect_transcripts(&a.paths)?;
+    let files = collect_transcripts(&a.paths, a.agent)?;
     if files.is_empty() {
         bail!("no .jsonl transcripts found in the given paths");
     }

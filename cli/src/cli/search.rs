@@ -43,6 +43,9 @@ pub struct SearchArgs {
     /// Only turns before this time (same forms as --since).
     #[arg(long)]
     pub until: Option<String>,
+    /// Only sessions of this agent: claude, codex or gemini.
+    #[arg(long, value_parser = parse_agent)]
+    pub agent: Option<memctl_engine::Agent>,
     /// Number of results (at least 1).
     #[arg(short = 'k', long, default_value_t = 10,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
@@ -55,7 +58,7 @@ pub struct SearchArgs {
     pub json: bool,
     /// Search the team store (PostgreSQL; projects shared with you) instead of the local
     /// archive: each hit names the teammate, project and session. Takes --project and -k.
-    #[arg(long, conflicts_with_all = ["queries", "session", "tool", "file", "since", "until", "all_projects"])]
+    #[arg(long, conflicts_with_all = ["queries", "session", "tool", "file", "since", "until", "agent", "all_projects"])]
     pub team: bool,
 }
 
@@ -121,6 +124,7 @@ pub(super) fn search(
 fn request(engine: &Engine, a: &SearchArgs) -> Result<SearchRequest> {
     let mut req = SearchRequest::new(String::new(), a.k);
     req.mode = a.mode;
+    req.agent = a.agent;
     crate::filters::apply(
         engine,
         &crate::filters::FilterArgs {
@@ -255,7 +259,7 @@ fn write_hit(
     let c = &r.record.chunk;
     writeln!(
         out,
-        "{:>2}. [{:.2}{}] chunk {} · session {} · turn {}{} · {}",
+        "{:>2}. [{:.2}{}] chunk {} · session {} · turn {}{} · {} · {}",
         i + 1,
         r.confidence,
         if r.confident { "" } else { " weak" },
@@ -268,6 +272,7 @@ fn write_hit(
             String::new()
         },
         c.started_at.as_deref().unwrap_or("-"),
+        r.agent,
     )?;
     writeln!(out, "    {}", c.summary)?;
     for line in memctl_engine::matched_lines(&c.text, query, &c.summary) {
@@ -280,6 +285,17 @@ fn write_hit(
         writeln!(out, "    tools: {}", c.tools.join(", "))?;
     }
     Ok(())
+}
+
+/// An `--agent` value.
+pub(crate) fn parse_agent(s: &str) -> std::result::Result<memctl_engine::Agent, String> {
+    memctl_engine::Agent::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = memctl_engine::Agent::ALL
+            .iter()
+            .map(|a| a.as_str())
+            .collect();
+        format!("unknown agent {s:?}; one of: {}", names.join(", "))
+    })
 }
 
 /// `line` with the query's words and identifiers in bold (ANSI) when `bold`, else as is.
@@ -365,6 +381,7 @@ fn json_results(found: &memctl_engine::SearchOutcome, query: &str) -> Vec<serde_
                 "dense": r.scores.dense,
                 "lexical": r.scores.lexical,
                 "session_id": c.session_id,
+                "agent": r.agent,
                 "project": c.project,
                 "turn_index": c.turn_index,
                 "part": c.part,

@@ -11,6 +11,9 @@ pub struct SessionsArgs {
     /// Only this project (default: all).
     #[arg(long)]
     pub project: Option<String>,
+    /// Only sessions of this agent: claude, codex or gemini.
+    #[arg(long, value_parser = super::search::parse_agent)]
+    pub agent: Option<memctl_engine::Agent>,
     /// JSON output.
     #[arg(long)]
     pub json: bool,
@@ -32,12 +35,15 @@ pub(super) fn sessions(engine: Engine, a: SessionsArgs, out: &mut dyn Write) -> 
         let p = crate::filters::project(&engine, p)?;
         list.retain(|(_, s)| s.project == p);
     }
+    if let Some(agent) = a.agent {
+        list.retain(|(_, s)| s.agent == agent);
+    }
     list.sort_by(|a, b| b.1.last_ts.cmp(&a.1.last_ts).then(a.0.cmp(&b.0)));
     if a.json {
         let v: Vec<serde_json::Value> = list
             .iter()
             .map(|(id, s)| {
-                serde_json::json!({"session_id": id, "project": s.project, "turns": s.turns,
+                serde_json::json!({"session_id": id, "agent": s.agent, "project": s.project, "turns": s.turns,
                     "first_ts": s.first_ts, "last_ts": s.last_ts, "summary": s.summary})
             })
             .collect();
@@ -51,7 +57,8 @@ pub(super) fn sessions(engine: Engine, a: SessionsArgs, out: &mut dyn Write) -> 
     for (id, s) in list {
         writeln!(
             out,
-            "{id}  {:>5} turns  {} → {}  {}",
+            "{id}  {:<6} {:>5} turns  {} → {}  {}",
+            s.agent.as_str(),
             s.turns,
             s.first_ts.as_deref().unwrap_or("-"),
             s.last_ts.as_deref().unwrap_or("-"),

@@ -262,6 +262,10 @@ pub struct SessionRec {
     /// Compactions seen.
     #[serde(default)]
     pub compactions: u32,
+    /// The agent that wrote the session (files written before agents were told apart have
+    /// none: Claude Code).
+    #[serde(default)]
+    pub agent: crate::agent::Agent,
     /// The structured summary (`memctl summarize`), when one was stored.
     #[serde(default)]
     pub structured_summary: Option<SessionSummary>,

@@ -509,6 +509,7 @@ impl Importer<'_> {
                     summary: s.summary.clone(),
                     compact_summary: s.compact_summary.clone(),
                     compactions: s.compactions,
+                    agent: s.agent,
                 },
             )?;
             if let Some(st) = &s.structured_summary {

@@ -354,6 +354,7 @@ impl Run<'_, '_> {
                 summary: s.summary,
                 compact_summary: s.compact_summary,
                 compactions: s.compactions,
+                agent: s.agent,
                 structured_summary: structured,
             }))?;
         }

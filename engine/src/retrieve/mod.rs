@@ -335,6 +335,7 @@ impl<'r> Retriever<'r> {
                 evidence: Evidence::default(),
                 confidence: 0.0,
                 confident: false,
+                agent: crate::agent::Agent::default(),
             });
         }
         Ok(out)
@@ -420,6 +421,8 @@ pub struct SearchRequest {
     pub since: Option<String>,
     /// Only chunks that started before this RFC 3339 timestamp.
     pub until: Option<String>,
+    /// Only sessions of this agent.
+    pub agent: Option<crate::agent::Agent>,
     /// Retrievers to use.
     pub mode: SearchMode,
     /// Fusion weights.
@@ -438,6 +441,7 @@ impl SearchRequest {
             file: None,
             since: None,
             until: None,
+            agent: None,
             mode: SearchMode::Hybrid,
             fusion: FusionParams::default(),
         }
@@ -456,7 +460,11 @@ impl SearchRequest {
     }
 
     /// For matches that the filters rejected: which filter rejected how many of them.
-    pub(crate) fn explain_exclusions(&self, matches: &[&ChunkRecord]) -> Vec<String> {
+    pub(crate) fn explain_exclusions(
+        &self,
+        matches: &[&ChunkRecord],
+        agent_sessions: &AgentSessions,
+    ) -> Vec<String> {
         let alone = |f: &dyn Fn(&mut SearchRequest)| {
             let mut one = SearchRequest::new(String::new(), 1);
             f(&mut one);
@@ -473,6 +481,15 @@ impl SearchRequest {
         note("file", alone(&|r| r.file = self.file.clone()));
         note("since", alone(&|r| r.since = self.since.clone()));
         note("until", alone(&|r| r.until = self.until.clone()));
+        if let Some(agent) = self.agent {
+            let n = matches
+                .iter()
+                .filter(|r| !agent_sessions.accepts(r))
+                .count();
+            if n > 0 {
+                out.push(format!("--agent {agent}: {n} of {}", matches.len()));
+            }
+        }
         out
     }
 
@@ -482,6 +499,7 @@ impl SearchRequest {
             || self.file.is_some()
             || self.since.is_some()
             || self.until.is_some()
+            || self.agent.is_some()
     }
 
     /// Whether a chunk passes the request's filters.
@@ -507,6 +525,37 @@ impl SearchRequest {
     }
 }
 
+/// The sessions an `--agent` filter keeps, read once per search from the sessions table (a
+/// chunk record does not name its agent; its session does).
+#[derive(Debug, Default)]
+pub(crate) struct AgentSessions(Option<std::collections::HashSet<String>>);
+
+impl AgentSessions {
+    /// The sessions of `agent` (no filter when `None`).
+    pub(crate) fn read(
+        reader: &crate::store::StoreReader,
+        agent: Option<crate::agent::Agent>,
+    ) -> Result<Self, crate::error::StoreError> {
+        let Some(agent) = agent else {
+            return Ok(Self(None));
+        };
+        let ids = reader
+            .sessions()?
+            .into_iter()
+            .filter(|(_, rec)| rec.agent == agent)
+            .map(|(id, _)| id)
+            .collect();
+        Ok(Self(Some(ids)))
+    }
+
+    /// Whether the chunk's session passes.
+    pub(crate) fn accepts(&self, r: &ChunkRecord) -> bool {
+        self.0
+            .as_ref()
+            .is_none_or(|ids| ids.contains(&r.chunk.session_id))
+    }
+}
+
 /// One search result with provenance.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct SearchResult {
@@ -525,6 +574,8 @@ pub struct SearchResult {
     pub confidence: f32,
     /// Whether `confidence` clears the recall gate's calibrated threshold.
     pub confident: bool,
+    /// The agent whose session the chunk is from.
+    pub agent: crate::agent::Agent,
 }
 
 /// Results plus how they were obtained.

@@ -43,6 +43,10 @@ where
             Some(2) if def.name() == "swap_entries" && v.last() == Some(&0) => {
                 v[1..v.len() - 1].to_vec()
             }
+            // Session records are format 2 now (`agent` at the end; Claude Code is one 0 byte).
+            Some(2) if def.name() == "sessions" && v.last() == Some(&0) => {
+                v[1..v.len() - 1].to_vec()
+            }
             Some(2) if def.name() == "chunks" => {
                 let rec = ChunkRecord::decode_body(2, &v[1..]).expect("chunk record");
                 crate::codec::encode(&rec).expect("body")

@@ -34,6 +34,41 @@ pub struct SessionRecord {
     pub compact_summary: Option<String>,
     /// Compactions seen in the transcript (compact-summary turns archived).
     pub compactions: u32,
+    /// The agent that wrote the session (record version 2; older records are Claude Code's).
+    pub agent: crate::agent::Agent,
+}
+
+/// [`SessionRecord`] as record version 1 holds it: every field but `agent`.
+#[derive(Deserialize)]
+struct SessionRecordV1 {
+    project: String,
+    project_id: u32,
+    transcript_path: Option<String>,
+    first_ts: Option<String>,
+    last_ts: Option<String>,
+    turns: u32,
+    updated_at: i64,
+    summary: Option<String>,
+    compact_summary: Option<String>,
+    compactions: u32,
+}
+
+impl From<SessionRecordV1> for SessionRecord {
+    fn from(old: SessionRecordV1) -> Self {
+        Self {
+            project: old.project,
+            project_id: old.project_id,
+            transcript_path: old.transcript_path,
+            first_ts: old.first_ts,
+            last_ts: old.last_ts,
+            turns: old.turns,
+            updated_at: old.updated_at,
+            summary: old.summary,
+            compact_summary: old.compact_summary,
+            compactions: old.compactions,
+            agent: crate::agent::Agent::ClaudeCode,
+        }
+    }
 }
 
 /// [`SessionRecord`] as stores written before `compactions` was appended hold it (schema v1
@@ -70,7 +105,18 @@ impl SessionRecord {
 
 impl crate::codec::Record for SessionRecord {
     const WHAT: &'static str = "session record";
-    const VERSION: u8 = 1;
+    const VERSION: u8 = 2;
+
+    fn decode_body(version: u8, body: &[u8]) -> Result<Self, crate::error::CodecError> {
+        match version {
+            1 => codec::decode_exact::<SessionRecordV1>(body, Self::WHAT).map(Self::from),
+            2 => codec::decode_exact(body, Self::WHAT),
+            v => Err(crate::error::CodecError::Decode(format!(
+                "{}: unknown format version {v}",
+                Self::WHAT
+            ))),
+        }
+    }
 }
 
 /// Decode a session record of schema 1 (no version byte), of either of its layouts (the
@@ -78,7 +124,9 @@ impl crate::codec::Record for SessionRecord {
 /// (compactions are counted again from the next archived summary on).
 pub(super) fn decode_session(b: &[u8]) -> Result<SessionRecord, crate::error::CodecError> {
     use crate::codec::decode_prefix;
-    match decode_prefix::<SessionRecord>(b, "session record") {
+    match decode_prefix::<SessionRecordV1>(b, "session record")
+        .map(|(r, n)| (SessionRecord::from(r), n))
+    {
         Ok((rec, used)) if used == b.len() => Ok(rec),
         current => {
             let Ok((old, used)) =
@@ -100,6 +148,7 @@ pub(super) fn decode_session(b: &[u8]) -> Result<SessionRecord, crate::error::Co
                 summary: old.summary,
                 compact_summary: old.compact_summary,
                 compactions: 0,
+                agent: crate::agent::Agent::ClaudeCode,
             })
         }
     }
@@ -283,7 +332,7 @@ impl StoreReader {
 mod tests {
     use super::*;
 
-    #[derive(Serialize)]
+    #[derive(Serialize, Clone, Copy)]
     struct Old<'a> {
         project: &'a str,
         project_id: u32,
@@ -317,13 +366,45 @@ mod tests {
         assert_eq!(rec.turns, 41);
         assert_eq!(rec.compact_summary.as_deref(), Some("the summary"));
         assert_eq!(rec.compactions, 0);
-        // The current layout still decodes as itself.
-        let now = SessionRecord {
-            compactions: 2,
+        // Schema 1's later layout (with `compactions`) decodes too.
+        let v1 = (Old { ..old }, 2u32);
+        let bytes = crate::codec::encode(&v1).unwrap_or_else(|e| panic!("encode: {e}"));
+        let rec = decode_session(&bytes).unwrap_or_else(|e| panic!("v1 decode: {e}"));
+        assert_eq!(
+            (rec.compactions, rec.agent),
+            (2, crate::agent::Agent::ClaudeCode)
+        );
+        assert!(decode_session(&[0xff; 3]).is_err(), "garbage is an error");
+    }
+
+    /// A version-1 record (no agent) reads as Claude Code's; version 2 keeps the agent.
+    #[test]
+    fn session_records_of_version_one_read_as_claude_code() {
+        let old = Old {
+            project: "/p",
+            project_id: 1,
+            transcript_path: None,
+            first_ts: None,
+            last_ts: None,
+            turns: 3,
+            updated_at: 7,
+            summary: None,
+            compact_summary: None,
+        };
+        let mut bytes = vec![1u8];
+        bytes.extend(crate::codec::encode(&(old, 1u32)).unwrap_or_else(|e| panic!("encode: {e}")));
+        let rec: SessionRecord = codec::decode_record(&bytes).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((rec.turns, rec.compactions), (3, 1));
+        assert_eq!(rec.agent, crate::agent::Agent::ClaudeCode);
+        let codex = SessionRecord {
+            agent: crate::agent::Agent::Codex,
             ..rec
         };
-        let bytes = crate::codec::encode(&now).unwrap_or_else(|e| panic!("encode: {e}"));
-        assert_eq!(decode_session(&bytes).ok(), Some(now));
-        assert!(decode_session(&[0xff; 3]).is_err(), "garbage is an error");
+        let bytes = encode_record(&codex).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(bytes[0], 2);
+        assert_eq!(
+            codec::decode_record::<SessionRecord>(&bytes).ok(),
+            Some(codex)
+        );
     }
 }

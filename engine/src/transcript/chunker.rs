@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::line::{LineError, ParseStats, ParsedLine, parse_line};
 use super::text::{bound_head, bound_head_tail, ellipsize, first_line, first_sentence};
 use super::turns::{AssembledTurns, Turn, TurnAssembler, TurnEvent, TurnKind, TurnStatus};
+use crate::agent::Agent;
 use crate::chunk::Chunk;
 use crate::redact::{RedactionCounts, redact_counted};
 
@@ -64,6 +65,10 @@ pub struct ChunkerState {
     pub session_id: Option<String>,
     /// The first `cwd` seen in the file (the project namespace).
     pub project: Option<String>,
+    /// The agent whose format the file is in, recognised by its first line. States saved
+    /// before agents were told apart have none, and resume as Claude Code's format.
+    #[serde(default)]
+    pub agent: Option<Agent>,
 }
 
 /// A chunk and whether its turn can still grow.
@@ -179,7 +184,8 @@ impl Chunker {
         // Lines are decoded a block at a time (on every core for a big input), then fed to the
         // assembler one by one in file order: the turn assembly is sequential by nature.
         let lines: Vec<(usize, &[u8])> = split_lines(bytes).collect();
-        let decode = |line: &&[u8]| (!line.trim_ascii().is_empty()).then(|| parse_line(line));
+        let parse = line_parser(self.agent_of(&lines));
+        let decode = |line: &&[u8]| (!line.trim_ascii().is_empty()).then(|| parse(line));
         for block in lines.chunks(PARSE_BLOCK_LINES) {
             let parsed: Vec<Option<Result<ParsedLine, LineError>>> = if parallel {
                 block.par_iter().map(|(_, l)| decode(l)).collect()
@@ -238,6 +244,24 @@ impl Chunker {
             redactions,
             consumed: bytes.len(),
         }
+    }
+
+    /// The file's agent: recognised once, from the first non-blank line at the file's start,
+    /// then kept in the state. A state that resumes mid-file without one is Claude Code's.
+    fn agent_of(&mut self, lines: &[(usize, &[u8])]) -> Agent {
+        if let Some(a) = self.state.agent {
+            return a;
+        }
+        if self.state.resume_offset > 0 {
+            self.state.agent = Some(Agent::ClaudeCode);
+            return Agent::ClaudeCode;
+        }
+        let Some((_, first)) = lines.iter().find(|(_, l)| !l.trim_ascii().is_empty()) else {
+            return Agent::ClaudeCode;
+        };
+        let agent = Agent::sniff(first);
+        self.state.agent = Some(agent);
+        agent
     }
 
     /// Remember the file's first session id and cwd.
@@ -319,6 +343,14 @@ impl Chunker {
                 }
             })
             .collect()
+    }
+}
+
+/// The line decoder of an agent's transcript format: each turns its lines into the same
+/// [`ParsedLine`]s, so that turns and chunks are built one way for every agent.
+fn line_parser(agent: Agent) -> fn(&[u8]) -> Result<ParsedLine, LineError> {
+    match agent {
+        Agent::ClaudeCode | Agent::Codex | Agent::Gemini => parse_line,
     }
 }
 
