@@ -44,7 +44,7 @@ pub struct SearchArgs {
     #[arg(long)]
     pub until: Option<String>,
     /// Only sessions of this agent: claude, codex or gemini.
-    #[arg(long, value_parser = parse_agent)]
+    #[arg(long, value_parser = crate::filters::agent)]
     pub agent: Option<memctl_engine::Agent>,
     /// Number of results (at least 1).
     #[arg(short = 'k', long, default_value_t = 10,
@@ -285,17 +285,6 @@ fn write_hit(
         writeln!(out, "    tools: {}", c.tools.join(", "))?;
     }
     Ok(())
-}
-
-/// An `--agent` value.
-pub(crate) fn parse_agent(s: &str) -> std::result::Result<memctl_engine::Agent, String> {
-    memctl_engine::Agent::from_name(s).ok_or_else(|| {
-        let names: Vec<&str> = memctl_engine::Agent::ALL
-            .iter()
-            .map(|a| a.as_str())
-            .collect();
-        format!("unknown agent {s:?}; one of: {}", names.join(", "))
-    })
 }
 
 /// `line` with the query's words and identifiers in bold (ANSI) when `bold`, else as is.

@@ -12,7 +12,7 @@ pub struct SessionsArgs {
     #[arg(long)]
     pub project: Option<String>,
     /// Only sessions of this agent: claude, codex or gemini.
-    #[arg(long, value_parser = super::search::parse_agent)]
+    #[arg(long, value_parser = crate::filters::agent)]
     pub agent: Option<memctl_engine::Agent>,
     /// JSON output.
     #[arg(long)]

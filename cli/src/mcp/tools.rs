@@ -96,6 +96,7 @@ fn team_search(engine: &Engine, ctx: &Ctx, query: &str, k: usize) -> Result<Sear
                 &h.summary
             }),
             tools: Vec::new(),
+            agent: None,
             score: (h.score * 1000.0).round() / 1000.0,
             confidence: None,
             confident: None,
@@ -178,6 +179,7 @@ pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOu
     bounded_opt("tool", input.tool.as_deref(), MAX_NAME_BYTES)?;
     bounded_opt("file", input.file.as_deref(), MAX_PATH_BYTES)?;
     bounded_opt("since", input.since.as_deref(), MAX_NAME_BYTES)?;
+    bounded_opt("agent", input.agent.as_deref(), MAX_NAME_BYTES)?;
     if input.query.trim().is_empty() {
         bail!("empty query: give words or a question");
     }
@@ -186,6 +188,11 @@ pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOu
         return team_search(engine, ctx, &input.query, k);
     }
     let mut req = SearchRequest::new(input.query.clone(), k);
+    req.agent = input
+        .agent
+        .as_deref()
+        .map(|a| crate::filters::agent(a).map_err(anyhow::Error::msg))
+        .transpose()?;
     req.tool = input.tool;
     req.file = input.file;
     req.since = input
@@ -222,6 +229,7 @@ pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOu
                 time: minute(c.started_at.as_deref()),
                 gist: gist(&c.summary),
                 tools: c.tools.clone(),
+                agent: (r.agent != memctl_engine::Agent::ClaudeCode).then(|| r.agent.to_string()),
                 // f64: an f32 widened by the client's JSON would print 0.8999999761581421.
                 score: (f64::from(r.scores.score) * 1000.0).round() / 1000.0,
                 confidence: Some((f64::from(r.confidence) * 1000.0).round() / 1000.0),

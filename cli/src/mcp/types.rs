@@ -51,6 +51,10 @@ pub struct SearchInput {
     #[serde(default)]
     #[schemars(length(max = 256))]
     pub since: Option<String>,
+    /// Only sessions of this agent: claude, codex or gemini (default: every agent).
+    #[serde(default)]
+    #[schemars(length(max = 32))]
+    pub agent: Option<String>,
     /// Number of hits (default 5, at most 20).
     #[serde(default)]
     pub k: Option<usize>,
@@ -73,6 +77,9 @@ pub struct Hit {
     /// Tools the turn used.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<String>,
+    /// The agent whose session it is, when not Claude Code (codex, gemini).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     /// Fused relevance (higher is better), to three decimals: orders the hits, relative to
     /// the other candidates.
     pub score: f64,
