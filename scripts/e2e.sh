@@ -63,28 +63,37 @@ for b in memctl memctl-hook; do
     cp "$TARGET/debug/$b" "$BIN/$b"
 done
 
-# Scenarios to run.
+# Scenarios to run: Claude Code's (scenario files) and the other agents' (harness/agents.py).
+AGENT_SCENARIOS=(codex-compact gemini-resume cross-agent)
 SCENARIOS=()
+RUN_AGENTS=()
 if (($#)); then
     for n in "$@"; do
+        if [[ " ${AGENT_SCENARIOS[*]} " == *" $n "* ]]; then
+            RUN_AGENTS+=("$n")
+            continue
+        fi
         f=$E2E/scenarios/${n%.json}.json
         [[ -f $f ]] || die "no scenario $f"
         SCENARIOS+=("$f")
     done
 else
     SCENARIOS=("$E2E"/scenarios/*.json)
+    RUN_AGENTS=("${AGENT_SCENARIOS[@]}")
 fi
 # Typed scenario files: a typo fails here, with the file and the field, before anything runs.
-python3 "$HARNESS/scenario.py" "${SCENARIOS[@]}" || die "invalid scenario file"
-python3 "$CHECK" validate "${SCENARIOS[@]}" || die "invalid memctl_checks in a scenario file"
+if ((${#SCENARIOS[@]})); then
+    python3 "$HARNESS/scenario.py" "${SCENARIOS[@]}" || die "invalid scenario file"
+    python3 "$CHECK" validate "${SCENARIOS[@]}" || die "invalid memctl_checks in a scenario file"
+fi
 
 OUTROOT=${MEMCTL_E2E_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/memctl-e2e.XXXXXX")}
 mkdir -p "$OUTROOT"
 OUTROOT=$(cd "$OUTROOT" && pwd -P)
-printf 'e2e: %d scenario(s), harness %s, outputs in %s\n' "${#SCENARIOS[@]}" "$HARNESS" "$OUTROOT"
+printf 'e2e: %d scenario(s), harness %s, outputs in %s\n' "$((${#SCENARIOS[@]} + ${#RUN_AGENTS[@]}))" "$HARNESS" "$OUTROOT"
 
 failed=()
-for scen in "${SCENARIOS[@]}"; do
+for scen in "${SCENARIOS[@]+"${SCENARIOS[@]}"}"; do
     name=$(basename "$scen" .json)
     out=$OUTROOT/$name
     rm -rf "$out"
@@ -130,8 +139,26 @@ for scen in "${SCENARIOS[@]}"; do
     fi
 done
 
+# Codex CLI and Gemini CLI (and a Claude Code step of the cross-agent scenario).
+if ((${#RUN_AGENTS[@]})); then
+    a_rc=0
+    python3 "$HARNESS/agents.py" --bin "$BIN" --outdir "$OUTROOT/agents" "${RUN_AGENTS[@]}" \
+        >"$OUTROOT/agents.log" 2>&1 || a_rc=$?
+    grep -E '^(PASS|FAIL) ' "$OUTROOT/agents.log" || true
+    if ((a_rc != 0)); then
+        while read -r _ name _; do failed+=("$name"); done < <(grep -E '^FAIL ' "$OUTROOT/agents.log")
+        ((${#failed[@]})) || failed+=("agents")
+        sed 's/^/    /' "$OUTROOT/agents.log" | tail -n 40
+        while IFS= read -r -d '' log; do
+            echo "---- tail of $log ----"
+            tail -n 30 "$log"
+        done < <(find "$OUTROOT/agents" -name 'memctl.log*' -type f -print0 2>/dev/null) | sed 's/^/    /'
+    fi
+    find "$OUTROOT/agents" -name embedder.sock -delete 2>/dev/null || true
+fi
+
 total=$((SECONDS - T_START))
-npass=$((${#SCENARIOS[@]} - ${#failed[@]}))
+npass=$((${#SCENARIOS[@]} + ${#RUN_AGENTS[@]} - ${#failed[@]}))
 printf 'e2e: %d passed, %d failed in %ds; outputs: %s\n' "$npass" "${#failed[@]}" "$total" "$OUTROOT"
 if ((${#failed[@]})); then
     printf 'e2e: failed: %s\n' "${failed[*]}"

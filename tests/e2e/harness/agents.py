@@ -1,0 +1,294 @@
+"""End-to-end scenarios with the real Codex CLI and Gemini CLI (stdlib only).
+
+    python3 tests/e2e/harness/agents.py --bin DIR --outdir DIR [SCENARIO...]
+
+`--bin` holds `memctl` and `memctl-hook`. Every scenario gets `<outdir>/<name>/` with a fresh
+`home/` (the agents' HOME and, through it, memctl's data dir) and `work/` (the project). Hooks
+and the MCP server are put in place by `memctl install --agent codex|gemini --user`, as a user
+would. The CLIs run offline against the fakes of `fake_agents.py`, inside a private network
+namespace when one can be made (as `driver.py`); every model request is kept in
+`<scenario>/requests.jsonl`. Prints one PASS/FAIL line per scenario; exit 1 on any failure.
+
+Scenarios:
+  codex-compact   a shell output says a fact; Codex compacts in the same turn (a usage report
+                  of a full context); memctl's restore after the compaction reaches the next
+                  model request and holds the fact; the session is archived as Codex's
+  gemini-resume   a shell output says a fact; `--resume latest` gets memctl's restore, holding
+                  it, in its first request; the session is archived as Gemini's
+  cross-agent     Claude Code (the real CLI, through driver.py) settles a decision; a new Codex
+                  session of the same project gets it in memctl's startup restore and says a
+                  second fact; a Gemini session gets the second in its restore and finds the
+                  first with memctl's MCP search tool, whose answer reaches its next request;
+                  Codex finds the Claude fact with the MCP tool too
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import driver  # noqa: E402  (netns helpers, the Claude Code CLI)
+import fake_agents as fa  # noqa: E402
+from fake_agents import Turn  # noqa: E402
+
+STEP_TIMEOUT = float(os.environ.get("CCH_STEP_TIMEOUT", "180"))
+
+
+class Failed(Exception):
+    pass
+
+
+class Ctx:
+    """One scenario's folders, binaries and findings."""
+
+    def __init__(self, name: str, outdir: str, bin_dir: str):
+        self.name = name
+        self.dir = os.path.join(outdir, name)
+        self.home = os.path.join(self.dir, "home")
+        self.work = os.path.join(self.dir, "work")
+        self.bin = bin_dir
+        self.requests = os.path.join(self.dir, "requests.jsonl")
+        for d in (self.home, self.work):
+            os.makedirs(d, exist_ok=True)
+
+    def env(self, extra: dict | None = None) -> dict:
+        env = dict(os.environ, HOME=self.home,
+                   PATH=f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}")
+        env.pop("XDG_DATA_HOME", None)
+        env.update(extra or {})
+        return env
+
+    def memctl(self, *args: str, env: dict | None = None) -> str:
+        r = subprocess.run([os.path.join(self.bin, "memctl"), *args], cwd=self.work,
+                           env=self.env(env), capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise Failed(f"memctl {' '.join(args)}: rc={r.returncode}: {r.stderr.strip()[:500]}")
+        return r.stdout
+
+    def install(self, agent: str) -> None:
+        out = self.memctl("install", "--agent", agent, "--user")
+        with open(os.path.join(self.dir, f"install-{agent}.txt"), "w") as f:
+            f.write(out)
+
+    def run_agent(self, agent: str, prompt: str, script, extra_args: list[str] | None = None,
+                  env: dict | None = None) -> None:
+        """One headless run of the agent's CLI in the project, against a fresh fake."""
+        server = fa.serve(agent, script, self.requests)
+        try:
+            port = server.server_address[1]
+            if agent == "codex":
+                fa.codex_config(os.path.join(self.home, ".codex"), port)
+            elif not os.path.exists(os.path.join(self.home, ".gemini", "settings.json")):
+                fa.gemini_settings(self.home)
+            self.install(agent)
+            run_env = fa.agent_env(agent, self.home, port)
+            run_env.update(PATH=f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}")
+            run_env.pop("XDG_DATA_HOME", None)
+            run_env.update(env or {})
+            argv = [fa.install(agent), *fa.agent_args(agent), *(extra_args or [])]
+            argv += [prompt] if agent == "codex" else ["-p", prompt]
+            log = open(os.path.join(self.dir, f"{agent}.log"), "a")
+            r = subprocess.run(argv, cwd=self.work, env=run_env, stdout=log, stderr=log,
+                               timeout=STEP_TIMEOUT)
+            if r.returncode != 0:
+                raise Failed(f"{agent} exited {r.returncode} (see {agent}.log)")
+        finally:
+            server.shutdown()
+
+    def requests_since(self, first: int = 0) -> list[dict]:
+        if not os.path.exists(self.requests):
+            return []
+        with open(self.requests) as f:
+            return [r for r in map(json.loads, f) if r["n"] > first]
+
+    def last_request_n(self) -> int:
+        reqs = self.requests_since()
+        return reqs[-1]["n"] if reqs else 0
+
+
+def memctl_blocks(req: dict) -> list[str]:
+    """memctl's `<memctl-context>` blocks in a request, as the model got them."""
+    text = json.dumps(req["body"])
+    out, at = [], 0
+    while (i := text.find("<memctl-context", at)) >= 0:
+        j = text.find("</memctl-context>", i)
+        j = len(text) if j < 0 else j
+        out.append(text[i:j])
+        at = j + 1
+    return out
+
+
+def expect_block(reqs: list[dict], facts: list[str], what: str) -> None:
+    """Some request carries a memctl block holding every fact."""
+    for r in reqs:
+        for b in memctl_blocks(r):
+            if all(f in b for f in facts):
+                return
+    raise Failed(f"{what}: no model request carried a memctl block with {facts} "
+                 f"({len(reqs)} requests looked at)")
+
+
+def expect_session(ctx: Ctx, agent: str, fact: str) -> None:
+    """The store holds a session of `agent`, and searching for `fact` with `--agent` finds it."""
+    sessions = json.loads(ctx.memctl("sessions", "--agent", agent, "--json"))
+    if not sessions:
+        raise Failed(f"no session of {agent} archived")
+    found = json.loads(ctx.memctl("search", "--all-projects", "--agent", agent, "--json", fact))
+    hits = found.get("results", [])
+    if not any(fact in h.get("text", "") and h.get("agent") == agent for h in hits):
+        raise Failed(f"memctl search --agent {agent} {fact!r} did not find it: {hits[:2]}")
+
+
+def shell_call(agent: str, command: str) -> Turn:
+    if agent == "codex":
+        return Turn(tool="exec_command", args={"cmd": command})
+    return Turn(tool="run_shell_command", args={"command": command})
+
+
+def plant_then_answer(agent: str, command: str, answer: str):
+    """A shell call for the user's prompt, then an answer."""
+    def script(req: dict, n: int) -> Turn:
+        if fa.is_tool_result(fa.last_input(req)):
+            return Turn(text=answer)
+        return shell_call(agent, command)
+    return script
+
+
+def codex_compact(ctx: Ctx) -> None:
+    fact = "orca-17.internal"
+    ctx.run_agent("codex", f"check where we deploy, {fa.COMPACT_MARK}",
+                  plant_then_answer("codex", f"echo 'deploy host: {fact}'", "Deploy host noted."))
+    expect_block(ctx.requests_since(), [fact], "restore after Codex's compaction")
+    expect_session(ctx, "codex", fact)
+
+
+def gemini_resume(ctx: Ctx) -> None:
+    fact = "test_ledger_rounding"
+    ctx.run_agent("gemini", "which test is flaky?",
+                  plant_then_answer("gemini", f"echo 'flaky: {fact}'", "Noted the flaky test."))
+    first = ctx.last_request_n()
+    ctx.run_agent("gemini", "go on with the flaky test",
+                  lambda req, n: Turn(text="Going on."), extra_args=["--resume", "latest"])
+    expect_block(ctx.requests_since(first), [fact], "restore at Gemini's --resume")
+    expect_session(ctx, "gemini", fact)
+
+
+def claude_learns(ctx: Ctx, fact_prompt: str) -> None:
+    """A Claude Code session (the real CLI, through driver.py) in this scenario's folders."""
+    scen = {"name": "cross-agent-claude", "description": "Claude Code settles a decision.",
+            "steps": [{"name": "claude-decides", "session": "new", "prompt": fact_prompt,
+                       "responses": [{"text": "Agreed and recorded."}]}],
+            "expect": []}
+    path = os.path.join(ctx.dir, "claude-scenario.json")
+    with open(path, "w") as f:
+        json.dump(scen, f)
+    out = os.path.join(ctx.dir, "claude")
+    r = subprocess.run([sys.executable, os.path.join(HERE, "driver.py"), "--hook-prefix",
+                        os.path.join(ctx.bin, "memctl-hook"), "--scenario", path, "--outdir", out],
+                       env=dict(os.environ, CCH_NO_NETNS="1"), capture_output=True, text=True,
+                       timeout=STEP_TIMEOUT * 2)
+    with open(os.path.join(ctx.dir, "claude-driver.log"), "w") as f:
+        f.write(r.stdout + r.stderr)
+    if r.returncode != 0:
+        raise Failed(f"the Claude Code step failed (rc={r.returncode}; claude-driver.log)")
+    # The Claude step ran with <out>/home and <out>/work: the other agents use the same.
+    ctx.home, ctx.work = os.path.join(out, "home"), os.path.join(out, "work")
+
+
+def mcp_search(agent: str, query: str, answer: str):
+    """Call memctl's MCP search tool (whatever name the agent gives it), then answer."""
+    def script(req: dict, n: int) -> Turn:
+        if fa.is_tool_result(fa.last_input(req)):
+            return Turn(text=answer)
+        return Turn(tool_like=["memctl", "search"], args={"query": query, "scope": "all"})
+    return script
+
+
+def tool_result_holds(reqs: list[dict], fact: str) -> bool:
+    for r in reqs:
+        items = r["body"].get("input") or r["body"].get("contents") or []
+        for item in items:
+            if fa.is_tool_result(item) and fact in json.dumps(item):
+                return True
+    return False
+
+
+def cross_agent(ctx: Ctx) -> None:
+    claude_fact, codex_fact = "D-5120", "kestrel-train"
+    claude_learns(ctx, f"We decided to freeze the billing schema until March (decision {claude_fact}).")
+    restore = {"MEMCTL_RESTORE_ON_STARTUP": "1"}
+    first = ctx.last_request_n()
+    ctx.run_agent("codex", f"Anything to know? Also: the release train is called {codex_fact}.",
+                  lambda req, n: Turn(text=f"Noted: {codex_fact}."), env=restore)
+    expect_block(ctx.requests_since(first), [claude_fact], "Claude's decision in Codex's startup restore")
+    first = ctx.last_request_n()
+    ctx.run_agent("gemini", "What is the release train called, and what did we decide on billing?",
+                  mcp_search("gemini", "billing schema decision", "Found it."), env=restore)
+    reqs = ctx.requests_since(first)
+    expect_block(reqs, [codex_fact], "Codex's fact in Gemini's startup restore")
+    if not tool_result_holds(reqs, claude_fact):
+        raise Failed("Gemini's MCP search result did not carry Claude's decision")
+    first = ctx.last_request_n()
+    ctx.run_agent("codex", "What did we decide on billing?",
+                  mcp_search("codex", "billing schema decision", "Found it."))
+    if not tool_result_holds(ctx.requests_since(first), claude_fact):
+        raise Failed("Codex's MCP search result did not carry Claude's decision")
+    expect_session(ctx, "codex", codex_fact)
+
+
+SCENARIOS = {"codex-compact": codex_compact, "gemini-resume": gemini_resume,
+             "cross-agent": cross_agent}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--outdir", required=True)
+    ap.add_argument("--in-netns", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("scenarios", nargs="*")
+    a = ap.parse_args()
+    names = a.scenarios or list(SCENARIOS)
+    unknown = [n for n in names if n not in SCENARIOS]
+    if unknown:
+        print(f"agents: unknown scenario(s) {unknown}; known: {list(SCENARIOS)}", file=sys.stderr)
+        return 2
+    for agent in fa.AGENTS:
+        fa.install(agent)  # before the namespace: npm needs the registry
+    driver.find_claude()
+    if not a.in_netns and not os.environ.get("CCH_NO_NETNS"):
+        flags = driver.netns_flags()
+        if flags:
+            argv = [sys.executable, os.path.abspath(__file__), "--in-netns", *sys.argv[1:]]
+            return subprocess.run(["unshare", *flags, "--", *argv]).returncode
+        print("agents: no private network namespace here; relying on the fakes alone",
+              file=sys.stderr)
+    if a.in_netns:
+        subprocess.run(["ip", "link", "set", "lo", "up"], check=False)
+    failed = []
+    for name in names:
+        t0 = time.monotonic()
+        ctx = Ctx(name, os.path.abspath(a.outdir), os.path.abspath(a.bin))
+        try:
+            SCENARIOS[name](ctx)
+            print(f"PASS  {name:<24} {time.monotonic() - t0:4.0f}s", flush=True)
+        except (Failed, subprocess.TimeoutExpired, OSError) as e:
+            failed.append(name)
+            print(f"FAIL  {name:<24} {time.monotonic() - t0:4.0f}s  {e}", flush=True)
+        for sock in _find(ctx.dir, "embedder.sock"):
+            os.unlink(sock)
+    return 1 if failed else 0
+
+
+def _find(root: str, name: str) -> list[str]:
+    return [os.path.join(d, name) for d, _, fs in os.walk(root) if name in fs]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
