@@ -102,7 +102,7 @@ fn sessions_table(rows: &[Row]) -> Markup {
                         a.session-link href=(link("/session", &[("id", &r.id)])) {
                             @if r.title.is_empty() { (short(&r.id)) } @else { (clip(&r.title, 90)) }
                         }
-                        br; span.muted { (short(&r.id)) " · " (r.rec.project) }
+                        br; span.muted { (short(&r.id)) " · " (r.rec.agent.as_str()) " · " (r.rec.project) }
                     }
                     td { (minute(r.rec.first_ts.as_deref())) br; "→ " (minute(r.rec.last_ts.as_deref())) }
                     td { (r.rec.turns) }
@@ -239,7 +239,7 @@ fn session_page(
         div.card {
             p { strong { "Project: " } a href=(link("/", &[("project", &rec.project)])) { (rec.project) } }
             p { strong { "Time: " } (minute(rec.first_ts.as_deref())) " → " (minute(rec.last_ts.as_deref())) " UTC" }
-            p { strong { "Turns: " } (rec.turns) " · " strong { "Compactions: " } (rec.compactions)
+            p { strong { "Agent: " } (rec.agent.as_str()) " · " strong { "Turns: " } (rec.turns) " · " strong { "Compactions: " } (rec.compactions)
                 " · " strong { "Injected by hooks: " } "~" (tokens(injected, cpt)) " tokens in " (hooks.len()) " hook outputs" }
             @if !hooks.is_empty() {
                 details.injections open[hooks.len() <= 6] {
@@ -257,7 +257,7 @@ fn session_page(
             }
             p.muted { "Id: " code { (id) } }
             @if let Some(s) = &rec.summary { details { summary { "Summary" } pre { (s) } } }
-            @if let Some(s) = &rec.compact_summary { details { summary { "Claude Code's compaction summary" } pre { (s) } } }
+            @if let Some(s) = &rec.compact_summary { details { summary { "The agent's compaction summary" } pre { (s) } } }
             p { a href=(link("/search", &[("session", id)])) { "Search this session" } " · "
                 a href=(link("/swap", &[("session", id)])) { "Its tool outputs" } " · "
                 a.forget-session href=(link("/forget", &[("session", id)])) { "Forget this session…" } }
