@@ -328,13 +328,53 @@ impl TurnAssembler {
             self.push_sidechain_user(l, at);
             return;
         }
+        let rewrites_open_prompt = l.supersedes
+            && at.uuid.is_some()
+            && self.current.as_ref().map(|t| t.uuid.as_str()) == at.uuid;
         match self.classify_user(l.content()) {
+            // The prompt that opened the open turn, written again: the turn keeps going with
+            // the latest text.
+            UserLineClass::Opens(_, prompt) if rewrites_open_prompt => {
+                if let Some(turn) = self.current.as_mut() {
+                    turn.prompt = prompt;
+                    touch(turn, at);
+                }
+            }
             UserLineClass::Opens(kind, prompt) => {
                 let turn = self.open_turn(kind, at);
                 turn.prompt = prompt;
             }
-            UserLineClass::InTurn => self.push_user_in_turn(l.content(), at),
+            UserLineClass::InTurn => {
+                self.superseding(l, at, |this| this.push_user_in_turn(l.content(), at));
+            }
             UserLineClass::Ignore => {}
+        }
+    }
+
+    /// Run `push` for line `l`; when `l` supersedes earlier lines with its uuid, what they put
+    /// in the open turn is dropped first and what `push` adds takes their place in the event
+    /// order (Gemini CLI writes a message again once its tool calls are known: last write
+    /// wins, and the message is archived once).
+    fn superseding(&mut self, l: &MessageLine, at: LineRef<'_>, push: impl FnOnce(&mut Self)) {
+        let Some(uuid) = at.uuid.filter(|_| l.supersedes) else {
+            push(self);
+            return;
+        };
+        let splice_at = self.current.as_mut().and_then(|t| {
+            let pos = t.events.iter().position(|e| e.line_uuid() == Some(uuid))?;
+            t.events.retain(|e| e.line_uuid() != Some(uuid));
+            Some(pos)
+        });
+        if let Some(mid) = l.message_id() {
+            self.seen_blocks.retain(|(m, _)| m != mid);
+        }
+        let before = self.current.as_ref().map_or(0, |t| t.events.len());
+        push(self);
+        if let (Some(pos), Some(turn)) = (splice_at, self.current.as_mut())
+            && turn.events.len() >= before
+        {
+            let added: Vec<TurnEvent> = turn.events.drain(before..).collect();
+            turn.events.splice(pos..pos, added);
         }
     }
 
@@ -488,6 +528,10 @@ impl TurnAssembler {
     }
 
     fn push_assistant(&mut self, l: &MessageLine, at: LineRef<'_>) {
+        self.superseding(l, at, |this| this.push_assistant_blocks(l, at));
+    }
+
+    fn push_assistant_blocks(&mut self, l: &MessageLine, at: LineRef<'_>) {
         let Content::Blocks(blocks) = l.content() else {
             if let Content::Text(t) = l.content() {
                 self.push_assistant_text(t, l.is_sidechain, l.message_id(), at);
