@@ -50,6 +50,8 @@ mod turns;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_agents;
+#[cfg(test)]
 mod tests_real;
 
 pub use chunker::{Batch, Chunker, ChunkerConfig, ChunkerState, chunk_transcript};
