@@ -28,7 +28,8 @@
 //!   `token_usage_record`, unknown types: skipped.
 //!
 //! Line ids: the item's own `id` when it has one, else one derived from the line
-//! (`<type>:<call_id>`, or `<type>@<timestamp>#<ordinal>`): stable across re-reads.
+//! (`<type>:<call_id>`, `<type>@<timestamp>#<ordinal>`, or a digest of the line's bytes when
+//! there is no `ordinal`): stable across re-reads.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -173,12 +174,13 @@ pub(crate) fn parse_codex_line(bytes: &[u8]) -> Result<ParsedLine, LineError> {
         "session_meta" => {
             let e: Envelope<SessionMeta> = serde_json::from_slice(bytes)?;
             let p = e.payload.unwrap_or_default();
-            let uuid =
-                p.id.as_ref()
-                    .map(|id| format!("session_meta:{id}"))
-                    .or_else(|| derived_id(&type_name, None, &e.timestamp, e.ordinal));
+            let uuid = p
+                .id
+                .as_ref()
+                .map(|id| format!("session_meta:{id}"))
+                .unwrap_or_else(|| derived_id(&type_name, None, &e.timestamp, e.ordinal, bytes));
             Ok(ParsedLine::System(SystemLine {
-                uuid,
+                uuid: Some(uuid),
                 session_id: p.id,
                 cwd: p.cwd,
                 timestamp: e.timestamp,
@@ -189,7 +191,7 @@ pub(crate) fn parse_codex_line(bytes: &[u8]) -> Result<ParsedLine, LineError> {
         "turn_context" => {
             let e: Envelope<TurnContext> = serde_json::from_slice(bytes)?;
             Ok(ParsedLine::System(SystemLine {
-                uuid: derived_id(&type_name, None, &e.timestamp, e.ordinal),
+                uuid: Some(derived_id(&type_name, None, &e.timestamp, e.ordinal, bytes)),
                 session_id: None,
                 cwd: e.payload.unwrap_or_default().cwd,
                 timestamp: e.timestamp,
@@ -200,7 +202,7 @@ pub(crate) fn parse_codex_line(bytes: &[u8]) -> Result<ParsedLine, LineError> {
         "compacted" => {
             let e: Envelope<Compacted> = serde_json::from_slice(bytes)?;
             let env = Env {
-                uuid: derived_id(&type_name, None, &e.timestamp, e.ordinal).unwrap_or_default(),
+                uuid: derived_id(&type_name, None, &e.timestamp, e.ordinal, bytes),
                 timestamp: e.timestamp,
             };
             let text = summary_text(e.payload.unwrap_or_default().message.as_deref());
@@ -214,20 +216,24 @@ pub(crate) fn parse_codex_line(bytes: &[u8]) -> Result<ParsedLine, LineError> {
         }
         "response_item" => {
             let e: ItemEnvelope = serde_json::from_slice(bytes)?;
-            Ok(response_item(e))
+            Ok(response_item(e, bytes))
         }
         _ => Ok(skipped(type_name)),
     }
 }
 
-fn response_item(e: ItemEnvelope) -> ParsedLine {
+fn response_item(e: ItemEnvelope, bytes: &[u8]) -> ParsedLine {
     let item = e.payload.unwrap_or_default();
     let kind = item.kind.clone().unwrap_or_else(|| "(none)".to_owned());
-    let uuid = item
-        .id
-        .clone()
-        .or_else(|| derived_id(&kind, item.call_id.as_deref(), &e.timestamp, e.ordinal))
-        .unwrap_or_default();
+    let uuid = item.id.clone().unwrap_or_else(|| {
+        derived_id(
+            &kind,
+            item.call_id.as_deref(),
+            &e.timestamp,
+            e.ordinal,
+            bytes,
+        )
+    });
     let env = Env {
         uuid,
         timestamp: e.timestamp,
@@ -407,21 +413,26 @@ fn is_injected(text: &str) -> bool {
     INJECTED_OPENINGS.iter().any(|o| t.starts_with(o))
 }
 
-/// `<type>:<call_id>`, else `<type>@<timestamp>#<ordinal>`.
+/// An id for a line whose item has none: `<type>:<call_id>`, else
+/// `<type>@<timestamp>#<ordinal>`; versions without `ordinal` (and older ones that did not
+/// write item ids) get a digest of the line's bytes instead, so two items written in the same
+/// millisecond do not share an id.
 fn derived_id(
     kind: &str,
     call_id: Option<&str>,
     timestamp: &Option<String>,
     ordinal: Option<u64>,
-) -> Option<String> {
+    bytes: &[u8],
+) -> String {
+    use sha2::{Digest, Sha256};
     if let Some(c) = call_id {
-        return Some(format!("{kind}:{c}"));
+        return format!("{kind}:{c}");
     }
-    let ts = timestamp.as_deref()?;
-    Some(match ordinal {
+    let ts = timestamp.as_deref().unwrap_or("");
+    match ordinal {
         Some(o) => format!("{kind}@{ts}#{o}"),
-        None => format!("{kind}@{ts}"),
-    })
+        None => format!("{kind}@{ts}~{}", hex::encode(&Sha256::digest(bytes)[..6])),
+    }
 }
 
 fn message_line(env: Env, role: &str, id: Option<String>, content: Content) -> MessageLine {
