@@ -288,15 +288,19 @@ fn gemini_fixture_one_prompt_with_a_rewritten_message() {
 }
 
 #[test]
-fn gemini_fixture_resumed_session_with_hook_context_and_compression() {
+fn gemini_fixture_resumed_session_with_hook_context_compression_and_a_failed_tool() {
+    // Four runs of one session (`--resume latest`): a prompt; a tool call with a compression
+    // between the call and the answer (a `$set` rewriting the history); an unknown tool; a
+    // prompt after the compression, whose resume `$set` repeats the compressed history.
     let a = assemble(
-        &fixture("gemini-0.61.0-resume-hooks-compress.jsonl"),
+        &fixture("gemini-0.61.0-resume-hooks-compress-toolerror.jsonl"),
         parse_gemini_line,
     );
     assert_eq!(a.stats.malformed, 0);
+    assert_eq!(a.stats.skipped_by_type.get("$set"), Some(&24));
     assert_eq!(
         a.session_id.as_deref(),
-        Some("42d15822-d321-443d-b49c-302ee7287dc0")
+        Some("f87f0262-7cf2-44a6-9be8-8928b1ff8715")
     );
     let prompts: Vec<(u32, TurnKind, TurnStatus, &str)> = a
         .turns
@@ -316,47 +320,45 @@ fn gemini_fixture_resumed_session_with_hook_context_and_compression() {
                 1,
                 TurnKind::Prompt,
                 TurnStatus::Closed,
-                "please run echo for me"
+                "please run echo for me, then compact"
             ),
             (
                 2,
                 TurnKind::Prompt,
-                TurnStatus::Open,
-                "please run echo for me, then compact"
+                TurnStatus::Closed,
+                "use the broken tool"
             ),
+            (3, TurnKind::Prompt, TurnStatus::Open, "what was the flag?"),
         ]
     );
     assert_eq!(events(&a.turns[0]), ["text: Answer number 2."]);
-    let call = |n: &str, pgid: &str| {
-        let id = format!("run_shell_command__run_shell_command_{n}_0");
-        [
-            format!(r#"call {id} run_shell_command {{"command":"echo tool-output"}}"#),
-            format!(
-                "result {id} run_shell_command: <untrusted_context>\nOutput: tool-output\nProcess Group PGID: {pgid}\n</untrusted_context>"
-            ),
-        ]
-    };
-    let [c1, r1] = call("1795856352682", "8072");
+    let id = "run_shell_command__run_shell_command_1795857680214_0";
     assert_eq!(
         events(&a.turns[1]),
         [
             "text: Running it now (4).".to_owned(),
-            c1,
-            r1,
-            "text: Answer number 5.".to_owned()
+            format!(r#"call {id} run_shell_command {{"command":"echo tool-output"}}"#),
+            format!(
+                "result {id} run_shell_command: <untrusted_context>\nOutput: tool-output\nProcess Group PGID: 1137\n</untrusted_context>"
+            ),
+            "text: Answer number 7.".to_owned(),
         ]
     );
-    let [c2, r2] = call("1795856356365", "8209");
+    let id = "no_such_tool__no_such_tool_1795857683814_0";
     assert_eq!(
         events(&a.turns[2]),
         [
-            "text: Running it now (7).".to_owned(),
-            c2,
-            r2,
-            "text: Answer number 10.".to_owned()
+            format!(r#"call {id} no_such_tool {{"x":1}}"#),
+            format!(
+                r#"result {id} no_such_tool (error): Tool "no_such_tool" not found. Did you mean one of: "update_topic", "list_directory", "read_file"?"#
+            ),
+            "text: Answer number 10.".to_owned(),
         ]
     );
+    assert_eq!(events(&a.turns[3]), ["text: Answer number 12."]);
     assert_no_injected_context(&a.turns);
+    // The compression's summary exchange lives only in `$set` history rewrites.
+    assert!(!all_text(&a.turns).contains("Got it. Thanks for the additional context!"));
 }
 
 // ---------------------------------------------------------------- Codex lines

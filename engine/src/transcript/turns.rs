@@ -12,6 +12,11 @@
 //! - tool-result blocks are events of the open turn.
 //! - any other text or image content opens a [`TurnKind::Prompt`] turn.
 //!
+//! A line marked [`MessageLine::supersedes`] (Gemini CLI writes a message again as it grows) is
+//! the whole latest version of the lines with its uuid: what they put in the open turn is
+//! replaced in place, and a rewrite of the prompt that opened the open turn updates its text
+//! instead of opening another turn.
+//!
 //! Content with no open turn (assistant text before the first prompt) opens a
 //! [`TurnKind::Preamble`] turn: nothing is dropped silently. Attachments never reach a turn.
 //!
