@@ -8,6 +8,7 @@ use super::line::{
     Block, Content, LineError, LineKind, Message, MessageLine, ParseStats, ParsedLine,
 };
 use super::turns::{Turn, TurnAssembler, TurnEvent, TurnKind, TurnStatus};
+use crate::redact::RedactionKind;
 use serde_json::{Value, json};
 
 type Decoder = fn(&[u8]) -> Result<ParsedLine, LineError>;
@@ -926,5 +927,55 @@ fn without_the_flag_lines_with_one_uuid_add_up_as_before() {
     assert_eq!(
         events(&turns[0]),
         ["text: one", r#"call c1 Bash {"command":"ls"}"#]
+    );
+}
+
+#[test]
+fn a_rewrite_right_after_its_first_write_counts_secrets_and_private_spans_once() {
+    let run_counting = |lines: &[ParsedLine]| {
+        let mut asm = TurnAssembler::new(0, 0);
+        for (i, l) in lines.iter().enumerate() {
+            asm.push(l, i * 10);
+        }
+        asm.finish()
+    };
+    let key = format!("ghp_{}", "A1b2C3d4E5".repeat(4));
+    let with_key = format!("token {key}");
+    let done = run_counting(&[
+        ParsedLine::User(msg("p1", "user", vec![text("go")], true)),
+        ParsedLine::Assistant(msg("g1", "assistant", vec![text(&with_key)], true)),
+        ParsedLine::Assistant(msg(
+            "g1",
+            "assistant",
+            vec![text(&with_key), tool_use("c1")],
+            true,
+        )),
+    ]);
+    assert_eq!(done.redactions.get(RedactionKind::GithubToken), 1);
+    assert!(!events(&done.turns[0]).concat().contains(&key));
+
+    let done = run_counting(&[
+        ParsedLine::User(msg("p1", "user", vec![text("go")], true)),
+        ParsedLine::Assistant(msg("g1", "assistant", vec![text("a <private>b")], true)),
+        ParsedLine::Assistant(msg(
+            "g1",
+            "assistant",
+            vec![text("a <private>b"), tool_use("c1")],
+            true,
+        )),
+        // Closes the one span the message opened: what follows is visible again.
+        ParsedLine::User(msg(
+            "r1",
+            "user",
+            vec![tool_result("c1"), text("</private> after")],
+            true,
+        )),
+        ParsedLine::Assistant(msg("g2", "assistant", vec![text("visible")], true)),
+    ]);
+    let ev = events(&done.turns[0]);
+    assert_eq!(
+        ev.last().map(String::as_str),
+        Some("text: visible"),
+        "{ev:?}"
     );
 }

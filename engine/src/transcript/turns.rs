@@ -266,6 +266,12 @@ pub struct TurnAssembler {
     /// `<private>` spans the open turn's messages left open so far: a span opened in the
     /// prompt and closed in the answer hides what lies between (tool calls and outputs too).
     private_open: u32,
+    /// When the last line pushed superseded: its uuid and the redaction state from before its
+    /// first version, so a rewrite that follows right away counts its secrets and private spans
+    /// once, not once per write.
+    before_last: Option<(String, RedactionCounts, u32)>,
+    /// `before_last` as it was when the line being pushed arrived.
+    rewind: Option<(String, RedactionCounts, u32)>,
 }
 
 /// What [`TurnAssembler::finish`] hands back.
@@ -292,12 +298,18 @@ impl TurnAssembler {
             seen_blocks: HashSet::new(),
             redactions: RedactionCounts::default(),
             private_open: 0,
+            before_last: None,
+            rewind: None,
         }
     }
 
     /// Feed one parsed line that starts at `offset` in the slice.
     pub fn push(&mut self, line: &ParsedLine, offset: usize) {
         let abs = self.base_offset + offset as u64;
+        // Only lines that reach a turn separate a rewrite from its earlier version.
+        if matches!(line, ParsedLine::User(_) | ParsedLine::Assistant(_)) {
+            self.rewind = self.before_last.take();
+        }
         match line {
             ParsedLine::User(l) => self.push_user(l, LineRef::of_message(l, offset, abs)),
             ParsedLine::Assistant(l) => self.push_assistant(l, LineRef::of_message(l, offset, abs)),
@@ -365,6 +377,12 @@ impl TurnAssembler {
             push(self);
             return;
         };
+        // Right after its earlier version: undo what that version counted.
+        if let Some((_, counts, private)) = self.rewind.take().filter(|(u, ..)| u == uuid) {
+            self.redactions = counts;
+            self.private_open = private;
+        }
+        let before = (uuid.to_owned(), self.redactions.clone(), self.private_open);
         let splice_at = self.current.as_mut().and_then(|t| {
             let pos = t.events.iter().position(|e| e.line_uuid() == Some(uuid))?;
             t.events.retain(|e| e.line_uuid() != Some(uuid));
@@ -373,14 +391,15 @@ impl TurnAssembler {
         if let Some(mid) = l.message_id() {
             self.seen_blocks.retain(|(m, _)| m != mid);
         }
-        let before = self.current.as_ref().map_or(0, |t| t.events.len());
+        let len_before = self.current.as_ref().map_or(0, |t| t.events.len());
         push(self);
         if let (Some(pos), Some(turn)) = (splice_at, self.current.as_mut())
-            && turn.events.len() >= before
+            && turn.events.len() >= len_before
         {
-            let added: Vec<TurnEvent> = turn.events.drain(before..).collect();
+            let added: Vec<TurnEvent> = turn.events.drain(len_before..).collect();
             turn.events.splice(pos..pos, added);
         }
+        self.before_last = Some(before);
     }
 
     fn classify_user(&mut self, content: &Content) -> UserLineClass {
