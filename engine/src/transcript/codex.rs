@@ -100,8 +100,10 @@ struct Item {
     role: Option<String>,
     content: Option<Vec<Part>>,
     name: Option<String>,
-    arguments: Option<String>,
-    input: Option<String>,
+    /// A JSON string in every version seen; an object is taken as is.
+    arguments: Option<Value>,
+    /// Free-form text (custom tools such as `apply_patch`).
+    input: Option<Value>,
     call_id: Option<String>,
     output: Option<Value>,
     action: Option<Value>,
@@ -243,13 +245,15 @@ fn response_item(e: ItemEnvelope, bytes: &[u8]) -> ParsedLine {
         "message" => message(item, env, compaction_output),
         "function_call" => {
             let input = match item.arguments {
-                Some(args) => serde_json::from_str(&args).unwrap_or(Value::String(args)),
-                None => Value::Null,
+                Some(Value::String(args)) => {
+                    serde_json::from_str(&args).unwrap_or(Value::String(args))
+                }
+                other => other.unwrap_or_default(),
             };
             tool_use(env, item.call_id, item.name, input)
         }
         "custom_tool_call" => {
-            let input = item.input.map_or(Value::Null, Value::String);
+            let input = item.input.unwrap_or_default();
             tool_use(env, item.call_id, item.name, input)
         }
         "local_shell_call" => tool_use(

@@ -569,6 +569,16 @@ fn codex_tool_calls_and_outputs() {
     );
     assert_eq!(
         call(
+            json!({"type": "function_call", "name": "f", "arguments": {"already": "json"}, "call_id": "c5"})
+        ),
+        [Block::ToolUse {
+            id: "c5".into(),
+            name: "f".into(),
+            input: json!({"already": "json"})
+        }]
+    );
+    assert_eq!(
+        call(
             json!({"type": "custom_tool_call", "name": "apply_patch", "input": "*** Begin Patch", "call_id": "c3"})
         ),
         [Block::ToolUse {
