@@ -131,6 +131,12 @@ pub struct MessageLine {
     pub is_sidechain: bool,
     /// The API message (absent on some synthetic lines).
     pub message: Option<Message>,
+    /// This line is the latest whole version of a message written before under the same
+    /// `uuid` (Gemini CLI writes a message again when it grows): the assembler replaces what
+    /// the earlier lines put in the open turn instead of adding to it. Never set by Claude
+    /// Code's decoder (its split lines share a message id, not a uuid, and add up).
+    #[serde(skip)]
+    pub supersedes: bool,
 }
 
 impl MessageLine {

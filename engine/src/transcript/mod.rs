@@ -37,6 +37,11 @@
 //! emitted exactly once. A trailing line without `\n` is never consumed.
 
 mod chunker;
+// Dispatched to by the chunker once it detects the transcript's format.
+#[allow(dead_code)]
+pub(crate) mod codex;
+#[allow(dead_code)]
+pub(crate) mod gemini;
 pub(crate) mod line;
 mod text;
 mod tool_input;
@@ -44,6 +49,8 @@ mod turns;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_agents;
 #[cfg(test)]
 mod tests_real;
 

@@ -12,6 +12,11 @@
 //! - tool-result blocks are events of the open turn.
 //! - any other text or image content opens a [`TurnKind::Prompt`] turn.
 //!
+//! A line marked [`MessageLine::supersedes`] (Gemini CLI writes a message again as it grows) is
+//! the whole latest version of the lines with its uuid: what they put in the open turn is
+//! replaced in place, and a rewrite of the prompt that opened the open turn updates its text
+//! instead of opening another turn.
+//!
 //! Content with no open turn (assistant text before the first prompt) opens a
 //! [`TurnKind::Preamble`] turn: nothing is dropped silently. Attachments never reach a turn.
 //!
@@ -261,6 +266,12 @@ pub struct TurnAssembler {
     /// `<private>` spans the open turn's messages left open so far: a span opened in the
     /// prompt and closed in the answer hides what lies between (tool calls and outputs too).
     private_open: u32,
+    /// When the last line pushed superseded: its uuid and the redaction state from before its
+    /// first version, so a rewrite that follows right away counts its secrets and private spans
+    /// once, not once per write.
+    before_last: Option<(String, RedactionCounts, u32)>,
+    /// `before_last` as it was when the line being pushed arrived.
+    rewind: Option<(String, RedactionCounts, u32)>,
 }
 
 /// What [`TurnAssembler::finish`] hands back.
@@ -287,12 +298,18 @@ impl TurnAssembler {
             seen_blocks: HashSet::new(),
             redactions: RedactionCounts::default(),
             private_open: 0,
+            before_last: None,
+            rewind: None,
         }
     }
 
     /// Feed one parsed line that starts at `offset` in the slice.
     pub fn push(&mut self, line: &ParsedLine, offset: usize) {
         let abs = self.base_offset + offset as u64;
+        // Only lines that reach a turn separate a rewrite from its earlier version.
+        if matches!(line, ParsedLine::User(_) | ParsedLine::Assistant(_)) {
+            self.rewind = self.before_last.take();
+        }
         match line {
             ParsedLine::User(l) => self.push_user(l, LineRef::of_message(l, offset, abs)),
             ParsedLine::Assistant(l) => self.push_assistant(l, LineRef::of_message(l, offset, abs)),
@@ -328,14 +345,61 @@ impl TurnAssembler {
             self.push_sidechain_user(l, at);
             return;
         }
+        let rewrites_open_prompt = l.supersedes
+            && at.uuid.is_some()
+            && self.current.as_ref().map(|t| t.uuid.as_str()) == at.uuid;
         match self.classify_user(l.content()) {
+            // The prompt that opened the open turn, written again: the turn keeps going with
+            // the latest text.
+            UserLineClass::Opens(_, prompt) if rewrites_open_prompt => {
+                if let Some(turn) = self.current.as_mut() {
+                    turn.prompt = prompt;
+                    touch(turn, at);
+                }
+            }
             UserLineClass::Opens(kind, prompt) => {
                 let turn = self.open_turn(kind, at);
                 turn.prompt = prompt;
             }
-            UserLineClass::InTurn => self.push_user_in_turn(l.content(), at),
+            UserLineClass::InTurn => {
+                self.superseding(l, at, |this| this.push_user_in_turn(l.content(), at));
+            }
             UserLineClass::Ignore => {}
         }
+    }
+
+    /// Run `push` for line `l`; when `l` supersedes earlier lines with its uuid, what they put
+    /// in the open turn is dropped first and what `push` adds takes their place in the event
+    /// order (Gemini CLI writes a message again once its tool calls are known: last write
+    /// wins, and the message is archived once).
+    fn superseding(&mut self, l: &MessageLine, at: LineRef<'_>, push: impl FnOnce(&mut Self)) {
+        let Some(uuid) = at.uuid.filter(|_| l.supersedes) else {
+            push(self);
+            return;
+        };
+        // Right after its earlier version: undo what that version counted.
+        if let Some((_, counts, private)) = self.rewind.take().filter(|(u, ..)| u == uuid) {
+            self.redactions = counts;
+            self.private_open = private;
+        }
+        let before = (uuid.to_owned(), self.redactions.clone(), self.private_open);
+        let splice_at = self.current.as_mut().and_then(|t| {
+            let pos = t.events.iter().position(|e| e.line_uuid() == Some(uuid))?;
+            t.events.retain(|e| e.line_uuid() != Some(uuid));
+            Some(pos)
+        });
+        if let Some(mid) = l.message_id() {
+            self.seen_blocks.retain(|(m, _)| m != mid);
+        }
+        let len_before = self.current.as_ref().map_or(0, |t| t.events.len());
+        push(self);
+        if let (Some(pos), Some(turn)) = (splice_at, self.current.as_mut())
+            && turn.events.len() >= len_before
+        {
+            let added: Vec<TurnEvent> = turn.events.drain(len_before..).collect();
+            turn.events.splice(pos..pos, added);
+        }
+        self.before_last = Some(before);
     }
 
     fn classify_user(&mut self, content: &Content) -> UserLineClass {
@@ -488,6 +552,10 @@ impl TurnAssembler {
     }
 
     fn push_assistant(&mut self, l: &MessageLine, at: LineRef<'_>) {
+        self.superseding(l, at, |this| this.push_assistant_blocks(l, at));
+    }
+
+    fn push_assistant_blocks(&mut self, l: &MessageLine, at: LineRef<'_>) {
         let Content::Blocks(blocks) = l.content() else {
             if let Content::Text(t) = l.content() {
                 self.push_assistant_text(t, l.is_sidechain, l.message_id(), at);
