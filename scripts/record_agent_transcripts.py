@@ -44,13 +44,20 @@ _spec = importlib.util.spec_from_file_location(
     "record_agent_hooks", os.path.join(HERE, "record_agent_hooks.py"))
 rah = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(rah)
+fa = rah.fa  # the fakes' base, the pinned CLIs and their set-up (tests/e2e/harness)
+
+
+def usage(req: dict) -> dict:
+    n = fa.usage_tokens(req)
+    return {"input_tokens": n, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+            "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": n + 5}
 
 INJECTING = ["BeforeAgent", "SessionStart", "UserPromptSubmit"]
 BROKEN = "use the broken tool"
 PROMPTS = {
     "codex": ["remember the flag FOO_BAR=42", rah.TOOL_PROMPT,
-              f"{rah.TOOL_PROMPT}, {rah.COMPACT_MARK}"],
-    "gemini": ["remember the flag FOO_BAR=42", f"{rah.TOOL_PROMPT}, {rah.COMPACT_MARK}", BROKEN,
+              f"{rah.TOOL_PROMPT}, {fa.COMPACT_MARK}"],
+    "gemini": ["remember the flag FOO_BAR=42", f"{rah.TOOL_PROMPT}, {fa.COMPACT_MARK}", BROKEN,
                "what was the flag?"],
 }
 
@@ -73,7 +80,7 @@ def recorder(root: str, out: str, events: list[str]) -> dict:
             for e in events}
 
 
-class FakeResponses(rah.Fake):
+class FakeResponses(fa.Fake):
     """As record_agent_hooks' fake, but the shell call answers the last *user-written* input
     (hook context now follows the prompt as developer messages)."""
 
@@ -93,12 +100,12 @@ class FakeResponses(rah.Fake):
         events = [{"type": "response.created", "response": {"id": f"resp_{n}"}},
                   {"type": "response.output_item.done", "output_index": 0, "item": item},
                   {"type": "response.completed",
-                   "response": {"id": f"resp_{n}", "usage": rah.usage(req)}}]
+                   "response": {"id": f"resp_{n}", "usage": usage(req)}}]
         body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
         self.answer(body, "text/event-stream")
 
 
-class FakeGemini(rah.Fake):
+class FakeGemini(fa.Fake):
     """As record_agent_hooks' fake, plus text beside the shell call and the broken tool."""
 
     def do_POST(self):
@@ -117,9 +124,9 @@ class FakeGemini(rah.Fake):
             parts = [{"text": f"Answer number {n}."}]
         chunk = {"candidates": [{"content": {"parts": parts, "role": "model"},
                                  "finishReason": "STOP", "index": 0}],
-                 "usageMetadata": {"promptTokenCount": rah.usage(req)["input_tokens"],
+                 "usageMetadata": {"promptTokenCount": usage(req)["input_tokens"],
                                    "candidatesTokenCount": 5,
-                                   "totalTokenCount": rah.usage(req)["total_tokens"]}}
+                                   "totalTokenCount": usage(req)["total_tokens"]}}
         if "alt=sse" in self.path:
             self.answer(f"data: {json.dumps(chunk)}\r\n\r\n".encode(), "text/event-stream")
         else:
@@ -129,8 +136,8 @@ class FakeGemini(rah.Fake):
 def codex_setup(root: str, port: int, hooks: dict) -> tuple[dict, list[str]]:
     """record_agent_hooks' setup with the sandbox in the config: `exec resume` takes no
     `--sandbox` and would fall back to read-only."""
-    env, args = rah.codex_setup(root, port, hooks)
-    config = os.path.join(root, "codex-home", "config.toml")
+    env, args = rah.setup("codex", root, port, hooks)
+    config = os.path.join(root, "home", ".codex", "config.toml")
     with open(config) as f:
         body = f.read()
     with open(config, "w") as f:
@@ -146,14 +153,15 @@ def main() -> int:
     agent = rah.AGENTS[a.agent]
     out = os.path.abspath(a.out)
     os.makedirs(out, exist_ok=True)
-    launcher = rah.install(agent, agent["version"])
+    launcher = fa.install(a.agent)
     fake = FakeResponses if a.agent == "codex" else FakeGemini
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), fake)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     with tempfile.TemporaryDirectory(prefix=f"memctl-{a.agent}-rec.") as root:
         hooks = recorder(root, out, agent["events"])
-        setup = codex_setup if a.agent == "codex" else rah.gemini_setup
-        env, args = setup(root, server.server_address[1], hooks)
+        port = server.server_address[1]
+        env, args = (codex_setup(root, port, hooks) if a.agent == "codex"
+                     else rah.setup("gemini", root, port, hooks))
         project = os.path.join(root, "project")
         os.makedirs(project)
         with open(os.path.join(project, "AGENTS.md"), "w") as f:

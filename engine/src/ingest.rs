@@ -487,6 +487,7 @@ impl Core {
         if let Some(s) = state {
             chunker = chunker.with_state(s);
         }
+        chunker = chunker.with_project_hint(gemini_project_root(path));
         Ok(Source {
             key,
             file,
@@ -741,6 +742,25 @@ impl Core {
         tracing::info!(session = %session, from = %other, "resuming from the session's cursor of another transcript file");
         Ok(Some(state))
     }
+}
+
+/// The project of a Gemini CLI chat (`~/.gemini/tmp/<name>/chats/session-*.jsonl`), which
+/// names no directory in its lines: Gemini CLI writes the project's path into
+/// `<name>/.project_root`. `None` for any other layout, or a file that is not one absolute path.
+fn gemini_project_root(transcript: &Path) -> Option<String> {
+    let chats = transcript.parent()?;
+    if chats.file_name()? != "chats" {
+        return None;
+    }
+    let marker = chats.parent()?.join(".project_root");
+    let mut text = String::new();
+    crate::paths::open_regular(&marker)
+        .ok()?
+        .take(4096)
+        .read_to_string(&mut text)
+        .ok()?;
+    let root = text.trim();
+    (Path::new(root).is_absolute() && !root.contains('\n')).then(|| root.to_string())
 }
 
 /// The first `"sessionId":"…"` value in some transcript bytes.

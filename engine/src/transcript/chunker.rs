@@ -150,6 +150,15 @@ impl Chunker {
         self
     }
 
+    /// The project for a transcript whose lines name no working directory (Gemini CLI's
+    /// chats), found beside the file by the caller; kept unless the state already has one.
+    pub fn with_project_hint(mut self, project: Option<String>) -> Self {
+        if self.state.project.is_none() {
+            self.state.project = project;
+        }
+        self
+    }
+
     /// Continue from a saved state.
     pub fn with_state(mut self, state: ChunkerState) -> Self {
         self.state = state;
@@ -350,7 +359,9 @@ impl Chunker {
 /// [`ParsedLine`]s, so that turns and chunks are built one way for every agent.
 fn line_parser(agent: Agent) -> fn(&[u8]) -> Result<ParsedLine, LineError> {
     match agent {
-        Agent::ClaudeCode | Agent::Codex | Agent::Gemini => parse_line,
+        Agent::ClaudeCode => parse_line,
+        Agent::Codex => super::codex::parse_codex_line,
+        Agent::Gemini => super::gemini::parse_gemini_line,
     }
 }
 

@@ -1,4 +1,7 @@
-//! Claude Code transcript JSONL → turns → redacted, bounded [`Chunk`](crate::Chunk)s.
+//! Transcript JSONL (Claude Code's, Codex CLI's rollouts, Gemini CLI's chats) → turns →
+//! redacted, bounded [`Chunk`](crate::Chunk)s. Each agent's lines are decoded into the same
+//! [`ParsedLine`](line::ParsedLine)s (`codex`, `gemini`); the chunker recognises the format by
+//! the file's first line ([`crate::Agent::sniff`]).
 //!
 //! Three layers, each usable alone:
 //! - [`parse_line`]: one line → a typed [`ParsedLine`] (two-step serde decode; unknown line
@@ -38,10 +41,8 @@
 
 mod chunker;
 // Dispatched to by the chunker once it detects the transcript's format.
-#[allow(dead_code)]
-pub(crate) mod codex;
-#[allow(dead_code)]
-pub(crate) mod gemini;
+mod codex;
+mod gemini;
 pub(crate) mod line;
 mod text;
 mod tool_input;

@@ -5,6 +5,7 @@
 //! Runtime's one environment among them, so a test that would change it runs in a process of
 //! its own (`memctl_test_support::in_own_process`).
 
+mod agents_ingest;
 mod embed_fallback;
 mod embed_onnx;
 mod export_batches;
