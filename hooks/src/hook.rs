@@ -70,14 +70,6 @@ pub fn main() -> ExitCode {
     let started_mono = monotonic_ns();
     let args = HookArgs::parse(std::env::args_os().skip(1));
     let HookSettings { settings, logging } = load_settings(&args);
-    let agent = match args.agent.as_deref().map(|a| (a, Agent::from_name(a))) {
-        None => Agent::Claude,
-        Some((_, Some(agent))) => agent,
-        Some((name, None)) => {
-            tracing::error!(agent = name, "unknown --agent; printing nothing");
-            return ExitCode::SUCCESS;
-        }
-    };
     let opts = EngineOptions::from_settings(&settings);
     let opts_model_disabled = opts.model_disabled;
     let opts_store_path = opts.store_path();
@@ -89,23 +81,17 @@ pub fn main() -> ExitCode {
         tracing::error!(error = %e, "reading the hook payload from stdin failed");
         return ExitCode::SUCCESS;
     }
-    let parsed = agent.parse(
-        &raw,
-        event_arg.as_deref(),
-        settings.project_dir.as_deref(),
-        settings.hook.deadline_ms,
-    );
     // From here on the engine's agent-neutral event; the agent's event name labels the output.
-    let Parsed {
-        event: agent_event,
-        label: event,
-        deadline,
-    } = match parsed {
-        Ok(p) => p,
-        Err(e) => {
-            tracing::error!(%agent, event = ?event_arg, error = %e, "hook failed; printing nothing");
-            return ExitCode::SUCCESS;
-        }
+    let Some((
+        agent,
+        Parsed {
+            event: agent_event,
+            label: event,
+            deadline,
+        },
+    )) = parse_payload(args.agent.as_deref(), &raw, event_arg.as_deref(), &settings)
+    else {
+        return ExitCode::SUCCESS;
     };
     let may_recall = may_recall_restarting(&raw, &agent_event, &opts, &cfg);
     drop(raw);
@@ -194,6 +180,33 @@ pub fn main() -> ExitCode {
         );
     }
     ExitCode::SUCCESS
+}
+
+/// The agent `--agent` names (Claude Code when none) and its parse of the payload; `None`, and
+/// logged, for an unknown agent (its payloads and outputs would be guessed) or a payload that
+/// cannot be used: the hook then prints nothing.
+fn parse_payload(
+    agent: Option<&str>,
+    raw: &[u8],
+    event_arg: Option<&str>,
+    settings: &Settings,
+) -> Option<(Agent, Parsed)> {
+    let agent = match agent.map(|a| (a, Agent::from_name(a))) {
+        None => Agent::Claude,
+        Some((_, Some(agent))) => agent,
+        Some((name, None)) => {
+            tracing::error!(agent = name, "unknown --agent; printing nothing");
+            return None;
+        }
+    };
+    let project_dir = settings.project_dir.as_deref();
+    match agent.parse(raw, event_arg, project_dir, settings.hook.deadline_ms) {
+        Ok(p) => Some((agent, p)),
+        Err(e) => {
+            tracing::error!(%agent, event = ?event_arg, error = %e, "hook failed; printing nothing");
+            None
+        }
+    }
 }
 
 /// The text a panic was raised with (`panic!` with a literal or a formatted message).
