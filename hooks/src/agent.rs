@@ -108,6 +108,9 @@ impl std::fmt::Display for Agent {
 }
 
 #[cfg(test)]
+mod fuzz_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use memctl_engine::EventKind;
