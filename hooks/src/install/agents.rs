@@ -176,7 +176,8 @@ fn merge_json_mcp(c: &mut JsonConfig, server: &McpServer) -> Option<String> {
     None
 }
 
-/// Remove our MCP server from a JSON `mcpServers` table (and the table when left empty).
+/// Remove our MCP server from a JSON `mcpServers` table (and the table when that left it
+/// empty; an empty one the user wrote stays).
 fn remove_json_mcp(c: &mut JsonConfig) {
     let Some(servers) = c.mcp_servers.as_mut() else {
         return;
@@ -186,9 +187,9 @@ fn remove_json_mcp(c: &mut JsonConfig) {
         .is_some_and(|s| is_our_mcp(s.get("command").and_then(Value::as_str)))
     {
         servers.remove(MCP_NAME);
-    }
-    if servers.is_empty() {
-        c.mcp_servers = None;
+        if servers.is_empty() {
+            c.mcp_servers = None;
+        }
     }
 }
 
@@ -251,8 +252,8 @@ fn toml_array(items: &[String]) -> toml_edit::Array {
     items.iter().map(String::as_str).collect()
 }
 
-/// Remove our `[mcp_servers.memctl]` from Codex's `config.toml` (and `mcp_servers` when it was
-/// left empty).
+/// Remove our `[mcp_servers.memctl]` from Codex's `config.toml` (and `mcp_servers` when that
+/// left it empty; an empty one the user wrote stays).
 fn remove_toml_mcp(doc: &mut toml_edit::DocumentMut) {
     let Some(servers) = doc
         .get_mut("mcp_servers")
@@ -265,9 +266,9 @@ fn remove_toml_mcp(doc: &mut toml_edit::DocumentMut) {
         .is_some_and(|s| is_our_mcp(s.get("command").and_then(|c| c.as_str())));
     if ours {
         servers.remove(MCP_NAME);
-    }
-    if servers.is_empty() {
-        doc.remove("mcp_servers");
+        if servers.is_empty() {
+            doc.remove("mcp_servers");
+        }
     }
 }
 

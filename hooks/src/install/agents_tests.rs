@@ -257,6 +257,23 @@ fn inline_mcp_tables_stay_inline_and_claude_only_flags_are_refused() {
 }
 
 #[test]
+fn uninstall_where_nothing_is_installed_changes_nothing() {
+    let f = Fixture::new(true);
+    let config = f.env.project_dir.join(".codex/config.toml");
+    let settings = f.env.project_dir.join(".gemini/settings.json");
+    write(&config, "[mcp_servers]\n");
+    write(&settings, "{\"mcpServers\": {}}");
+    let out = f.run(&codex(false), false).expect("uninstall codex");
+    assert!(out.contains("already clean"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(&config).expect("config"),
+        "[mcp_servers]\n"
+    );
+    f.run(&gemini(false), false).expect("uninstall gemini");
+    assert_eq!(read_json(&settings), serde_json::json!({"mcpServers": {}}));
+}
+
+#[test]
 fn a_dry_run_prints_every_file_and_writes_none() {
     let f = Fixture::new(true);
     let out = f
