@@ -11,6 +11,7 @@ use crate::setup::manifest::Manifest;
 use crate::setup::sha256_file;
 use anyhow::{Result, bail};
 use memctl_engine::{Embedder, Engine, EngineOptions, OnnxEmbedder};
+use memctl_hooks::agent::Agent;
 use memctl_hooks::install::InstallEnv;
 use memctl_hooks::install::sources::Found;
 use serde::{Deserialize, Serialize};
@@ -106,7 +107,8 @@ pub fn gather(opts: EngineOptions, env: &InstallEnv) -> Result<Report> {
     embedder(&mut c, &opts, need);
     store(&mut c, opts);
     let found = Found::scan(env);
-    hooks(&mut c, &found, env, &data_dir);
+    let others = other_agents_hooks(&mut c, env, &data_dir);
+    hooks(&mut c, &found, env, &data_dir, others);
     agent(&mut c, &found, env);
     status_line(&mut c, env);
 
@@ -357,7 +359,9 @@ fn parse_command(command: &str) -> Option<(String, Option<PathBuf>)> {
     Some((bin, data_dir))
 }
 
-fn hooks(c: &mut Checks, found: &Found, env: &InstallEnv, data_dir: &Path) {
+/// `others`: another agent's hooks are installed ([`other_agents_hooks`]), so hooks installed
+/// nowhere for Claude Code is no warning.
+fn hooks(c: &mut Checks, found: &Found, env: &InstallEnv, data_dir: &Path, others: bool) {
     for (path, e) in &found.unreadable {
         c.push(
             "hooks",
@@ -446,13 +450,58 @@ fn hooks(c: &mut Checks, found: &Found, env: &InstallEnv, data_dir: &Path) {
             },
             d.message(),
         ),
-        None if found.installed().next().is_none() && found.plugins.is_empty() => c.push(
+        None if found.installed().next().is_none() && found.plugins.is_empty() && !others => c.push(
             "hooks",
             Status::Warn,
             "memctl's hooks are installed nowhere, so nothing is archived: run `memctl install` (or enable the plugin)",
         ),
         None => {}
     }
+}
+
+/// Codex CLI and Gemini CLI: one line per agent whose hooks are installed (`hooks.codex`,
+/// `hooks.gemini`): where, and whether the binary their commands name exists. A file that
+/// cannot be read is a warning (the user may not use that agent with memctl at all). Returns
+/// whether any agent's hooks are installed.
+fn other_agents_hooks(c: &mut Checks, env: &InstallEnv, data_dir: &Path) -> bool {
+    let found = memctl_hooks::install::agents::scan(env);
+    let mut any = false;
+    for agent in [Agent::Codex, Agent::Gemini] {
+        let (mut places, mut problems) = (Vec::new(), Vec::new());
+        for f in found.iter().filter(|f| f.agent == agent) {
+            match &f.hooks {
+                Err(e) => c.push(
+                    format!("hooks.{agent}"),
+                    Status::Warn,
+                    format!("{} cannot be read: {e}", f.path.display()),
+                ),
+                Ok(h) if h.is_empty() => {}
+                Ok(h) => {
+                    places.push(f.path.display().to_string());
+                    for p in hook_commands(h, env, data_dir).problems {
+                        if !problems.contains(&p) {
+                            problems.push(p);
+                        }
+                    }
+                }
+            }
+        }
+        if places.is_empty() {
+            continue;
+        }
+        any = true;
+        let (status, how) = if problems.is_empty() {
+            (Status::Ok, "the binary they name exists".to_string())
+        } else {
+            (Status::Error, problems.join("; "))
+        };
+        c.push(
+            format!("hooks.{agent}"),
+            status,
+            format!("installed in {}; {how}", places.join(", ")),
+        );
+    }
+    any
 }
 
 /// What the hook commands of one settings file say: commands that cannot run, and data dirs
@@ -612,5 +661,57 @@ mod tests {
             Some(("/opt/bin/memctl-hook".into(), None))
         );
         assert_eq!(parse_command("'unterminated"), None);
+    }
+
+    #[test]
+    fn codex_and_gemini_hooks_get_one_line_each_with_their_binary_checked() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let env = InstallEnv {
+            claude_dir: None,
+            codex_home: Some(tmp.path().join("codex")),
+            gemini_dir: Some(tmp.path().join("gemini")),
+            project_dir: tmp.path().join("proj"),
+            path_var: Some(tmp.path().join("empty").into_os_string()),
+            bin_dir: tmp.path().join("bin"),
+            data_dir: None,
+            launcher_dirs: Vec::new(),
+        };
+        let data_dir = tmp.path().join("data");
+        let mut c = Checks::default();
+        assert!(!other_agents_hooks(&mut c, &env, &data_dir));
+        assert!(c.0.is_empty(), "nothing installed, nothing said");
+        let hook = tmp.path().join("bin/memctl-hook");
+        let file = |cmd: &str| {
+            format!(
+                r#"{{"hooks":{{"Stop":[{{"hooks":[{{"type":"command","command":"{cmd}"}}]}}]}}}}"#
+            )
+        };
+        std::fs::create_dir_all(tmp.path().join("codex")).expect("codex dir");
+        std::fs::write(
+            tmp.path().join("codex/hooks.json"),
+            file(&format!("{} --agent codex Stop", hook.display())),
+        )
+        .expect("hooks.json");
+        assert!(other_agents_hooks(&mut c, &env, &data_dir));
+        assert_eq!(c.0.len(), 1);
+        assert_eq!(
+            (c.0[0].name.as_str(), c.0[0].status),
+            ("hooks.codex", Status::Error)
+        );
+        assert!(
+            c.0[0].detail.contains("binary missing"),
+            "{}",
+            c.0[0].detail
+        );
+        std::fs::create_dir_all(tmp.path().join("bin")).expect("bin");
+        std::fs::write(&hook, "").expect("hook binary");
+        let mut c = Checks::default();
+        other_agents_hooks(&mut c, &env, &data_dir);
+        assert_eq!(c.0[0].status, Status::Ok, "{}", c.0[0].detail);
+        assert!(
+            c.0[0].detail.contains("codex/hooks.json"),
+            "{}",
+            c.0[0].detail
+        );
     }
 }

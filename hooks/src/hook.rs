@@ -1,17 +1,20 @@
-//! `memctl-hook <Event>`: the Claude Code hook.
+//! `memctl-hook [--agent claude|codex|gemini] <Event>`: the hook of every coding agent memctl
+//! has an adapter for (Claude Code by default). What differs by agent (the payload in, the
+//! output out) goes through [`Agent`]; the watchdog, deadline, spool and exit policy are one.
 //!
 //! One exit policy: **always exit 0**. Exit 2 would block the user's prompt (UserPromptSubmit)
 //! or skip compaction (PreCompact), exit 1 marks the hook failed; neither helps the user when
 //! *we* fail. On any fault (bad payload, store busy, panic, deadline) we print nothing or a
 //! valid degraded output and append a line to `<data dir>/logs/memctl.log`.
 //!
-//! Output formats (observed with the real CLI): SessionStart / UserPromptSubmit /
-//! PostToolUse take `{"hookSpecificOutput":{"hookEventName":..,"additionalContext":..}}`;
-//! PreCompact / PostCompact / SessionEnd take plain text (JSON fails validation there).
+//! Output formats (observed with the real CLIs): see each adapter's `output.rs`. Claude Code's
+//! SessionStart / UserPromptSubmit / PostToolUse take
+//! `{"hookSpecificOutput":{"hookEventName":..,"additionalContext":..}}`; PreCompact /
+//! PostCompact / SessionEnd take plain text (JSON fails validation there).
 
-use crate::claude::{HookOutput, HookPayload};
+use crate::agent::{Agent, Parsed};
 use memctl_engine::{
-    AgentEvent, Engine, EngineOptions, HookAnswer, HookConfig, HookEffects, Settings,
+    AgentEvent, Engine, EngineOptions, HookAnswer, HookConfig, HookEffects, Injection, Settings,
 };
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -78,20 +81,21 @@ pub fn main() -> ExitCode {
         tracing::error!(error = %e, "reading the hook payload from stdin failed");
         return ExitCode::SUCCESS;
     }
-    let mut payload = match HookPayload::parse(&raw, event_arg.as_deref()) {
-        Ok(p) => p,
-        Err(e) => {
-            tracing::error!(event = ?event_arg, error = %e, "hook failed; printing nothing");
-            return ExitCode::SUCCESS;
-        }
+    // From here on the engine's agent-neutral event; the agent's event name labels the output.
+    let Some((
+        agent,
+        Parsed {
+            event: agent_event,
+            label: event,
+            deadline,
+        },
+    )) = parse_payload(args.agent.as_deref(), &raw, event_arg.as_deref(), &settings)
+    else {
+        return ExitCode::SUCCESS;
     };
-    payload.fill_project_dir(settings.project_dir.as_deref());
-    let (event, kind) = (payload.event.name().to_string(), payload.event.kind());
-    // From here on the engine's agent-neutral event; the Claude event name labels the output.
-    let agent_event = payload.into_event();
     let may_recall = may_recall_restarting(&raw, &agent_event, &opts, &cfg);
     drop(raw);
-    let deadline = started + crate::claude::deadline(kind, settings.hook.deadline_ms);
+    let deadline = started + deadline;
     let data_dir = opts.data_dir.clone();
     let (tx, rx) = std::sync::mpsc::channel::<Outcome>();
     let worker = {
@@ -128,7 +132,7 @@ pub fn main() -> ExitCode {
                 &data_dir,
                 home,
             );
-            HookOutput::answer(&event, answer.reply)
+            agent.render(&event, answer.reply)
         }
         Ok(Ok(Err(e)))
             if e.downcast_ref::<memctl_engine::EngineError>()
@@ -140,16 +144,16 @@ pub fn main() -> ExitCode {
                 tracing::warn!(event, error = %format!("{e:#}"), "store needs a migration; started `memctl migrate` in the background");
                 spawn_background(&["migrate", "--background"], None, home);
             }
-            HookOutput::None
+            nothing()
         }
         Ok(Ok(Err(e))) => {
             tracing::error!(event, error = %format!("{e:#}"), "hook failed; printing nothing");
-            HookOutput::None
+            nothing()
         }
         Ok(Err(panic)) => {
             let msg = panic_message(panic.as_ref());
             tracing::error!(event, panic = %msg, "hook panicked; printing nothing");
-            HookOutput::None
+            nothing()
         }
         Err(_) => {
             tracing::warn!(
@@ -158,10 +162,10 @@ pub fn main() -> ExitCode {
                 "deadline passed (store busy or slow); giving up"
             );
             memctl_engine::rescue_event(&data_dir, &agent_event);
-            HookOutput::None
+            nothing()
         }
     };
-    print_output(&output, &data_dir, &agent_event.session_id, &event);
+    print_output(output, &data_dir, &agent_event.session_id, &event);
     if logging && tracing::enabled!(tracing::Level::DEBUG) {
         // The main thread's time on a CPU and waiting for one, since the fork that made this
         // process (the kernel's schedstat): whether a slow call ran slowly or waited for a core.
@@ -176,6 +180,33 @@ pub fn main() -> ExitCode {
         );
     }
     ExitCode::SUCCESS
+}
+
+/// The agent `--agent` names (Claude Code when none) and its parse of the payload; `None`, and
+/// logged, for an unknown agent (its payloads and outputs would be guessed) or a payload that
+/// cannot be used: the hook then prints nothing.
+fn parse_payload(
+    agent: Option<&str>,
+    raw: &[u8],
+    event_arg: Option<&str>,
+    settings: &Settings,
+) -> Option<(Agent, Parsed)> {
+    let agent = match agent.map(|a| (a, Agent::from_name(a))) {
+        None => Agent::Claude,
+        Some((_, Some(agent))) => agent,
+        Some((name, None)) => {
+            tracing::error!(agent = name, "unknown --agent; printing nothing");
+            return None;
+        }
+    };
+    let project_dir = settings.project_dir.as_deref();
+    match agent.parse(raw, event_arg, project_dir, settings.hook.deadline_ms) {
+        Ok(p) => Some((agent, p)),
+        Err(e) => {
+            tracing::error!(%agent, event = ?event_arg, error = %e, "hook failed; printing nothing");
+            None
+        }
+    }
 }
 
 /// The text a panic was raised with (`panic!` with a literal or a formatted message).
@@ -305,9 +336,15 @@ fn start_detached(
     }
 }
 
-/// Print the hook's output; what reached the model is recorded as injection telemetry.
-fn print_output(output: &HookOutput, data_dir: &Path, session_id: &str, event: &str) {
-    let (text, injection) = output.render_measured();
+/// What a hook prints on a fault: nothing, and nothing injected.
+fn nothing() -> (String, Injection) {
+    (String::new(), Injection::default())
+}
+
+/// Print the hook's output (its stdout bytes and what they put where, from
+/// [`Agent::render`]); what reached the model is recorded as injection telemetry.
+fn print_output(output: (String, Injection), data_dir: &Path, session_id: &str, event: &str) {
+    let (text, injection) = output;
     if !text.is_empty() {
         let mut stdout = std::io::stdout().lock();
         match stdout
@@ -422,11 +459,14 @@ fn memctl_binary() -> Option<PathBuf> {
         .filter(|p| p.is_file())
 }
 
-/// `memctl-hook [--data-dir DIR] <Event>`: what `memctl install` writes. Parsing never fails
-/// (a hook exits 0 whatever it is given): problems are logged and the rest is used.
+/// `memctl-hook [--data-dir DIR] [--agent NAME] <Event>`: what `memctl install` writes.
+/// Parsing never fails (a hook exits 0 whatever it is given): problems are logged and the rest
+/// is used. The agent's name is checked by `main`, once logging runs: an unknown one prints
+/// nothing, since its payloads and outputs would be guessed.
 #[derive(Debug, Default, PartialEq, Eq)]
 struct HookArgs {
     data_dir: Option<PathBuf>,
+    agent: Option<String>,
     event: Option<String>,
     problems: Vec<String>,
 }
@@ -444,6 +484,13 @@ impl HookArgs {
                 }
             } else if let Some(d) = text.strip_prefix("--data-dir=") {
                 out.data_dir = Some(PathBuf::from(d));
+            } else if text == "--agent" {
+                match args.next() {
+                    Some(a) => out.agent = Some(a.to_string_lossy().into_owned()),
+                    None => out.problems.push("--agent without a name".into()),
+                }
+            } else if let Some(a) = text.strip_prefix("--agent=") {
+                out.agent = Some(a.to_string());
             } else if text.starts_with('-') || out.event.is_some() {
                 out.problems.push(format!("unexpected argument {text:?}"));
             } else {
@@ -526,5 +573,20 @@ mod tests {
         assert_eq!(bad.data_dir, None);
         assert_eq!(bad.problems.len(), 1);
         assert_eq!(parse(&["--verbose", "Stop", "extra"]).problems.len(), 2);
+    }
+
+    #[test]
+    fn the_agent_is_read_in_both_spellings() {
+        let a = parse(&["--data-dir", "/d", "--agent", "codex", "Stop"]);
+        assert_eq!(
+            (a.agent.as_deref(), a.event.as_deref()),
+            (Some("codex"), Some("Stop"))
+        );
+        assert!(a.problems.is_empty());
+        let eq = parse(&["--agent=gemini", "AfterAgent"]);
+        assert_eq!(eq.agent.as_deref(), Some("gemini"));
+        assert_eq!(parse(&["PreCompact"]).agent, None);
+        let bad = parse(&["Stop", "--agent"]);
+        assert_eq!((bad.agent, bad.problems.len()), (None, 1));
     }
 }

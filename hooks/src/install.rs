@@ -1,5 +1,6 @@
 //! `memctl install` / `uninstall`: merge our hook entries (and, on request, the status line)
-//! into Claude Code's settings files.
+//! into Claude Code's settings files; with `--agent codex|gemini`, into Codex's `hooks.json`
+//! and `config.toml` or Gemini CLI's `settings.json` ([`agents`]).
 //!
 //! The files belong to the user: unknown keys and other hooks are preserved exactly (typed
 //! structs with flattened "everything else" maps), our entries are recognised by the
@@ -10,6 +11,9 @@
 //! [`sources`] finds every place memctl's hooks are installed (for the double-install warning
 //! and `memctl doctor`).
 
+pub mod agents;
+#[cfg(test)]
+mod agents_tests;
 mod claude_md;
 pub mod command;
 pub mod sources;
@@ -21,6 +25,7 @@ pub use command::{InstallArgs, InstallEnv};
 use crate::claude::HookEventName;
 use anyhow::{Context, Result};
 pub use claude_md::claude_md;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -129,25 +134,129 @@ pub fn shell_quote(p: &Path) -> String {
 /// Read a settings file; a missing or empty file is empty settings, invalid JSON an error
 /// (we never overwrite a file we cannot read).
 pub fn load(path: &Path) -> Result<Settings> {
+    load_json(path)
+}
+
+/// [`load`] for any JSON settings file memctl edits (Claude Code's, Codex's `hooks.json`,
+/// Gemini CLI's `settings.json`).
+pub(crate) fn load_json<T: DeserializeOwned + Default>(path: &Path) -> Result<T> {
     match std::fs::read_to_string(path) {
-        Ok(text) if text.trim().is_empty() => Ok(Settings::default()),
+        Ok(text) if text.trim().is_empty() => Ok(T::default()),
         Ok(text) => serde_json::from_str(&text).with_context(|| {
             format!(
                 "{} is not valid settings JSON; not touching it",
                 path.display()
             )
         }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(T::default()),
         Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
     }
 }
 
-fn groups(s: &Settings, event: &str) -> Result<Vec<MatcherGroup>> {
-    match s.hooks.get(event) {
+fn groups(hooks: &Map<String, Value>, event: &str) -> Result<Vec<MatcherGroup>> {
+    match hooks.get(event) {
         None => Ok(Vec::new()),
         Some(v) => serde_json::from_value(v.clone())
             .with_context(|| format!("hooks.{event} has an unexpected shape; not touching it")),
     }
+}
+
+/// One hook entry install writes: the event, its matcher and timeout (in the agent's unit),
+/// and the arguments after the binary (`<Event>`, or `--agent codex <Event>`).
+#[derive(Debug, Clone)]
+pub(crate) struct HookSpec {
+    pub(crate) event: &'static str,
+    pub(crate) matcher: Option<String>,
+    pub(crate) timeout: u32,
+    pub(crate) args: String,
+}
+
+/// Claude Code's entries, from its hook policy.
+fn claude_specs() -> Vec<HookSpec> {
+    EVENTS
+        .iter()
+        .map(|ev| HookSpec {
+            event: ev.as_str(),
+            matcher: ev.tool_matcher(),
+            timeout: ev.install_timeout_secs(),
+            args: ev.as_str().to_string(),
+        })
+        .collect()
+}
+
+/// Merge our entries into a `hooks` table (the shape Claude Code, Codex and Gemini CLI share:
+/// event → matcher groups → entries), each running `hook`. Idempotent; existing entries of
+/// ours are updated in place, so a changed binary path or data dir replaces the old one.
+pub(crate) fn merge_table(
+    hooks: &mut Map<String, Value>,
+    specs: &[HookSpec],
+    hook: &Invocation,
+) -> Result<()> {
+    for spec in specs {
+        let mut gs = groups(hooks, spec.event)?;
+        let command = hook.command(&spec.args);
+        let mut found = false;
+        for g in &mut gs {
+            for e in g.hooks.iter_mut().filter(|e| is_ours(e)) {
+                found = true;
+                e.command.clone_from(&command);
+                e.timeout = Some(spec.timeout);
+            }
+        }
+        if !found {
+            gs.push(MatcherGroup {
+                matcher: spec.matcher.clone(),
+                hooks: vec![HookEntry {
+                    kind: "command".into(),
+                    command,
+                    timeout: Some(spec.timeout),
+                    rest: Map::new(),
+                }],
+                rest: Map::new(),
+            });
+        }
+        hooks.insert(spec.event.to_string(), serde_json::to_value(gs)?);
+    }
+    Ok(())
+}
+
+/// Remove our entries from a `hooks` table (and groups and events left empty). A value that is
+/// no list of matcher groups (a flag some agent versions keep there) is not ours: left as is.
+pub(crate) fn remove_from_table(hooks: &mut Map<String, Value>) -> Result<()> {
+    let events: Vec<String> = hooks
+        .iter()
+        .filter(|(_, v)| v.is_array())
+        .map(|(k, _)| k.clone())
+        .collect();
+    for event in events {
+        let mut gs = groups(hooks, &event)?;
+        for g in &mut gs {
+            g.hooks.retain(|e| !is_ours(e));
+        }
+        gs.retain(|g| !g.hooks.is_empty());
+        if gs.is_empty() {
+            hooks.remove(&event);
+        } else {
+            hooks.insert(event, serde_json::to_value(gs)?);
+        }
+    }
+    Ok(())
+}
+
+/// Our entries of `events` in a `hooks` table: (event, command).
+pub(crate) fn ours_in_table(
+    hooks: &Map<String, Value>,
+    events: &[&str],
+) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for &event in events {
+        for g in groups(hooks, event)? {
+            for e in g.hooks.iter().filter(|e| is_ours(e)) {
+                out.push((event.to_string(), e.command.clone()));
+            }
+        }
+    }
+    Ok(out)
 }
 
 impl Settings {
@@ -156,68 +265,19 @@ impl Settings {
         Ok(serde_json::to_string_pretty(self)? + "\n")
     }
 
-    /// Merge our hook entries, each running `hook` (idempotent; existing entries of ours are
-    /// updated in place, so a changed binary path or data dir replaces the old one).
+    /// Merge our hook entries, each running `hook` ([`merge_table`]).
     pub(crate) fn merge_hooks(&mut self, hook: &Invocation) -> Result<()> {
-        for ev in EVENTS {
-            let (event, timeout) = (ev.as_str(), ev.install_timeout_secs());
-            let mut gs = groups(self, event)?;
-            let command = hook.command(event);
-            let mut found = false;
-            for g in &mut gs {
-                for e in g.hooks.iter_mut().filter(|e| is_ours(e)) {
-                    found = true;
-                    e.command.clone_from(&command);
-                    e.timeout = Some(timeout);
-                }
-            }
-            if !found {
-                gs.push(MatcherGroup {
-                    matcher: ev.tool_matcher(),
-                    hooks: vec![HookEntry {
-                        kind: "command".into(),
-                        command,
-                        timeout: Some(timeout),
-                        rest: Map::new(),
-                    }],
-                    rest: Map::new(),
-                });
-            }
-            self.hooks
-                .insert(event.to_string(), serde_json::to_value(gs)?);
-        }
-        Ok(())
+        merge_table(&mut self.hooks, &claude_specs(), hook)
     }
 
     /// Remove our hook entries (and groups left empty).
     pub(crate) fn remove_hooks(&mut self) -> Result<()> {
-        let events: Vec<String> = self.hooks.keys().cloned().collect();
-        for event in events {
-            let mut gs = groups(self, &event)?;
-            for g in &mut gs {
-                g.hooks.retain(|e| !is_ours(e));
-            }
-            gs.retain(|g| !g.hooks.is_empty());
-            if gs.is_empty() {
-                self.hooks.remove(&event);
-            } else {
-                self.hooks.insert(event, serde_json::to_value(gs)?);
-            }
-        }
-        Ok(())
+        remove_from_table(&mut self.hooks)
     }
 
     /// Our hook entries: (event, command).
     pub(crate) fn our_hooks(&self) -> Result<Vec<(String, String)>> {
-        let mut out = Vec::new();
-        for event in EVENTS.map(HookEventName::as_str) {
-            for g in groups(self, event)? {
-                for e in g.hooks.iter().filter(|e| is_ours(e)) {
-                    out.push((event.to_string(), e.command.clone()));
-                }
-            }
-        }
-        Ok(out)
+        ours_in_table(&self.hooks, &EVENTS.map(HookEventName::as_str))
     }
 
     /// The status line command, when one is set.

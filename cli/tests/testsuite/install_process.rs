@@ -196,3 +196,61 @@ fn every_documented_cargo_install_is_locked() {
         "the README's install commands were not found ({seen})"
     );
 }
+
+#[test]
+fn codex_and_gemini_installs_run_their_hook_and_reach_doctor() {
+    let o = Outside::new();
+    let out = o.memctl(&["install", "--agent", "codex"], &[HASH]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("/hooks"), "the trust note: {stdout}");
+    let hooks = o.proj().join(".codex/hooks.json");
+    let text_of = |p: &std::path::Path| std::fs::read_to_string(p).expect("file");
+    assert!(text_of(&hooks).contains("\"memctl-hook --agent codex SessionStart\""));
+    assert!(text_of(&o.proj().join(".codex/config.toml")).contains("[mcp_servers.memctl]"));
+    assert!(
+        !text_of(&hooks).contains(&o.path().display().to_string()),
+        "no machine path in a project file"
+    );
+    let out = o.memctl(&["install", "--agent=gemini", "--user"], &[HASH]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+    let settings = o.home().join(".gemini/settings.json");
+    assert!(text_of(&settings).contains("memctl-hook --agent gemini BeforeAgent"));
+
+    // The command as written runs: a recorded Gemini CLI prompt payload through it.
+    let payload = serde_json::json!({
+        "session_id": "g1", "transcript_path": fixture(), "cwd": PROJECT,
+        "hook_event_name": "BeforeAgent", "timestamp": "2026-11-28T07:10:54.347Z",
+        "prompt": "hi",
+    })
+    .to_string();
+    let out = o.run(
+        "memctl-hook",
+        &["--agent", "gemini", "BeforeAgent"],
+        payload.as_bytes(),
+        &[HASH],
+    );
+    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+
+    let (_, r) = doctor(&o, &[]);
+    assert_eq!(status_of(&r, "hooks.codex"), Some(Status::Ok), "{r:?}");
+    assert_eq!(status_of(&r, "hooks.gemini"), Some(Status::Ok), "{r:?}");
+    assert!(
+        !r.checks
+            .iter()
+            .any(|c| c.detail.contains("installed nowhere")),
+        "{r:?}"
+    );
+
+    for args in [
+        &["uninstall", "--agent", "codex"][..],
+        &["uninstall", "--agent", "gemini", "--user"],
+    ] {
+        let out = o.memctl(args, &[HASH]);
+        assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+    }
+    assert!(!text_of(&hooks).contains("memctl-hook"));
+    assert!(!text_of(&settings).contains("memctl"));
+    let (_, r) = doctor(&o, &[]);
+    assert_eq!(status_of(&r, "hooks.codex"), None, "{r:?}");
+}

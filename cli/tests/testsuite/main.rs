@@ -5,6 +5,7 @@
 //! may set environment variables, change the working directory or rely on process-wide state;
 //! a child process gets what it needs through its own `Command`.
 
+mod agent_hook_process;
 mod common;
 mod concurrency;
 mod config_process;

@@ -70,19 +70,6 @@ impl HookOutput {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct SpecificOutput<'a> {
-    hook_event_name: &'a str,
-    additional_context: &'a str,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct OutputDoc<'a> {
-    hook_specific_output: SpecificOutput<'a>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct ToolOutputSpecific<'a> {
     hook_event_name: &'a str,
     updated_tool_output: &'a serde_json::value::RawValue,
@@ -92,27 +79,6 @@ struct ToolOutputSpecific<'a> {
 #[serde(rename_all = "camelCase")]
 struct ToolOutputDoc<'a> {
     hook_specific_output: ToolOutputSpecific<'a>,
-}
-
-/// `hookSpecificOutput.additionalContext` of `event` holding `text` (redacted by the caller),
-/// and its size as injected context.
-fn context_json(event: &str, text: &str) -> (String, Injection) {
-    let doc = OutputDoc {
-        hook_specific_output: SpecificOutput {
-            hook_event_name: event,
-            additional_context: text,
-        },
-    };
-    match serde_json::to_string(&doc) {
-        Ok(json) => (
-            json,
-            Injection {
-                injected_chars: text.chars().count() as u64,
-                ..Injection::default()
-            },
-        ),
-        Err(_) => (String::new(), Injection::default()),
-    }
 }
 
 impl HookOutput {
@@ -157,17 +123,9 @@ impl HookOutput {
                     },
                 )
             }
-            Self::Context { event, text } => {
-                if text.is_empty() {
-                    return (String::new(), Injection::default());
-                }
-                context_json(event, &memctl_engine::redact(text))
-            }
+            Self::Context { event, text } => crate::protocol::render_context(event, text),
             Self::RedactedContext { event, text } => {
-                if text.as_str().is_empty() {
-                    return (String::new(), Injection::default());
-                }
-                context_json(event, text.as_str())
+                crate::protocol::render_redacted_context(event, text)
             }
             Self::ToolOutput {
                 event,

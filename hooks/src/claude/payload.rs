@@ -2,85 +2,10 @@
 //! translation into the engine's agent-neutral [`AgentEvent`].
 
 use super::policy::HookEventName;
-use memctl_engine::{AgentEvent, EventKind, StartKind, ToolUse};
+pub use crate::protocol::{CommonFields, PayloadError, SessionSource};
+use memctl_engine::{AgentEvent, EventKind, ToolUse};
 use serde::Deserialize;
 use std::path::PathBuf;
-
-/// Why a session started (SessionStart `source`). Unknown sources decode as [`Self::Other`]:
-/// a new Claude Code value never fails the hook.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
-#[serde(from = "String")]
-pub enum SessionSource {
-    /// A new session (also when the payload has no `source`).
-    #[default]
-    Startup,
-    /// `--resume` / `--continue`.
-    Resume,
-    /// `/clear`.
-    Clear,
-    /// After compaction.
-    Compact,
-    /// A forked session.
-    Fork,
-    /// Any other value, as given.
-    Other(String),
-}
-
-impl From<String> for SessionSource {
-    fn from(s: String) -> Self {
-        match s.as_str() {
-            "startup" => Self::Startup,
-            "resume" => Self::Resume,
-            "clear" => Self::Clear,
-            "compact" => Self::Compact,
-            "fork" => Self::Fork,
-            _ => Self::Other(s),
-        }
-    }
-}
-
-impl SessionSource {
-    /// Why the session started, in the engine's terms.
-    pub fn start_kind(&self) -> StartKind {
-        match self {
-            Self::Startup => StartKind::Startup,
-            Self::Resume => StartKind::Resume,
-            Self::Clear => StartKind::Clear,
-            Self::Compact => StartKind::Compact,
-            Self::Fork => StartKind::Fork,
-            Self::Other(_) => StartKind::Other,
-        }
-    }
-
-    /// The value as Claude Code spells it.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Startup => "startup",
-            Self::Resume => "resume",
-            Self::Clear => "clear",
-            Self::Compact => "compact",
-            Self::Fork => "fork",
-            Self::Other(s) => s,
-        }
-    }
-}
-
-/// Fields every hook payload carries.
-#[derive(Debug, Clone, Deserialize)]
-pub struct CommonFields {
-    /// Session id (also the transcript file stem).
-    #[serde(default)]
-    pub session_id: String,
-    /// Path of the session transcript (may not exist yet at SessionStart(startup)).
-    #[serde(default)]
-    pub transcript_path: Option<String>,
-    /// Working directory of the session: our project namespace.
-    #[serde(default)]
-    pub cwd: Option<String>,
-    /// Event name as Claude Code spells it.
-    #[serde(default)]
-    pub hook_event_name: Option<String>,
-}
 
 /// The event-specific part of a payload.
 #[derive(Debug, Clone, PartialEq)]
@@ -261,27 +186,12 @@ struct SessionEndFields {
     reason: Option<String>,
 }
 
-/// Why a payload could not be used.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum PayloadError {
-    /// Not JSON, or not an object of the expected shape.
-    #[error("hook payload is not valid JSON")]
-    Json(#[from] serde_json::Error),
-    /// No event name in argv or payload.
-    #[error("no hook event name (argv or hook_event_name)")]
-    NoEvent,
-}
-
 impl HookPayload {
     /// Parse stdin bytes. The event comes from argv when given (what `memctl install` writes),
     /// else from `hook_event_name`.
     pub fn parse(raw: &[u8], event_arg: Option<&str>) -> Result<Self, PayloadError> {
         let common: CommonFields = serde_json::from_slice(raw)?;
-        let name = event_arg
-            .map(str::to_string)
-            .or_else(|| common.hook_event_name.clone())
-            .ok_or(PayloadError::NoEvent)?;
+        let name = common.event_name(event_arg)?;
         let Some(kind) = HookEventName::from_name(&name) else {
             return Ok(Self {
                 common,
@@ -317,9 +227,7 @@ impl HookPayload {
             HookEventName::PostToolUse | HookEventName::PostToolUseFailure => {
                 let f: ToolFields = serde_json::from_slice(raw)?;
                 let failed = kind == HookEventName::PostToolUseFailure;
-                let raw_text = |v: Option<Box<serde_json::value::RawValue>>| {
-                    v.map(|r| r.get().to_string()).unwrap_or_default()
-                };
+                use crate::protocol::raw_text;
                 HookEvent::PostToolUse {
                     tool_name: f.tool_name.unwrap_or_default(),
                     tool_input: raw_text(f.tool_input),
@@ -346,6 +254,7 @@ impl HookPayload {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use memctl_engine::StartKind;
 
     #[test]
     fn parses_each_event() {

@@ -10,6 +10,7 @@
 //! goes to `settings.json`. `--local` and `--project` choose the file explicitly.
 
 use super::{Invocation, Settings, load, sources, write_atomic};
+use crate::agent::Agent;
 use anyhow::{Context, Result, bail};
 use std::ffi::OsString;
 use std::io::Write;
@@ -18,6 +19,11 @@ use std::path::{Path, PathBuf};
 /// `memctl install` / `uninstall`.
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
+    /// The coding agent: Claude Code (the default), Codex CLI (`.codex/hooks.json` and
+    /// `config.toml`) or Gemini CLI (`.gemini/settings.json`); with --user, the agent's own
+    /// config dir.
+    #[arg(long, value_enum, default_value_t = Agent::Claude)]
+    pub agent: Agent,
     /// This project's shared `.claude/settings.json` (the default when the hook commands hold
     /// no path of this machine).
     #[arg(long, conflicts_with_all = ["user", "local"])]
@@ -49,6 +55,10 @@ pub struct InstallArgs {
 pub struct InstallEnv {
     /// Claude Code's user config dir (`CLAUDE_CONFIG_DIR`, else `~/.claude`).
     pub claude_dir: Option<PathBuf>,
+    /// Codex's user config dir (`CODEX_HOME`, else `~/.codex`).
+    pub codex_home: Option<PathBuf>,
+    /// Gemini CLI's user settings dir (`~/.gemini`).
+    pub gemini_dir: Option<PathBuf>,
     /// The project (the current directory).
     pub project_dir: PathBuf,
     /// `PATH`, to name binaries by their bare name when the shell finds these very files.
@@ -77,8 +87,14 @@ impl InstallEnv {
             .into_iter()
             .chain(s.home_dir.as_ref().map(|h| h.join(".cargo/bin")))
             .collect();
+        let codex_home = std::env::var_os("CODEX_HOME")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| s.home_dir.as_ref().map(|h| h.join(".codex")));
         Ok(Self {
             claude_dir: s.restore.claude_dir.clone(),
+            codex_home,
+            gemini_dir: s.home_dir.as_ref().map(|h| h.join(".gemini")),
             launcher_dirs,
             data_dir: data_dir.map(|d| project_dir.join(d)),
             project_dir,
@@ -184,6 +200,9 @@ impl Edits {
 
 /// Run `memctl install` (`add`) or `uninstall`.
 pub fn run(a: &InstallArgs, add: bool, env: &InstallEnv, out: &mut dyn Write) -> Result<()> {
+    if a.agent != Agent::Claude {
+        return super::agents::run(a, add, env, out);
+    }
     if a.claude_md {
         super::claude_md(add, a.dry_run, out)?;
     }

@@ -33,15 +33,15 @@ fn status_command(path: &Path) -> Option<String> {
         .map(str::to_string)
 }
 
-struct Fixture {
+pub(super) struct Fixture {
     _tmp: tempfile::TempDir,
-    env: InstallEnv,
+    pub(super) env: InstallEnv,
 }
 
 impl Fixture {
     /// A home, a project and a bin dir holding (empty, executable) `memctl` and `memctl-hook`;
     /// `on_path`: whether PATH holds the bin dir.
-    fn new(on_path: bool) -> Self {
+    pub(super) fn new(on_path: bool) -> Self {
         let tmp = tempfile::tempdir().expect("tempdir");
         let bin = tmp.path().join("bin");
         std::fs::create_dir_all(&bin).expect("bin");
@@ -64,6 +64,8 @@ impl Fixture {
         };
         let env = InstallEnv {
             claude_dir: Some(tmp.path().join("home/.claude")),
+            codex_home: Some(tmp.path().join("home/.codex")),
+            gemini_dir: Some(tmp.path().join("home/.gemini")),
             project_dir: project,
             path_var: Some(path_var.into_os_string()),
             bin_dir: bin,
@@ -77,15 +79,16 @@ impl Fixture {
         self.env.settings_file(scope).expect("settings path")
     }
 
-    fn run(&self, a: &InstallArgs, add: bool) -> Result<String> {
+    pub(super) fn run(&self, a: &InstallArgs, add: bool) -> Result<String> {
         let mut out = Vec::new();
         run(a, add, &self.env, &mut out)?;
         Ok(String::from_utf8(out).expect("utf8"))
     }
 }
 
-fn args() -> InstallArgs {
+pub(super) fn args() -> InstallArgs {
     InstallArgs {
+        agent: crate::agent::Agent::Claude,
         project: false,
         local: false,
         user: false,
