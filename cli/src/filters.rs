@@ -58,14 +58,3 @@ pub fn project(engine: &Engine, value: &str) -> Result<String> {
     known.dedup();
     Ok(memctl_engine::resolve_project(value, known)?)
 }
-
-/// An `--agent` value.
-pub(crate) fn agent(s: &str) -> std::result::Result<memctl_engine::Agent, String> {
-    memctl_engine::Agent::from_name(s).ok_or_else(|| {
-        let names: Vec<&str> = memctl_engine::Agent::ALL
-            .iter()
-            .map(|a| a.as_str())
-            .collect();
-        format!("unknown agent {s:?}; one of: {}", names.join(", "))
-    })
-}

@@ -3,10 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A coding agent whose sessions memctl archives.
+/// A coding agent whose sessions memctl archives. Exhaustive on purpose: a new agent needs an
+/// adapter, a transcript decoder and an install, and the compiler should point at each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-#[non_exhaustive]
 pub enum Agent {
     /// Claude Code (every session archived before agents were told apart is one).
     #[default]

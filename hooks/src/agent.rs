@@ -8,17 +8,7 @@ use crate::{claude, codex, gemini};
 use memctl_engine::{AgentEvent, Injection, Reply};
 use std::time::Duration;
 
-/// A coding agent memctl has an adapter for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum Agent {
-    /// Claude Code.
-    #[default]
-    Claude,
-    /// OpenAI Codex CLI.
-    Codex,
-    /// Google Gemini CLI.
-    Gemini,
-}
+pub use memctl_engine::Agent;
 
 /// A payload as the hook's shared flow uses it.
 #[derive(Debug, Clone)]
@@ -31,27 +21,28 @@ pub struct Parsed {
     pub deadline: Duration,
 }
 
-impl Agent {
-    /// Every agent.
-    pub const ALL: [Self; 3] = [Self::Claude, Self::Codex, Self::Gemini];
-
-    /// The name as `--agent` takes it.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Claude => "claude",
-            Self::Codex => "codex",
-            Self::Gemini => "gemini",
-        }
-    }
-
-    /// The agent of an `--agent` value.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|a| a.as_str() == name)
-    }
-
+/// An agent's adapter: its payloads in, its output out ([`Agent`] is the engine's, which
+/// also names the agent of an archived session).
+pub trait Adapter {
     /// Parse stdin bytes (`event_arg`: the event named on argv). A payload without `cwd` runs
     /// for `project_dir`; `deadline_ms` (`MEMCTL_HOOK_DEADLINE_MS`) overrides every deadline.
-    pub fn parse(
+    fn parse(
+        self,
+        raw: &[u8],
+        event_arg: Option<&str>,
+        project_dir: Option<&str>,
+        deadline_ms: Option<u64>,
+    ) -> Result<Parsed, PayloadError>;
+
+    /// The exact stdout bytes answering `event` (the agent's name of the calling event) with
+    /// `reply`, and what they put where (injection telemetry, measured on the printed text).
+    fn render(self, event: &str, reply: Reply) -> (String, Injection);
+}
+
+impl Adapter for Agent {
+    /// Parse stdin bytes (`event_arg`: the event named on argv). A payload without `cwd` runs
+    /// for `project_dir`; `deadline_ms` (`MEMCTL_HOOK_DEADLINE_MS`) overrides every deadline.
+    fn parse(
         self,
         raw: &[u8],
         event_arg: Option<&str>,
@@ -59,7 +50,7 @@ impl Agent {
         deadline_ms: Option<u64>,
     ) -> Result<Parsed, PayloadError> {
         Ok(match self {
-            Self::Claude => {
+            Self::ClaudeCode => {
                 let mut p = claude::HookPayload::parse(raw, event_arg)?;
                 p.fill_project_dir(project_dir);
                 let (label, kind) = (p.event.name().to_string(), p.event.kind());
@@ -90,21 +81,21 @@ impl Agent {
         })
     }
 
-    /// The exact stdout bytes answering `event` (the agent's name of the calling event) with
-    /// `reply`, and what they put where (injection telemetry, measured on the printed text).
-    pub fn render(self, event: &str, reply: Reply) -> (String, Injection) {
+    fn render(self, event: &str, reply: Reply) -> (String, Injection) {
         match self {
-            Self::Claude => claude::HookOutput::answer(event, reply).render_measured(),
+            Self::ClaudeCode => claude::HookOutput::answer(event, reply).render_measured(),
             Self::Codex => codex::output::render(event, reply),
             Self::Gemini => gemini::output::render(event, reply),
         }
     }
 }
 
-impl std::fmt::Display for Agent {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
+/// An `--agent` value (clap's parser).
+pub fn parse_agent(s: &str) -> Result<Agent, String> {
+    Agent::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = Agent::ALL.iter().map(|a| a.as_str()).collect();
+        format!("unknown agent {s:?}; one of: {}", names.join(", "))
+    })
 }
 
 #[cfg(test)]
@@ -120,7 +111,7 @@ mod tests {
         for a in Agent::ALL {
             assert_eq!(Agent::from_name(a.as_str()), Some(a));
         }
-        assert_eq!(Agent::from_name("Claude"), None);
+        assert_eq!(Agent::from_name("cursor"), None);
         let raw = br#"{"session_id":"s","cwd":"/w","prompt":"p"}"#;
         let kind = |a: Agent, ev: &str| a.parse(raw, Some(ev), None, None).expect("parsed");
         assert!(matches!(
@@ -128,11 +119,11 @@ mod tests {
             EventKind::Prompt { .. }
         ));
         assert_eq!(
-            kind(Agent::Claude, "BeforeAgent").event.kind,
+            kind(Agent::ClaudeCode, "BeforeAgent").event.kind,
             EventKind::Other
         );
         assert_eq!(kind(Agent::Codex, "Stop").event.kind, EventKind::TurnEnd);
-        assert_eq!(kind(Agent::Claude, "Stop").event.kind, EventKind::Other);
+        assert_eq!(kind(Agent::ClaudeCode, "Stop").event.kind, EventKind::Other);
         let p = kind(Agent::Gemini, "SessionEnd");
         assert_eq!(
             (p.label.as_str(), p.deadline),
@@ -147,12 +138,15 @@ mod tests {
     #[test]
     fn claude_keeps_its_plain_text_outputs_and_the_others_print_only_context() {
         let keep = Reply::CompactInstructions("keep X".into());
-        assert_eq!(Agent::Claude.render("PreCompact", keep.clone()).0, "keep X");
+        assert_eq!(
+            Agent::ClaudeCode.render("PreCompact", keep.clone()).0,
+            "keep X"
+        );
         assert_eq!(Agent::Codex.render("PreCompact", keep.clone()).0, "");
         assert_eq!(Agent::Gemini.render("PreCompress", keep).0, "");
         let ctx = Reply::Context("c".into());
         for (a, ev) in [
-            (Agent::Claude, "UserPromptSubmit"),
+            (Agent::ClaudeCode, "UserPromptSubmit"),
             (Agent::Codex, "UserPromptSubmit"),
             (Agent::Gemini, "BeforeAgent"),
         ] {

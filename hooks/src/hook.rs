@@ -12,7 +12,7 @@
 //! `{"hookSpecificOutput":{"hookEventName":..,"additionalContext":..}}`; PreCompact /
 //! PostCompact / SessionEnd take plain text (JSON fails validation there).
 
-use crate::agent::{Agent, Parsed};
+use crate::agent::{Adapter, Agent, Parsed};
 use memctl_engine::{
     AgentEvent, Engine, EngineOptions, HookAnswer, HookConfig, HookEffects, Injection, Settings,
 };
@@ -192,7 +192,7 @@ fn parse_payload(
     settings: &Settings,
 ) -> Option<(Agent, Parsed)> {
     let agent = match agent.map(|a| (a, Agent::from_name(a))) {
-        None => Agent::Claude,
+        None => Agent::ClaudeCode,
         Some((_, Some(agent))) => agent,
         Some((name, None)) => {
             tracing::error!(agent = name, "unknown --agent; printing nothing");

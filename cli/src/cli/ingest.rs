@@ -16,7 +16,7 @@ pub struct IngestArgs {
     /// Archive what this agent already wrote (claude: ~/.claude/projects, codex:
     /// $CODEX_HOME/sessions, gemini: ~/.gemini/tmp) when no path is given; with paths, only
     /// that agent's transcript files under them.
-    #[arg(long, value_parser = crate::filters::agent)]
+    #[arg(long, value_parser = memctl_hooks::agent::parse_agent)]
     pub agent: Option<memctl_engine::Agent>,
     /// Store hash vectors only and leave model embedding for later (`memctl embed-pending`).
     #[arg(long)]

@@ -44,7 +44,7 @@ pub struct SearchArgs {
     #[arg(long)]
     pub until: Option<String>,
     /// Only sessions of this agent: claude, codex or gemini.
-    #[arg(long, value_parser = crate::filters::agent)]
+    #[arg(long, value_parser = memctl_hooks::agent::parse_agent)]
     pub agent: Option<memctl_engine::Agent>,
     /// Number of results (at least 1).
     #[arg(short = 'k', long, default_value_t = 10,

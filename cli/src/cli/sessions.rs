@@ -12,7 +12,7 @@ pub struct SessionsArgs {
     #[arg(long)]
     pub project: Option<String>,
     /// Only sessions of this agent: claude, codex or gemini.
-    #[arg(long, value_parser = crate::filters::agent)]
+    #[arg(long, value_parser = memctl_hooks::agent::parse_agent)]
     pub agent: Option<memctl_engine::Agent>,
     /// JSON output.
     #[arg(long)]

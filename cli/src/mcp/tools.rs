@@ -191,7 +191,7 @@ pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOu
     req.agent = input
         .agent
         .as_deref()
-        .map(|a| crate::filters::agent(a).map_err(anyhow::Error::msg))
+        .map(|a| memctl_hooks::agent::parse_agent(a).map_err(anyhow::Error::msg))
         .transpose()?;
     req.tool = input.tool;
     req.file = input.file;

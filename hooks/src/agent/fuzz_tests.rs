@@ -3,7 +3,7 @@
 //! never panics; errors are typed values with a message; handled events translate to handled
 //! kinds; a reply to any payload renders as nothing or valid JSON.
 
-use super::Agent;
+use super::{Adapter, Agent};
 use memctl_engine::testing::fuzz::{fuzz, mutated_json, text};
 use memctl_engine::{EventKind, Reply};
 use proptest::prelude::*;

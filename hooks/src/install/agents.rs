@@ -85,7 +85,7 @@ impl InstallEnv {
                 .context("HOME is not set: no Gemini CLI settings dir")?,
             (Agent::Codex, false) => self.project_dir.join(".codex"),
             (Agent::Gemini, false) => self.project_dir.join(".gemini"),
-            (Agent::Claude, _) => bail!("Claude Code's settings files are not agent files"),
+            (Agent::ClaudeCode, _) => bail!("Claude Code's settings files are not agent files"),
         };
         Ok(match agent {
             Agent::Codex => AgentFiles {
@@ -146,7 +146,7 @@ pub(crate) fn specs(agent: Agent) -> Vec<HookSpec> {
                 args: args(ev.as_str()),
             })
             .collect(),
-        Agent::Claude => Vec::new(),
+        Agent::ClaudeCode => Vec::new(),
     }
 }
 

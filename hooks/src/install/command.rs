@@ -22,7 +22,7 @@ pub struct InstallArgs {
     /// The coding agent: Claude Code (the default), Codex CLI (`.codex/hooks.json` and
     /// `config.toml`) or Gemini CLI (`.gemini/settings.json`); with --user, the agent's own
     /// config dir.
-    #[arg(long, value_enum, default_value_t = Agent::Claude)]
+    #[arg(long, value_parser = crate::agent::parse_agent, default_value_t = Agent::ClaudeCode)]
     pub agent: Agent,
     /// This project's shared `.claude/settings.json` (the default when the hook commands hold
     /// no path of this machine).
@@ -200,7 +200,7 @@ impl Edits {
 
 /// Run `memctl install` (`add`) or `uninstall`.
 pub fn run(a: &InstallArgs, add: bool, env: &InstallEnv, out: &mut dyn Write) -> Result<()> {
-    if a.agent != Agent::Claude {
+    if a.agent != Agent::ClaudeCode {
         return super::agents::run(a, add, env, out);
     }
     if a.claude_md {

@@ -88,7 +88,7 @@ impl Fixture {
 
 pub(super) fn args() -> InstallArgs {
     InstallArgs {
-        agent: crate::agent::Agent::Claude,
+        agent: crate::agent::Agent::ClaudeCode,
         project: false,
         local: false,
         user: false,

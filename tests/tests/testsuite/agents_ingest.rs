@@ -18,7 +18,9 @@ fn engine(home: &Path) -> Engine {
 }
 
 fn fixture(name: &str) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/agents").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/agents")
+        .join(name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -48,7 +50,11 @@ fn lexical(e: &Engine, query: &str, agent: Option<Agent>) -> Vec<String> {
         .results
         .iter()
         .map(|r| {
-            assert_eq!(Some(r.agent), agent.or(Some(r.agent)), "a hit names its agent");
+            assert_eq!(
+                Some(r.agent),
+                agent.or(Some(r.agent)),
+                "a hit names its agent"
+            );
             r.record.chunk.text.clone()
         })
         .collect()
@@ -71,7 +77,11 @@ fn codex_and_gemini_sessions_are_archived_with_their_agent_and_project() {
         let again = e
             .ingest_transcript(&path, &IngestOptions::default())
             .expect("re-ingest");
-        assert_eq!((again.inserted, again.replaced), (0, 0), "{name}: {again:?}");
+        assert_eq!(
+            (again.inserted, again.replaced),
+            (0, 0),
+            "{name}: {again:?}"
+        );
         let sessions: Vec<_> = e
             .sessions()
             .expect("sessions")
@@ -88,8 +98,14 @@ fn codex_and_gemini_sessions_are_archived_with_their_agent_and_project() {
             .map(|(_, rec)| rec.chunk.text)
             .collect();
         let all = texts.join("\n");
-        assert!(all.contains("remember the flag FOO_BAR=42"), "{name}: {all}");
-        assert!(all.contains("tool-output"), "{name}: the shell output is archived");
+        assert!(
+            all.contains("remember the flag FOO_BAR=42"),
+            "{name}: {all}"
+        );
+        assert!(
+            all.contains("tool-output"),
+            "{name}: the shell output is archived"
+        );
         for injected in [
             "RESTORED_SECRET_CONTEXT",
             "memctl-context",
@@ -97,7 +113,10 @@ fn codex_and_gemini_sessions_are_archived_with_their_agent_and_project() {
             "session_context",
             "AGENTS_MD_MARKER",
         ] {
-            assert!(!all.contains(injected), "{name}: {injected} archived:\n{all}");
+            assert!(
+                !all.contains(injected),
+                "{name}: {injected} archived:\n{all}"
+            );
         }
     }
     // One archive: both agents' prompts are found, and the filter keeps each to its own.
