@@ -13,7 +13,8 @@ use std::sync::LazyLock;
 /// copy of the Unicode class per repetition, and compiling the two of them took 8–13 ms, most
 /// of a SessionStart hook's CPU. The bounds are applied to the match instead ([`json_units`]).
 static COMMAND_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
-    regex::Regex::new(r#""command"\s*:\s*"((?:[^"\\]|\\.)+)"#).unwrap_or_else(|_| unreachable!())
+    regex::Regex::new(r#""(?:command|cmd)"\s*:\s*"((?:[^"\\]|\\.)+)"#)
+        .unwrap_or_else(|_| unreachable!())
 });
 
 /// Most JSON-string units (characters, or backslash escapes) of a command [`bash_command`] keeps.
@@ -47,10 +48,20 @@ fn json_units(escaped: &str, max: usize) -> (&str, bool) {
 }
 
 /// The escaped command of the first Bash tool input in `text` (JSON, pretty or compact), its
-/// first 300 units.
+/// first 300 units. Codex CLI's shell tool names it `cmd`.
 pub(crate) fn bash_command(text: &str) -> Option<&str> {
     let m = COMMAND_RE.captures(text)?.get(1)?;
     Some(json_units(m.as_str(), COMMAND_UNITS).0)
+}
+
+/// The shell tools of the agents memctl archives: Claude Code's `Bash`, Codex CLI's
+/// `exec_command` (and `shell` / `local_shell` of older versions), Gemini CLI's
+/// `run_shell_command`. Their command is [`bash_command`].
+pub(crate) fn is_shell_tool(name: &str) -> bool {
+    matches!(
+        name,
+        "Bash" | "exec_command" | "shell" | "local_shell" | "run_shell_command"
+    )
 }
 
 /// The escaped `file_path` / `notebook_path` values in `input` (an edit tool's JSON input), in

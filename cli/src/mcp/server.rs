@@ -11,7 +11,7 @@ use rmcp::{Json, ServerHandler, tool, tool_handler, tool_router};
 use std::sync::{Arc, Mutex};
 
 /// What the model reads about the server as a whole (MCP `instructions`).
-const INSTRUCTIONS: &str = "memctl: the archive of this project's past Claude Code sessions \
+const INSTRUCTIONS: &str = "memctl: the archive of this project's past coding-agent sessions (Claude Code, Codex, Gemini) \
 (every prompt, answer, tool call and output, redacted). Use it after a compaction or /clear, when \
 the user refers to earlier work, and before re-running an expensive command whose output may be \
 stored. Start with `search` (one line per hit), then open only what you need with `get`, \
@@ -93,7 +93,7 @@ impl MemctlServer {
 impl MemctlServer {
     /// Search the archive of past sessions (hybrid: meaning + exact words).
     #[tool(
-        description = "Search memctl's archive of past Claude Code turns (this project by \
+        description = "Search memctl's archive of past turns of every coding agent (this project by \
         default). Returns one line per hit: id, session, turn, time, gist, score, confidence (0..1, \
         absolute; `confident: false` marks a weak match), the line that matched. Open hits with \
         `get` (full text) or `timeline` (turns around it). Use rare words (names, error text, \
@@ -150,7 +150,7 @@ impl MemctlServer {
     /// Load a past session: summary and newest turns.
     #[tool(
         description = "Load a past session: its summary (decisions, files, commands, \
-        errors), Claude Code's compaction summary and its newest turns (one line each)."
+        errors), the agent's compaction summary and its newest turns (one line each)."
     )]
     async fn session_summary(
         &self,

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 pub enum Scope {
     /// One session of this project: `session` (id or 8-char prefix), else the latest one.
     Session,
-    /// This project (the folder Claude Code runs in).
+    /// This project (the folder the agent runs in).
     #[default]
     Project,
     /// Every archived project.

@@ -304,10 +304,11 @@ pub(crate) fn units(text: &str) -> Vec<&str> {
     out
 }
 
-/// The command of a `[tool: Bash] {"command": ...}` line (still JSON-escaped); None for other
-/// tools or without a command.
+/// The command of a shell tool's `[tool: Bash] {"command": ...}` line (any agent's shell tool,
+/// still JSON-escaped); None for other tools or without a command.
 fn bash_command(line: &str) -> Option<&str> {
-    if !line.starts_with("[tool: Bash]") {
+    let name = line.strip_prefix("[tool: ")?.split_once(']')?.0;
+    if !crate::patterns::is_shell_tool(name) {
         return None;
     }
     crate::patterns::bash_command(line)

@@ -91,6 +91,13 @@ pub(crate) fn error_strength(line: &str) -> u8 {
 /// The labelled result blocks of a turn that can hold a real failure: any `[error: X]` result
 /// (the tool said it failed) and the output of commands (`[result: Bash]`). Read, Grep, Glob and
 /// edit results are file content: an "error" there is code, not a failure.
+/// What follows `[result: <shell tool>]` on a line (any agent's shell tool, or
+/// `BashOutput`); None for other lines.
+fn shell_result(line: &str) -> Option<&str> {
+    let (name, rest) = line.strip_prefix("[result: ")?.split_once(']')?;
+    (crate::patterns::is_shell_tool(name) || name == "BashOutput").then_some(rest)
+}
+
 fn failure_blocks(text: &str) -> Vec<(bool, Vec<&str>)> {
     let mut out: Vec<(bool, Vec<&str>)> = Vec::new();
     let mut current: Option<(bool, Vec<&str>)> = None;
@@ -105,10 +112,7 @@ fn failure_blocks(text: &str) -> Vec<(bool, Vec<&str>)> {
             out.extend(current.take());
             let (errored, body) = if let Some(rest) = line.strip_prefix("[error") {
                 (true, rest)
-            } else if let Some(rest) = line
-                .strip_prefix("[result: Bash]")
-                .or_else(|| line.strip_prefix("[result: BashOutput]"))
-            {
+            } else if let Some(rest) = shell_result(line) {
                 (false, rest)
             } else {
                 continue;
@@ -409,10 +413,7 @@ pub(crate) fn turn_parts(text: &str) -> TurnParts {
                 p.prompt = text;
             }
             Block::Assistant(t) => p.reply = t,
-            Block::Tool {
-                name: "Bash",
-                input,
-            } => {
+            Block::Tool { name, input } if crate::patterns::is_shell_tool(name) => {
                 if let Some(c) = bash_command(input) {
                     let cmd = c.replace("\\\"", "\"").replace("\\n", " ");
                     if !p.commands.contains(&cmd) {

@@ -531,7 +531,7 @@ pub(super) fn extract(recs: &[&ChunkRecord], project: &str, cfg: &SummaryConfig)
                             s.files_changed.retain(|x| x != &rel);
                             s.files_changed.push(rel);
                         }
-                    } else if name == "Bash"
+                    } else if crate::patterns::is_shell_tool(name)
                         && let Some(m) = bash_command(input)
                     {
                         let cmd = clip(&unescape(m), 160);

@@ -100,6 +100,8 @@ struct Item {
     role: Option<String>,
     content: Option<Vec<Part>>,
     name: Option<String>,
+    /// The namespace of a function (an MCP server's tools: `mcp__<server>`).
+    namespace: Option<String>,
     /// A JSON string in every version seen; an object is taken as is.
     arguments: Option<Value>,
     /// Free-form text (custom tools such as `apply_patch`).
@@ -250,7 +252,13 @@ fn response_item(e: ItemEnvelope, bytes: &[u8]) -> ParsedLine {
                 }
                 other => other.unwrap_or_default(),
             };
-            tool_use(env, item.call_id, item.name, input)
+            // `mcp__memctl` + `search` → `mcp__memctl__search`, as Claude Code names MCP tools:
+            // memctl's own tool results are then recognised and never archived again.
+            let name = match (item.namespace, item.name) {
+                (Some(ns), Some(n)) if !ns.is_empty() => Some(format!("{ns}__{n}")),
+                (_, n) => n,
+            };
+            tool_use(env, item.call_id, name, input)
         }
         "custom_tool_call" => {
             let input = item.input.unwrap_or_default();

@@ -19,7 +19,11 @@ pub const CONTEXT_CLOSE: &str = "</memctl-context>";
 /// and later searches would find the copies: the feedback loop [`strip_restored_context`]
 /// prevents for restore blocks.
 pub fn is_memctl_mcp_tool(tool: &str) -> bool {
-    tool.starts_with("mcp__memctl__") || tool.starts_with("mcp__plugin_memctl_memctl__")
+    // Claude Code and Codex CLI (`mcp__<server>__<tool>`), Claude Code's plugin, Gemini CLI
+    // (`mcp_<server>_<tool>`).
+    tool.starts_with("mcp__memctl__")
+        || tool.starts_with("mcp__plugin_memctl_memctl__")
+        || tool.starts_with("mcp_memctl_")
 }
 
 /// Remove every `<memctl-context ...> ... </memctl-context>` block (an unclosed one runs to the

@@ -13,8 +13,9 @@ Scenarios:
   codex-compact   a shell output says a fact; Codex compacts in the same turn (a usage report
                   of a full context); memctl's restore after the compaction reaches the next
                   model request and holds the fact; the session is archived as Codex's
-  gemini-resume   a shell output says a fact; `--resume latest` gets memctl's restore, holding
-                  it, in its first request; the session is archived as Gemini's
+  gemini-session  a shell output says a fact; `--resume latest` reloads the chat whole and
+                  gets no restore (it would repeat it); a new session with restore on startup
+                  gets the fact in memctl's block; the session is archived as Gemini's
   cross-agent     Claude Code (the real CLI, through driver.py) settles a decision; a new Codex
                   session of the same project gets it in memctl's startup restore and says a
                   second fact; a Gemini session gets the second in its restore and finds the
@@ -25,6 +26,7 @@ Scenarios:
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import os
 import shutil
@@ -113,9 +115,15 @@ class Ctx:
         return reqs[-1]["n"] if reqs else 0
 
 
+def request_text(req: dict) -> str:
+    """A request's JSON text with HTML entities undone: Gemini CLI escapes hook context
+    (`&lt;memctl-context ...&gt;`) inside its `<hook_context>` parts."""
+    return html.unescape(json.dumps(req["body"]))
+
+
 def memctl_blocks(req: dict) -> list[str]:
     """memctl's `<memctl-context>` blocks in a request, as the model got them."""
-    text = json.dumps(req["body"])
+    text = request_text(req)
     out, at = [], 0
     while (i := text.find("<memctl-context", at)) >= 0:
         j = text.find("</memctl-context>", i)
@@ -123,6 +131,14 @@ def memctl_blocks(req: dict) -> list[str]:
         out.append(text[i:j])
         at = j + 1
     return out
+
+
+def outside_blocks(req: dict) -> str:
+    """A request's text without memctl's blocks (what the model would have without memctl)."""
+    text = request_text(req)
+    for b in memctl_blocks(req):
+        text = text.replace(b, "")
+    return text
 
 
 def expect_block(reqs: list[dict], facts: list[str], what: str) -> None:
@@ -162,21 +178,47 @@ def plant_then_answer(agent: str, command: str, answer: str):
 
 
 def codex_compact(ctx: Ctx) -> None:
+    """The shell call's answer reports a full context: Codex runs the command, compacts (its
+    summary is the fake's next answer, without the fact), then asks for the answer."""
     fact = "orca-17.internal"
-    ctx.run_agent("codex", f"check where we deploy, {fa.COMPACT_MARK}",
-                  plant_then_answer("codex", f"echo 'deploy host: {fact}'", "Deploy host noted."))
-    expect_block(ctx.requests_since(), [fact], "restore after Codex's compaction")
+    calls = []
+
+    def script(req: dict, n: int) -> Turn:
+        calls.append(n)
+        if len(calls) == 1:
+            return Turn(tool="exec_command", full_context=True, args={
+                "cmd": f"echo 'error: deploy to {fact} failed: connection refused (port 8443)'"})
+        return Turn(text="The deploy fails: the host refuses connections.", full_context=False)
+
+    ctx.run_agent("codex", "The staging deploy keeps failing; run the deploy check.", script)
+    reqs = ctx.requests_since()
+    after = [r for r in reqs if memctl_blocks(r)]
+    expect_block(after, [fact], "restore after Codex's compaction")
+    if fact in outside_blocks(after[-1]):
+        raise Failed("control: after the compaction the fact is in the request outside memctl's block")
     expect_session(ctx, "codex", fact)
 
 
-def gemini_resume(ctx: Ctx) -> None:
+def gemini_session(ctx: Ctx) -> None:
+    """A resumed Gemini chat is reloaded whole (no restore, which would repeat it); a new
+    session with restore on startup gets the fact the first one's shell output said."""
     fact = "test_ledger_rounding"
-    ctx.run_agent("gemini", "which test is flaky?",
-                  plant_then_answer("gemini", f"echo 'flaky: {fact}'", "Noted the flaky test."))
+    ctx.run_agent("gemini", "CI keeps failing on the ledger suite; find the flaky test.",
+                  plant_then_answer("gemini", f"echo 'FAILED {fact}: assertion failed (flaky)'",
+                                    f"{fact} is flaky: it reads the system clock. We decided "
+                                    "to quarantine it until the clock is injected."))
     first = ctx.last_request_n()
     ctx.run_agent("gemini", "go on with the flaky test",
                   lambda req, n: Turn(text="Going on."), extra_args=["--resume", "latest"])
-    expect_block(ctx.requests_since(first), [fact], "restore at Gemini's --resume")
+    resumed = [r for r in ctx.requests_since(first) if "alt=sse" in r["path"]]
+    if not resumed or fact not in request_text(resumed[0]):
+        raise Failed("the resumed chat did not carry its own history")
+    if any(b for r in resumed for b in memctl_blocks(r) if 'kind="archived-data"' in b):
+        raise Failed("a restore was added to a resumed chat that Gemini reloaded whole")
+    first = ctx.last_request_n()
+    ctx.run_agent("gemini", "anything I should know?", lambda req, n: Turn(text="Yes."),
+                  env={"MEMCTL_RESTORE_ON_STARTUP": "1"})
+    expect_block(ctx.requests_since(first), [fact], "Gemini's startup restore")
     expect_session(ctx, "gemini", fact)
 
 
@@ -243,7 +285,7 @@ def cross_agent(ctx: Ctx) -> None:
     expect_session(ctx, "codex", codex_fact)
 
 
-SCENARIOS = {"codex-compact": codex_compact, "gemini-resume": gemini_resume,
+SCENARIOS = {"codex-compact": codex_compact, "gemini-session": gemini_session,
              "cross-agent": cross_agent}
 
 

@@ -34,16 +34,22 @@ class Turn:
     tool: str | None = None
     tool_like: list[str] = field(default_factory=list)
     args: dict = field(default_factory=dict)
+    # Report a nearly full context with this answer (None: when the request holds
+    # COMPACT_MARK), so that the agent compacts after it.
+    full_context: bool | None = None
 
 
 Script = Callable[[dict, int], Turn]
 
 
 def offered_tools(req: dict) -> list[str]:
-    """Tool names a Responses or Gemini request offers."""
+    """Tool names a Responses or Gemini request offers; a tool of a Responses namespace (Codex
+    offers each MCP server's tools as one, `mcp__<server>`) as `<namespace>/<name>`."""
     names = []
     for t in req.get("tools") or []:
-        if t.get("name"):
+        if t.get("type") == "namespace":
+            names += [f"{t['name']}/{x.get('name', '')}" for x in t.get("tools") or []]
+        elif t.get("name"):
             names.append(t["name"])
         for d in t.get("functionDeclarations") or []:
             names.append(d.get("name", ""))
@@ -64,8 +70,10 @@ def resolve_tool(turn: Turn, req: dict) -> str | None:
     return None
 
 
-def usage_tokens(req: dict) -> int:
-    return FULL_CONTEXT if COMPACT_MARK in json.dumps(req) else 100
+def usage_tokens(req: dict, turn: Turn | None = None) -> int:
+    full = turn.full_context if turn and turn.full_context is not None \
+        else COMPACT_MARK in json.dumps(req)
+    return FULL_CONTEXT if full else 100
 
 
 class Fake(http.server.BaseHTTPRequestHandler):
@@ -107,10 +115,12 @@ class FakeResponses(Fake):
         if tool:
             item = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}",
                     "name": tool, "arguments": json.dumps(turn.args)}
+            if "/" in tool:
+                item["namespace"], item["name"] = tool.split("/", 1)
         else:
             item = {"type": "message", "role": "assistant", "id": f"msg_{n}",
                     "content": [{"type": "output_text", "text": turn.text or f"Answer number {n}."}]}
-        used = usage_tokens(req)
+        used = usage_tokens(req, turn)
         events = [{"type": "response.created", "response": {"id": f"resp_{n}"}},
                   {"type": "response.output_item.done", "output_index": 0, "item": item},
                   {"type": "response.completed", "response": {"id": f"resp_{n}", "usage": {
@@ -127,6 +137,7 @@ class FakeGemini(Fake):
 
     def do_POST(self):
         req, n = self.request_json()
+        turn = None
         if "alt=sse" not in self.path:
             part = {"text": json.dumps({"complexity_reasoning": "simple", "complexity_score": 10})}
         else:
@@ -134,7 +145,7 @@ class FakeGemini(Fake):
             tool = resolve_tool(turn, req)
             part = ({"functionCall": {"name": tool, "args": turn.args}} if tool
                     else {"text": turn.text or f"Answer number {n}."})
-        used = usage_tokens(req)
+        used = usage_tokens(req, turn)
         chunk = {"candidates": [{"content": {"parts": [part], "role": "model"},
                                  "finishReason": "STOP", "index": 0}],
                  "usageMetadata": {"promptTokenCount": used, "candidatesTokenCount": 5,

@@ -202,3 +202,21 @@ proptest! {
         prop_assert_eq!(error_strength(&path), 0);
     }
 }
+
+#[test]
+fn every_agents_shell_tool_gives_its_command_and_error() {
+    for (tool, key) in [
+        ("Bash", "command"),
+        ("exec_command", "cmd"),
+        ("run_shell_command", "command"),
+    ] {
+        let text = format!(
+            "User: deploy it\n[tool: {tool}] {{\"{key}\":\"make deploy\"}}\n[result: {tool}] \
+             error: deploy to orca-17 failed: connection refused\nAssistant: It failed."
+        );
+        let parts = turn_parts(&text);
+        assert_eq!(parts.commands, vec!["make deploy".to_string()], "{tool}");
+        let error = parts.error.unwrap_or_default();
+        assert!(error.contains("orca-17"), "{tool}: {error}");
+    }
+}
