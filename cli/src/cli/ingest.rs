@@ -111,7 +111,7 @@ fn history_dir(agent: memctl_engine::Agent) -> Option<PathBuf> {
             .or_else(|| home.map(|h| h.join(".codex")))
             .map(|d| d.join("sessions")),
         Agent::Gemini => home.map(|h| h.join(".gemini").join("tmp")),
-        _ => std::env::var_os("CLAUDE_CONFIG_DIR")
+        Agent::ClaudeCode => std::env::var_os("CLAUDE_CONFIG_DIR")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from)
             .or_else(|| home.map(|h| h.join(".claude")))
@@ -135,7 +135,10 @@ fn is_transcript_of(agent: memctl_engine::Agent, f: &Path) -> bool {
     match agent {
         Agent::Codex => name.starts_with("rollout-"),
         Agent::Gemini => name.starts_with("session-") && in_chats,
-        _ => !name.starts_with("rollout-") && !(name.starts_with("session-") && in_chats),
+        Agent::ClaudeCode => {
+            let other = name.starts_with("rollout-") || (name.starts_with("session-") && in_chats);
+            !other
+        }
     }
 }
 
