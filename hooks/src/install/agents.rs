@@ -392,8 +392,23 @@ pub fn run(a: &InstallArgs, add: bool, env: &InstallEnv, out: &mut dyn Write) ->
     }
     if add {
         writeln!(out, "{}", trust_note(a.agent))?;
+        writeln!(
+            out,
+            "history: `memctl ingest --agent {}` archives the sessions {} already wrote",
+            a.agent,
+            agent_name(a.agent)
+        )?;
     }
     Ok(())
+}
+
+/// The agent's product name, for messages.
+fn agent_name(agent: Agent) -> &'static str {
+    match agent {
+        Agent::ClaudeCode => "Claude Code",
+        Agent::Codex => "Codex",
+        Agent::Gemini => "Gemini CLI",
+    }
 }
 
 /// What the user must still do before the agent runs the new hooks.
