@@ -283,6 +283,20 @@ def cross_agent(ctx: Ctx) -> None:
     if not tool_result_holds(ctx.requests_since(first), claude_fact):
         raise Failed("Codex's MCP search result did not carry Claude's decision")
     expect_session(ctx, "codex", codex_fact)
+    expect_no_feedback(ctx)
+
+
+def expect_no_feedback(ctx: Ctx) -> None:
+    """No archived chunk holds memctl's own restore or recall text, and the MCP lookups of both
+    agents are archived as a one-line marker, not as copies of the archive."""
+    found = json.loads(ctx.memctl("search", "--all-projects", "--mode", "lexical", "--json",
+                                  "-k", "20", "billing schema decision"))
+    texts = [h.get("text", "") for h in found.get("results", [])]
+    if any("memctl-context" in t or "Archived context restored" in t for t in texts):
+        raise Failed("a chunk holds memctl's own restored context")
+    lookups = [t for t in texts if "[result: mcp" in t]
+    if len(lookups) < 2 or not all("not archived again" in t for t in lookups):
+        raise Failed(f"the agents' MCP lookups were archived as copies: {lookups}")
 
 
 SCENARIOS = {"codex-compact": codex_compact, "gemini-session": gemini_session,
