@@ -27,6 +27,8 @@ import sys
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+from benchlib import remove_tree, stop_dir_processes  # noqa: E402
 FIX = os.path.join(REPO, "tests", "fixtures")
 SESSION = "5e551011-aaaa-4bbb-8ccc-000000000001"
 
@@ -102,7 +104,9 @@ def codex_lines(cwd: str, n: int) -> list[dict]:
                   and "user.text" in json.dumps(r["payload"]))
     call_t = next(r for r in items if r["payload"]["type"] == "function_call")
     out_t = next(r for r in items if r["payload"]["type"] == "function_call_output")
-    ans_t = next(r for r in items if r["payload"].get("role") == "assistant")
+    # Not the compaction request's answer (`compaction_output`), which is no turn's reply.
+    ans_t = next(r for r in items if r["payload"].get("role") == "assistant"
+                 and not (r.get("metadata") or {}).get("compaction_output"))
     lines, o = [meta], 1
     for i in range(n):
         p, cmd, res, ans = turn_text(i)
@@ -179,7 +183,7 @@ def write_jsonl(path: str, lines: list[dict]) -> None:
 def prepare(agent: str, out: str, bin_dir: str, turns: int) -> tuple[str, str, dict]:
     """The agent's transcript and the data dir holding every turn but the last."""
     root = os.path.join(out, agent)
-    shutil.rmtree(root, ignore_errors=True)
+    remove_tree(root)
     cwd = os.path.join(root, "project")
     os.makedirs(cwd)
     per_turn = {"claude": 4, "codex": 5, "gemini": 5}[agent]
@@ -188,6 +192,13 @@ def prepare(agent: str, out: str, bin_dir: str, turns: int) -> tuple[str, str, d
     name = {"claude": f"{SESSION}.jsonl", "codex": f"rollout-2026-11-28-{SESSION}.jsonl",
             "gemini": f"session-2026-11-28-{SESSION[:8]}.jsonl"}[agent]
     transcript = os.path.join(root, name)
+    if agent == "gemini":
+        # Where Gemini CLI keeps a chat, beside the file naming its project.
+        tmp = os.path.join(root, ".gemini", "tmp", "project")
+        os.makedirs(os.path.join(tmp, "chats"))
+        with open(os.path.join(tmp, ".project_root"), "w") as f:
+            f.write(cwd + "\n")
+        transcript = os.path.join(tmp, "chats", name)
     write_jsonl(transcript, lines[:-per_turn])
     env = dict(os.environ, MEMCTL_HOME=os.path.join(root, "home"), MEMCTL_BACKGROUND_EMBED="0",
                MEMCTL_HOOK_INLINE_PROMPT_ARCHIVE="1")
@@ -204,7 +215,9 @@ def run_event(bin_dir: str, agent: str, event: str, body: dict, env: dict, runs:
     data = json.dumps(body).encode()
     times = []
     for _ in range(runs):
-        shutil.rmtree(home, ignore_errors=True)
+        # What the last run started (SessionStart starts the resident service) ends first:
+        # neither its files nor its CPU belong to the next run.
+        remove_tree(home)
         shutil.copytree(snap, home)
         t0 = time.perf_counter()
         r = subprocess.run([os.path.join(bin_dir, "memctl-hook"), "--agent", agent, event],
@@ -213,9 +226,7 @@ def run_event(bin_dir: str, agent: str, event: str, body: dict, env: dict, runs:
         times.append((time.perf_counter() - t0) * 1e3)
         if r.returncode != 0:
             raise SystemExit(f"{agent} {event}: exit {r.returncode}")
-        sock = os.path.join(home, "embedder.sock")
-        if os.path.exists(sock):
-            os.unlink(sock)  # the resident service's stop signal
+    stop_dir_processes(home)
     return times
 
 
