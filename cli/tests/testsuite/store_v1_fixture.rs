@@ -48,6 +48,7 @@ fn export_records(text: &str) -> Vec<Value> {
             if let Some(e) = v.get_mut("entry") {
                 drop_default_in_place(e);
             }
+            drop_default_agent(&mut v);
             v
         })
         .collect()
@@ -60,6 +61,17 @@ fn drop_default_in_place(e: &mut Value) {
         && e.get("in_place") == Some(&Value::Bool(false))
     {
         e.remove("in_place");
+    }
+}
+
+/// A session record without `agent: "claude"`: the field came after schema 1, and every
+/// session of a schema-1 store is Claude Code's (its absence reads as that).
+fn drop_default_agent(v: &mut Value) {
+    if v["kind"] == "session"
+        && let Some(o) = v.as_object_mut()
+        && o.get("agent") == Some(&Value::String("claude".into()))
+    {
+        o.remove("agent");
     }
 }
 
@@ -176,11 +188,14 @@ fn a_schema_1_store_is_migrated_and_answers_as_the_schema_1_release_did() {
         assert!(text.starts_with(want_text), "{q}");
     }
 
-    // Sessions (with their summaries) exactly; stored outputs byte for byte.
-    assert_eq!(
-        ok_json(&home, &["sessions", "--json"]),
-        expected["sessions"]
-    );
+    // Sessions (with their summaries) exactly, each now also naming its agent: Claude Code,
+    // as every session of a schema-1 store; stored outputs byte for byte.
+    let mut sessions = ok_json(&home, &["sessions", "--json"]);
+    for s in sessions.as_array_mut().expect("sessions") {
+        assert_eq!(s["agent"], "claude");
+        s.as_object_mut().expect("session").remove("agent");
+    }
+    assert_eq!(sessions, expected["sessions"]);
     let mut swaps = ok_json(&home, &["swap", "list", "--json"]);
     swaps
         .as_array_mut()
