@@ -487,7 +487,7 @@ impl Core {
         if let Some(s) = state {
             chunker = chunker.with_state(s);
         }
-        chunker = chunker.with_project_hint(gemini_project_root(path));
+        chunker = chunker.with_project_hint(|| gemini_project_root(path));
         Ok(Source {
             key,
             file,

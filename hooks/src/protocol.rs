@@ -7,6 +7,7 @@
 use memctl_engine::{AgentEvent, EventKind, Injection, Redacted, Reply, StartKind};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// Why a session started (SessionStart `source`). Unknown sources decode as [`Self::Other`]:
 /// a new value never fails the hook.
@@ -105,6 +106,15 @@ impl CommonFields {
     }
 }
 
+/// The deadline of an event: its own (`None`: an event memctl does not handle, 2 s), unless
+/// `override_ms` (`MEMCTL_HOOK_DEADLINE_MS`) sets one for all.
+pub(crate) fn deadline(event_deadline: Option<Duration>, override_ms: Option<u64>) -> Duration {
+    match override_ms {
+        Some(ms) => Duration::from_millis(ms),
+        None => event_deadline.unwrap_or(Duration::from_millis(2_000)),
+    }
+}
+
 /// Why a payload could not be used.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -115,6 +125,44 @@ pub enum PayloadError {
     /// No event name in argv or payload.
     #[error("no hook event name (argv or hook_event_name)")]
     NoEvent,
+}
+
+/// SessionStart's `source` (startup when absent).
+pub(crate) fn session_source(raw: &[u8]) -> Result<SessionSource, PayloadError> {
+    #[derive(Deserialize)]
+    struct Fields {
+        #[serde(default)]
+        source: Option<SessionSource>,
+    }
+    let f: Fields = serde_json::from_slice(raw)?;
+    Ok(f.source.unwrap_or_default())
+}
+
+/// The user's `prompt` (empty when absent).
+pub(crate) fn prompt(raw: &[u8]) -> Result<String, PayloadError> {
+    #[derive(Deserialize)]
+    struct Fields {
+        #[serde(default)]
+        prompt: Option<String>,
+    }
+    let f: Fields = serde_json::from_slice(raw)?;
+    Ok(f.prompt.unwrap_or_default())
+}
+
+/// The fields of a tool event, as far as any agent sends them (`error`: Claude Code's
+/// PostToolUseFailure; `tool_use_id`: not Gemini CLI's).
+#[derive(Deserialize)]
+pub(crate) struct ToolFields {
+    #[serde(default)]
+    pub tool_name: Option<String>,
+    #[serde(default)]
+    pub tool_input: Option<RawJson>,
+    #[serde(default)]
+    pub tool_response: Option<RawJson>,
+    #[serde(default)]
+    pub error: Option<RawJson>,
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
 }
 
 /// A JSON value kept as its text (tool inputs and responses are handed on, never read here).

@@ -69,13 +69,14 @@ fn report_line(transcripts: usize, t: &memctl_engine::IngestReport) -> String {
 const INGEST_COMMIT_BYTES: u64 = 1 << 20;
 
 fn collect_transcripts(
+    s: &memctl_engine::Settings,
     paths: &[PathBuf],
     agent: Option<memctl_engine::Agent>,
 ) -> Result<Vec<PathBuf>> {
     let defaults;
     let paths = match agent {
         Some(a) if paths.is_empty() => {
-            defaults = [history_dir(a).with_context(|| {
+            defaults = [history_dir(s, a).with_context(|| {
                 format!("no home directory: give the folder {a} writes its transcripts to")
             })?];
             &defaults[..]
@@ -98,25 +99,16 @@ fn collect_transcripts(
     Ok(files)
 }
 
-/// Where an agent writes its session transcripts.
-fn history_dir(agent: memctl_engine::Agent) -> Option<PathBuf> {
+/// Where an agent writes its session transcripts, under its config dir
+/// ([`memctl_hooks::install::command::agent_dir`], the one `memctl install` writes to).
+fn history_dir(s: &memctl_engine::Settings, agent: memctl_engine::Agent) -> Option<PathBuf> {
     use memctl_engine::Agent;
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from);
-    match agent {
-        Agent::Codex => std::env::var_os("CODEX_HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| home.map(|h| h.join(".codex")))
-            .map(|d| d.join("sessions")),
-        Agent::Gemini => home.map(|h| h.join(".gemini").join("tmp")),
-        Agent::ClaudeCode => std::env::var_os("CLAUDE_CONFIG_DIR")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| home.map(|h| h.join(".claude")))
-            .map(|d| d.join("projects")),
-    }
+    let dir = memctl_hooks::install::command::agent_dir(s, agent)?;
+    Some(dir.join(match agent {
+        Agent::ClaudeCode => "projects",
+        Agent::Codex => "sessions",
+        Agent::Gemini => "tmp",
+    }))
 }
 
 /// Whether a `.jsonl` file is named as `agent` names its transcripts (Codex
@@ -157,8 +149,13 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
-pub(super) fn ingest(engine: Engine, a: IngestArgs, out: &mut dyn Write) -> Result<()> {
-    let files = collect_transcripts(&a.paths, a.agent)?;
+pub(super) fn ingest(
+    engine: Engine,
+    s: &memctl_engine::Settings,
+    a: IngestArgs,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let files = collect_transcripts(s, &a.paths, a.agent)?;
     if files.is_empty() {
         bail!("no .jsonl transcripts found in the given paths");
     }

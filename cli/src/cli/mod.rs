@@ -292,7 +292,7 @@ pub fn run(cli: Cli, loaded: &Loaded, out: &mut dyn Write) -> Result<()> {
         Command::Ingest(a) if a.background => {
             crate::background::ingest(opts.for_background(s), s, &a.paths, a.no_embed)
         }
-        Command::Ingest(a) => ingest::ingest(open(opts.for_bulk(s))?, a, out),
+        Command::Ingest(a) => ingest::ingest(open(opts.for_bulk(s))?, s, a, out),
         Command::Search(a) if a.team => search::team(open(opts)?, s, a, out),
         Command::Search(a) => search::search(open_existing(opts)?, s, a, out),
         Command::Sessions(a) => sessions::sessions(open_existing(opts)?, a, out),

@@ -137,7 +137,7 @@ pub(super) fn decode_session(b: &[u8]) -> Result<SessionRecord, crate::error::Co
             if used != b.len() {
                 return current.map(|(rec, _)| rec);
             }
-            Ok(SessionRecord {
+            Ok(SessionRecordV1 {
                 project: old.project,
                 project_id: old.project_id,
                 transcript_path: old.transcript_path,
@@ -148,8 +148,8 @@ pub(super) fn decode_session(b: &[u8]) -> Result<SessionRecord, crate::error::Co
                 summary: old.summary,
                 compact_summary: old.compact_summary,
                 compactions: 0,
-                agent: crate::agent::Agent::ClaudeCode,
-            })
+            }
+            .into())
         }
     }
 }

@@ -151,10 +151,11 @@ impl Chunker {
     }
 
     /// The project for a transcript whose lines name no working directory (Gemini CLI's
-    /// chats), found beside the file by the caller; kept unless the state already has one.
-    pub fn with_project_hint(mut self, project: Option<String>) -> Self {
+    /// chats), found beside the file by the caller; asked only while the state has none (it
+    /// is kept in the state, so a file is looked for once per transcript, not once per hook).
+    pub fn with_project_hint(mut self, project: impl FnOnce() -> Option<String>) -> Self {
         if self.state.project.is_none() {
-            self.state.project = project;
+            self.state.project = project();
         }
         self
     }

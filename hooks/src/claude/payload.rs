@@ -141,18 +141,6 @@ impl HookPayload {
 }
 
 #[derive(Deserialize)]
-struct SessionStartFields {
-    #[serde(default)]
-    source: Option<SessionSource>,
-}
-
-#[derive(Deserialize)]
-struct PromptFields {
-    #[serde(default)]
-    prompt: Option<String>,
-}
-
-#[derive(Deserialize)]
 struct PreCompactFields {
     #[serde(default)]
     trigger: Option<String>,
@@ -164,20 +152,6 @@ struct PreCompactFields {
 struct PostCompactFields {
     #[serde(default)]
     compact_summary: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct ToolFields {
-    #[serde(default)]
-    tool_name: Option<String>,
-    #[serde(default)]
-    tool_input: Option<Box<serde_json::value::RawValue>>,
-    #[serde(default)]
-    tool_response: Option<Box<serde_json::value::RawValue>>,
-    #[serde(default)]
-    error: Option<Box<serde_json::value::RawValue>>,
-    #[serde(default)]
-    tool_use_id: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -199,18 +173,12 @@ impl HookPayload {
             });
         };
         let event = match kind {
-            HookEventName::SessionStart => {
-                let f: SessionStartFields = serde_json::from_slice(raw)?;
-                HookEvent::SessionStart {
-                    source: f.source.unwrap_or_default(),
-                }
-            }
-            HookEventName::UserPromptSubmit => {
-                let f: PromptFields = serde_json::from_slice(raw)?;
-                HookEvent::UserPromptSubmit {
-                    prompt: f.prompt.unwrap_or_default(),
-                }
-            }
+            HookEventName::SessionStart => HookEvent::SessionStart {
+                source: crate::protocol::session_source(raw)?,
+            },
+            HookEventName::UserPromptSubmit => HookEvent::UserPromptSubmit {
+                prompt: crate::protocol::prompt(raw)?,
+            },
             HookEventName::PreCompact => {
                 let f: PreCompactFields = serde_json::from_slice(raw)?;
                 HookEvent::PreCompact {
@@ -225,7 +193,7 @@ impl HookPayload {
                 }
             }
             HookEventName::PostToolUse | HookEventName::PostToolUseFailure => {
-                let f: ToolFields = serde_json::from_slice(raw)?;
+                let f: crate::protocol::ToolFields = serde_json::from_slice(raw)?;
                 let failed = kind == HookEventName::PostToolUseFailure;
                 use crate::protocol::raw_text;
                 HookEvent::PostToolUse {

@@ -97,10 +97,7 @@ impl std::fmt::Display for HookEventName {
 /// Deadline of an event (`None`: an event memctl does not handle), unless `override_ms`
 /// (`MEMCTL_HOOK_DEADLINE_MS`) sets one for all.
 pub fn deadline(event: Option<HookEventName>, override_ms: Option<u64>) -> Duration {
-    match override_ms {
-        Some(ms) => Duration::from_millis(ms),
-        None => event.map_or(Duration::from_millis(2_000), HookEventName::deadline),
-    }
+    crate::protocol::deadline(event.map(HookEventName::deadline), override_ms)
 }
 
 #[cfg(test)]

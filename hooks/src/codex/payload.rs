@@ -3,9 +3,8 @@
 //! `permission_mode`, `turn_id`, `last_assistant_message`, ...) are ignored.
 
 use super::policy::CodexEventName;
-use crate::protocol::{CommonFields, PayloadError, RawJson, SessionSource, raw_text};
+use crate::protocol::{CommonFields, PayloadError, SessionSource, raw_text};
 use memctl_engine::{AgentEvent, EventKind, ToolUse};
-use serde::Deserialize;
 
 /// The event-specific part of a Codex payload.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,30 +74,6 @@ pub struct CodexPayload {
     pub event: CodexEvent,
 }
 
-#[derive(Deserialize)]
-struct SessionStartFields {
-    #[serde(default)]
-    source: Option<SessionSource>,
-}
-
-#[derive(Deserialize)]
-struct PromptFields {
-    #[serde(default)]
-    prompt: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct ToolFields {
-    #[serde(default)]
-    tool_name: Option<String>,
-    #[serde(default)]
-    tool_input: Option<RawJson>,
-    #[serde(default)]
-    tool_response: Option<RawJson>,
-    #[serde(default)]
-    tool_use_id: Option<String>,
-}
-
 impl CodexPayload {
     /// Parse stdin bytes. The event comes from argv when given (what `memctl install` writes),
     /// else from `hook_event_name`.
@@ -112,22 +87,16 @@ impl CodexPayload {
             });
         };
         let event = match kind {
-            CodexEventName::SessionStart => {
-                let f: SessionStartFields = serde_json::from_slice(raw)?;
-                CodexEvent::SessionStart {
-                    source: f.source.unwrap_or_default(),
-                }
-            }
-            CodexEventName::UserPromptSubmit => {
-                let f: PromptFields = serde_json::from_slice(raw)?;
-                CodexEvent::UserPromptSubmit {
-                    prompt: f.prompt.unwrap_or_default(),
-                }
-            }
+            CodexEventName::SessionStart => CodexEvent::SessionStart {
+                source: crate::protocol::session_source(raw)?,
+            },
+            CodexEventName::UserPromptSubmit => CodexEvent::UserPromptSubmit {
+                prompt: crate::protocol::prompt(raw)?,
+            },
             CodexEventName::PreCompact => CodexEvent::PreCompact,
             CodexEventName::PostCompact => CodexEvent::PostCompact,
             CodexEventName::PostToolUse => {
-                let f: ToolFields = serde_json::from_slice(raw)?;
+                let f: crate::protocol::ToolFields = serde_json::from_slice(raw)?;
                 CodexEvent::PostToolUse {
                     tool_name: f.tool_name.unwrap_or_default(),
                     tool_input: raw_text(f.tool_input),

@@ -90,10 +90,7 @@ impl std::fmt::Display for CodexEventName {
 /// Deadline of an event (`None`: one memctl does not handle), unless `override_ms`
 /// (`MEMCTL_HOOK_DEADLINE_MS`) sets one for all.
 pub fn deadline(event: Option<CodexEventName>, override_ms: Option<u64>) -> Duration {
-    match override_ms {
-        Some(ms) => Duration::from_millis(ms),
-        None => event.map_or(Duration::from_millis(2_000), CodexEventName::deadline),
-    }
+    crate::protocol::deadline(event.map(CodexEventName::deadline), override_ms)
 }
 
 #[cfg(test)]

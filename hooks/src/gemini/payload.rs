@@ -76,28 +76,6 @@ pub struct GeminiPayload {
     pub event: GeminiEvent,
 }
 
-#[derive(Deserialize)]
-struct SessionStartFields {
-    #[serde(default)]
-    source: Option<SessionSource>,
-}
-
-#[derive(Deserialize)]
-struct PromptFields {
-    #[serde(default)]
-    prompt: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct ToolFields {
-    #[serde(default)]
-    tool_name: Option<String>,
-    #[serde(default)]
-    tool_input: Option<RawJson>,
-    #[serde(default)]
-    tool_response: Option<RawJson>,
-}
-
 /// AfterTool's `tool_response` as far as memctl reads it.
 #[derive(Deserialize)]
 struct ToolResponse {
@@ -138,20 +116,14 @@ impl GeminiPayload {
             });
         };
         let event = match kind {
-            GeminiEventName::SessionStart => {
-                let f: SessionStartFields = serde_json::from_slice(raw)?;
-                GeminiEvent::SessionStart {
-                    source: f.source.unwrap_or_default(),
-                }
-            }
-            GeminiEventName::BeforeAgent => {
-                let f: PromptFields = serde_json::from_slice(raw)?;
-                GeminiEvent::BeforeAgent {
-                    prompt: f.prompt.unwrap_or_default(),
-                }
-            }
+            GeminiEventName::SessionStart => GeminiEvent::SessionStart {
+                source: crate::protocol::session_source(raw)?,
+            },
+            GeminiEventName::BeforeAgent => GeminiEvent::BeforeAgent {
+                prompt: crate::protocol::prompt(raw)?,
+            },
             GeminiEventName::AfterTool => {
-                let f: ToolFields = serde_json::from_slice(raw)?;
+                let f: crate::protocol::ToolFields = serde_json::from_slice(raw)?;
                 let (tool_response, failed) = tool_response(f.tool_response);
                 GeminiEvent::AfterTool {
                     tool_name: f.tool_name.unwrap_or_default(),

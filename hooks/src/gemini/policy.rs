@@ -92,10 +92,7 @@ impl std::fmt::Display for GeminiEventName {
 /// Deadline of an event (`None`: one memctl does not handle), unless `override_ms`
 /// (`MEMCTL_HOOK_DEADLINE_MS`) sets one for all.
 pub fn deadline(event: Option<GeminiEventName>, override_ms: Option<u64>) -> Duration {
-    match override_ms {
-        Some(ms) => Duration::from_millis(ms),
-        None => event.map_or(Duration::from_millis(2_000), GeminiEventName::deadline),
-    }
+    crate::protocol::deadline(event.map(GeminiEventName::deadline), override_ms)
 }
 
 #[cfg(test)]

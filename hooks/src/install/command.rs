@@ -50,6 +50,20 @@ pub struct InstallArgs {
     pub claude_md: bool,
 }
 
+/// An agent's user config dir: Claude Code's `CLAUDE_CONFIG_DIR` (else `~/.claude`), Codex's
+/// `CODEX_HOME` (else `~/.codex`), Gemini CLI's `~/.gemini`. `None` without a home.
+pub fn agent_dir(s: &memctl_engine::Settings, agent: Agent) -> Option<PathBuf> {
+    let home = |dir: &str| s.home_dir.as_ref().map(|h| h.join(dir));
+    match agent {
+        Agent::ClaudeCode => s.restore.claude_dir.clone(),
+        Agent::Codex => std::env::var_os("CODEX_HOME")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| home(".codex")),
+        Agent::Gemini => home(".gemini"),
+    }
+}
+
 /// What install needs from the outside world (read once by the binary; tests build it).
 #[derive(Debug, Clone)]
 pub struct InstallEnv {
@@ -87,14 +101,10 @@ impl InstallEnv {
             .into_iter()
             .chain(s.home_dir.as_ref().map(|h| h.join(".cargo/bin")))
             .collect();
-        let codex_home = std::env::var_os("CODEX_HOME")
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| s.home_dir.as_ref().map(|h| h.join(".codex")));
         Ok(Self {
-            claude_dir: s.restore.claude_dir.clone(),
-            codex_home,
-            gemini_dir: s.home_dir.as_ref().map(|h| h.join(".gemini")),
+            claude_dir: agent_dir(s, Agent::ClaudeCode),
+            codex_home: agent_dir(s, Agent::Codex),
+            gemini_dir: agent_dir(s, Agent::Gemini),
             launcher_dirs,
             data_dir: data_dir.map(|d| project_dir.join(d)),
             project_dir,
