@@ -278,6 +278,7 @@ pub(super) fn import(
         dry_run: a.dry_run,
         memory: memory.clone(),
         memory_into: a.memory_into,
+        ..ImportOptions::default()
     };
     let b = bar(a.quiet);
     let report = engine

@@ -24,9 +24,9 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::mpsc::SyncSender;
 
-/// Lines per batch (one write transaction each). Each commit rewrites the last posting
-/// segment of every term its chunks use, so fewer, bigger batches write less; a hook may wait
-/// for one batch's commit (about a second), and a batch's text is capped by [`BATCH_BYTES`].
+/// Lines per batch: the unit prepared on the pool while the writer stores the previous one
+/// (a write transaction takes several, `import::TX_RECORDS`); a batch's text is capped by
+/// [`BATCH_BYTES`].
 pub(super) const BATCH_RECORDS: usize = 8192;
 /// Bytes of lines per batch (tool outputs can be megabytes each). Two batches are in memory
 /// at most: the one being written and the next one, prepared.

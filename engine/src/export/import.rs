@@ -2,8 +2,8 @@
 //!
 //! Two passes over the file: the first checks it whole (header, every line, the trailer's
 //! counts) and writes nothing, so a truncated or damaged file imports nothing; the second
-//! applies it in batches of [`super::ahead::BATCH_RECORDS`] lines, one write transaction each, read and
-//! prepared ahead on a helper thread ([`super::ahead`]). A run of chunks goes to the store's
+//! applies it in batches of [`super::ahead::BATCH_RECORDS`] lines, read and prepared ahead on a
+//! helper thread ([`super::ahead`]), several batches to a write transaction ([`TX_RECORDS`]). A run of chunks goes to the store's
 //! bulk lane (`put_chunks_with`), each with the outcome the one-at-a-time path gives it.
 //!
 //! An import file is input like any other: every text is redacted again before it is stored,
@@ -30,6 +30,16 @@ use redb::ReadableTable as _;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::Receiver;
+
+/// Records per write transaction (several prepared batches). Each commit rewrites the last
+/// posting segment of every term its chunks use and writes out every page it touched, so
+/// fewer, larger transactions write far less: importing 1e6 chunks took 217 s at 8,192
+/// records a transaction and 116 s at 131,072 (docs/perf/scale.md). The price is memory
+/// (the transaction's postings and vectors wait for its commit: ~1 GB peak at 1e6) and the
+/// write lock held for the whole transaction (~15 s at that size): a hook that needs the store
+/// meanwhile spools its work, as for any busy store.
+const TX_RECORDS: u64 = 131_072;
 
 /// What happened to the records of one kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -232,42 +242,41 @@ fn put_structured(w: &StoreWriter, s: &crate::summary::SessionSummary) -> Result
 }
 
 impl Importer<'_> {
-    /// Write one batch in one transaction (rolled back in a dry run). Runs of consecutive
-    /// chunks go to [`Self::apply_chunks`]; every other record is applied on its own, in
-    /// file order (tombstones before the chunks they name, links and sessions after).
-    fn flush(&mut self, mut items: Vec<Ready>) -> Result<(), ExportError> {
-        if items.is_empty() {
-            return Ok(());
-        }
+    /// Write `first` and the batches that follow it on `rx` in one transaction (rolled back
+    /// in a dry run), until it holds [`Self::transaction_records`] or `rx` ends; `on_batch` gets
+    /// each batch's file position. An error the reading side sends ends the transaction: what
+    /// it holds is committed (as a batch boundary would have) and the error returned as
+    /// `Ok(Some(e))`. `Ok(None)` when `rx` may hold more.
+    fn flush_tx(
+        &mut self,
+        first: Batch,
+        rx: &Receiver<Result<Batch, ExportError>>,
+        on_batch: &mut dyn FnMut(u64),
+    ) -> Result<Option<ExportError>, ExportError> {
         let now = unix_now();
-        let records = items.len() as u64;
         let mut dry = std::mem::take(&mut self.dry);
         let mut rep = self.report.clone();
+        let mut records = 0u64;
+        let mut stopped = None;
         let this = &*self;
         let run = |w: &mut StoreWriter| -> Result<(), StoreError> {
-            let mut rest = items.as_mut_slice();
-            while !rest.is_empty() {
-                let len = rest
-                    .iter()
-                    .position(|r| !matches!(r, Ready::Chunk(_)))
-                    .unwrap_or(rest.len());
-                if len == 0 {
-                    this.apply(w, &rest[0], now, &mut rep, &mut dry)?;
-                    rest = &mut rest[1..];
-                    continue;
+            let mut batch = first;
+            loop {
+                records += batch.items.len() as u64;
+                this.apply_batch(w, &mut batch.items, now, &mut rep, &mut dry)?;
+                on_batch(batch.done);
+                if records >= this.transaction_records() {
+                    return Ok(());
                 }
-                let (chunks, after) = rest.split_at_mut(len);
-                let run = chunks
-                    .iter_mut()
-                    .filter_map(|r| match r {
-                        Ready::Chunk(c) => Some(&mut **c),
-                        _ => None,
-                    })
-                    .collect();
-                this.apply_chunks(w, run, now, &mut rep, &mut dry)?;
-                rest = after;
+                match rx.recv() {
+                    Ok(Ok(next)) => batch = next,
+                    Ok(Err(e)) => {
+                        stopped = Some(e);
+                        return Ok(());
+                    }
+                    Err(_) => return Ok(()), // the reading side is done
+                }
             }
-            Ok(())
         };
         if self.opts.dry_run {
             self.core.store().write_rolled_back(run)?;
@@ -277,6 +286,50 @@ impl Importer<'_> {
         rep.records += records;
         self.report = rep;
         self.dry = dry;
+        Ok(stopped)
+    }
+
+    /// Records per write transaction ([`ImportOptions::transaction_records`]).
+    fn transaction_records(&self) -> u64 {
+        match self.opts.transaction_records {
+            0 => TX_RECORDS,
+            n => n as u64,
+        }
+    }
+
+    /// Apply one batch's records in file order: runs of consecutive chunks go to
+    /// [`Self::apply_chunks`]; every other record is applied on its own (tombstones before
+    /// the chunks they name, links and sessions after).
+    fn apply_batch(
+        &self,
+        w: &mut StoreWriter,
+        items: &mut [Ready],
+        now: i64,
+        rep: &mut ImportReport,
+        dry: &mut DryRun,
+    ) -> Result<(), StoreError> {
+        let mut rest = items;
+        while !rest.is_empty() {
+            let len = rest
+                .iter()
+                .position(|r| !matches!(r, Ready::Chunk(_)))
+                .unwrap_or(rest.len());
+            if len == 0 {
+                self.apply(w, &rest[0], now, rep, dry)?;
+                rest = &mut rest[1..];
+                continue;
+            }
+            let (chunks, after) = rest.split_at_mut(len);
+            let run = chunks
+                .iter_mut()
+                .filter_map(|r| match r {
+                    Ready::Chunk(c) => Some(&mut **c),
+                    _ => None,
+                })
+                .collect();
+            self.apply_chunks(w, run, now, rep, dry)?;
+            rest = after;
+        }
         Ok(())
     }
 
@@ -659,14 +712,17 @@ fn write_batches<'a>(
         });
         let res = (|| {
             // Ends when the helper hangs up: at the end of the file or after sending an error.
-            for batch in &rx {
-                let Batch { items, done } = batch?;
-                im.flush(items)?;
-                progress(Progress {
-                    phase: Phase::Import,
-                    done,
-                    total,
-                });
+            while let Ok(first) = rx.recv() {
+                let mut on_batch = |done| {
+                    progress(Progress {
+                        phase: Phase::Import,
+                        done,
+                        total,
+                    });
+                };
+                if let Some(e) = im.flush_tx(first?, &rx, &mut on_batch)? {
+                    return Err(e);
+                }
             }
             Ok(())
         })();

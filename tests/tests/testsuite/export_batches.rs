@@ -1,5 +1,5 @@
-//! `memctl import` of a file longer than one write batch, on real redb files: what a chunk
-//! becomes does not depend on where the batches are cut. Duplicates within a batch and
+//! `memctl import` of a file longer than one write transaction, on real redb files: what a
+//! chunk becomes does not depend on where the batches and transactions are cut. Duplicates within a batch and
 //! across batches (same turn part, or the same text in another session), a conflict, a
 //! tombstoned chunk, postings of every batch, `check` after the import (which compacted the
 //! file), an import cut short and run again, and a second import that adds nothing.
@@ -9,8 +9,11 @@ use memctl_engine::{
 };
 use std::path::Path;
 
-/// Chunk lines of the file: more than two batches of the importer (8192 lines each).
+/// Chunk lines of the file: more than two batches of the importer (8192 lines each), and of
+/// the transactions `import` asks for.
 const CHUNKS: usize = 17_000;
+/// Records per write transaction here (the default holds all of `CHUNKS` in one).
+const TX: usize = 8192;
 const PROJECT: &str = "/srv/app";
 
 fn engine(dir: &Path) -> Engine {
@@ -21,8 +24,11 @@ fn engine(dir: &Path) -> Engine {
 }
 
 fn import(e: &Engine, file: &Path) -> ImportReport {
-    e.import_file(file, &ImportOptions::default(), &mut |_| {})
-        .expect("import")
+    let opts = ImportOptions {
+        transaction_records: TX,
+        ..ImportOptions::default()
+    };
+    e.import_file(file, &opts, &mut |_| {}).expect("import")
 }
 
 /// A word of letters only that names `i` (the tokenizer splits letters from digits).

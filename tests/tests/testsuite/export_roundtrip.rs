@@ -153,6 +153,7 @@ fn import(e: &Engine, mem: &Path, file: &Path) -> Result<ImportReport, ExportErr
         dry_run: false,
         memory: memory(mem),
         memory_into: Some(mem.to_path_buf()),
+        ..ImportOptions::default()
     };
     e.import_file(file, &opts, &mut |_| {})
 }
