@@ -59,6 +59,16 @@ struct BashResponse {
     rest: serde_json::Map<String, serde_json::Value>,
 }
 
+/// A shell tool's `tool_response` in either verified shape: Claude Code's object, or the
+/// command's output as one JSON string (Codex CLI 0.171.0, whose hooks see `exec_command` as
+/// `Bash`). The replacement keeps the shape it came in.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+enum Shape {
+    Object(BashResponse),
+    Text(String),
+}
+
 /// Why an output was not swapped in place (the normal swap may still store it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -89,7 +99,7 @@ pub struct Candidate {
     pub text: String,
     /// Characters of the output the model would see without us.
     pub visible_chars: u64,
-    response: BashResponse,
+    response: Shape,
 }
 
 /// Decide whether `call` is swapped in place and collect its whole output. `transcript`: the
@@ -113,29 +123,15 @@ pub fn candidate(
             threshold,
         });
     }
-    let mut response: BashResponse =
+    let mut response: Shape =
         serde_json::from_str(call.tool_response).map_err(|_| NotInPlace::UnknownShape)?;
-    if response.is_image {
-        return Err(NotInPlace::UnknownShape);
-    }
-    let (text, visible_chars) = match &response.persisted_output_path {
-        Some(p) => {
-            let text = read_persisted(Path::new(p), transcript, call.session_id, cfg)
-                .map_err(NotInPlace::PersistedUnreadable)?;
-            (text, CLIENT_PREVIEW_CHARS)
-        }
-        None => {
-            // The replacement overwrites stdout: the output moves out, no copy.
-            let mut t = std::mem::take(&mut response.stdout);
-            if !response.stderr.is_empty() {
-                if !t.is_empty() && !t.ends_with('\n') {
-                    t.push('\n');
-                }
-                t.push_str(&response.stderr);
-            }
+    let (text, visible_chars) = match &mut response {
+        Shape::Text(t) => {
+            let t = std::mem::take(t);
             let n = t.chars().count() as u64;
             (t, n)
         }
+        Shape::Object(r) => object_text(r, call, transcript, cfg)?,
     };
     let chars = text.chars().count();
     if chars < threshold {
@@ -146,6 +142,33 @@ pub fn candidate(
         visible_chars,
         response,
     })
+}
+
+/// The whole output of Claude Code's Bash response and the characters the model would see.
+fn object_text(
+    response: &mut BashResponse,
+    call: &ToolCall<'_>,
+    transcript: Option<&Path>,
+    cfg: &SwapConfig,
+) -> Result<(String, u64), NotInPlace> {
+    if response.is_image {
+        return Err(NotInPlace::UnknownShape);
+    }
+    if let Some(p) = &response.persisted_output_path {
+        let text = read_persisted(Path::new(p), transcript, call.session_id, cfg)
+            .map_err(NotInPlace::PersistedUnreadable)?;
+        return Ok((text, CLIENT_PREVIEW_CHARS));
+    }
+    // The replacement overwrites stdout: the output moves out, no copy.
+    let mut t = std::mem::take(&mut response.stdout);
+    if !response.stderr.is_empty() {
+        if !t.is_empty() && !t.ends_with('\n') {
+            t.push('\n');
+        }
+        t.push_str(&response.stderr);
+    }
+    let n = t.chars().count() as u64;
+    Ok((t, n))
 }
 
 /// Read the client's saved output: only a regular file inside
@@ -186,13 +209,19 @@ fn read_persisted(
 }
 
 impl Candidate {
-    /// The response the model gets instead (the same shape: `stdout` = `digest`, `stderr`
-    /// empty — the digest covers both — and no `persisted*` fields).
+    /// The response the model gets instead, in the shape it came in: the digest as the whole
+    /// string, or the object with `stdout` = `digest`, `stderr` empty (the digest covers
+    /// both) and no `persisted*` fields.
     pub fn replacement(mut self, digest: &str) -> Result<Box<serde_json::value::RawValue>, String> {
-        self.response.stdout = digest.to_string();
-        self.response.stderr = String::new();
-        self.response.persisted_output_path = None;
-        self.response.persisted_output_size = None;
+        match &mut self.response {
+            Shape::Text(t) => *t = digest.to_string(),
+            Shape::Object(r) => {
+                r.stdout = digest.to_string();
+                r.stderr = String::new();
+                r.persisted_output_path = None;
+                r.persisted_output_size = None;
+            }
+        }
         serde_json::value::to_raw_value(&self.response).map_err(|e| e.to_string())
     }
 }

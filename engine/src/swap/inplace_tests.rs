@@ -155,6 +155,38 @@ fn a_big_bash_output_is_stored_whole_and_replaced_by_its_digest() {
     assert_eq!(text[a..b].lines().count(), 3);
 }
 
+#[test]
+fn a_shell_output_sent_as_one_string_is_replaced_by_its_digest_as_one_string() {
+    // Codex CLI's PostToolUse `tool_response` for its shell tool: the output, a JSON string.
+    let (_d, e) = engine();
+    let log = build_log(2000, 1234);
+    let resp = serde_json::to_string(&log).expect("json");
+    let c = call("s2", "Bash", r#"{"cmd":"cargo build 2>&1"}"#, &resp);
+    let ip = e
+        .swap_in_place(&c, None, &SwapConfig::default(), T0)
+        .expect("store")
+        .expect("in place");
+    let digest: String = serde_json::from_str(ip.replacement.get()).expect("a JSON string");
+    assert!(digest.contains("1234│ error[E0433]"), "{digest}");
+    assert!(digest.chars().count() <= MAX_DIGEST_CHARS);
+    assert_eq!(
+        ip.removed_chars(),
+        log.chars().count() as u64 - ip.digest_chars
+    );
+    let id = short_id(&ip.report.id).to_string();
+    assert_eq!(e.swap_show(&id, T0).expect("content").text, log);
+    // Small ones stay whole.
+    let small = serde_json::to_string(&build_log(20, 5)).expect("json");
+    assert!(matches!(
+        candidate(
+            &call("s2", "Bash", "{}", &small),
+            None,
+            &SwapConfig::default()
+        ),
+        Err(NotInPlace::BelowThreshold { .. })
+    ));
+}
+
 /// The client's own files: `<transcript dir>/<session>/tool-results/<id>.txt`.
 fn client_dirs(root: &Path, session: &str) -> (PathBuf, PathBuf) {
     let proj = root.join("projects").join("-w");

@@ -13,6 +13,8 @@ Scenarios:
   codex-compact   a shell output says a fact; Codex compacts in the same turn (a usage report
                   of a full context); memctl's restore after the compaction reaches the next
                   model request and holds the fact; the session is archived as Codex's
+  codex-swap      a big shell output reaches the model as memctl's digest (the error line
+                  in it, the filler not); `memctl swap show` gives the line back
   gemini-session  a shell output says a fact; `--resume latest` reloads the chat whole and
                   gets no restore (it would repeat it); a new session with restore on startup
                   gets the fact in memctl's block; the session is archived as Gemini's
@@ -29,6 +31,7 @@ import argparse
 import html
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -199,6 +202,36 @@ def codex_compact(ctx: Ctx) -> None:
     expect_session(ctx, "codex", fact)
 
 
+def codex_swap(ctx: Ctx) -> None:
+    """A big shell output (800 lines, an error near the end) reaches the model as memctl's
+    digest, error line included. Codex hands hooks and the model the output's head and tail
+    (~10 kB) only: that is what memctl stores, and `memctl swap show` gives its lines back."""
+    err = "error: migration E-7731 failed at step 790 (lock timeout)"
+    cmd = ("python3 -c \"for i in range(1, 801): print('" + err + "' if i == 790 else "
+           "f'step {i}: compiled module m{i} ok')\"")
+    ctx.run_agent("codex", "Run the migration build and tell me what fails.",
+                  plant_then_answer("codex", cmd, "Step 790 fails: E-7731, a lock timeout."))
+    outputs = [item.get("output") for r in ctx.requests_since()
+               for item in r["body"].get("input", [])
+               if isinstance(item, dict) and item.get("type") == "function_call_output"]
+    if not outputs:
+        raise Failed("no function_call_output reached the model")
+    got = outputs[-1] if isinstance(outputs[-1], str) else json.dumps(outputs[-1])
+    if err not in got or "memctl swap show" not in got:
+        raise Failed(f"the model did not get memctl's digest with the error line: {got[:300]!r}")
+    # Codex keeps ~150 head lines; the digest keeps 6.
+    if "step 100: compiled" in got or len(got) > 2500:
+        raise Failed(f"the model got the whole output ({len(got)} chars), not the digest")
+    m = re.search(r"memctl swap show (\S+) --lines", got)
+    n = re.search(r"(\d+)│ " + re.escape(err), got)
+    if not m or not n:
+        raise Failed(f"the digest names no swap id or no numbered error line: {got[:300]!r}")
+    line = ctx.memctl("swap", "show", m.group(1), "--lines", n.group(1))
+    if line.strip() != err:
+        raise Failed(f"memctl swap show did not give the error line back: {line[:300]!r}")
+    expect_session(ctx, "codex", "E-7731")
+
+
 def gemini_session(ctx: Ctx) -> None:
     """A resumed Gemini chat is reloaded whole (no restore, which would repeat it); a new
     session with restore on startup gets the fact the first one's shell output said."""
@@ -299,7 +332,8 @@ def expect_no_feedback(ctx: Ctx) -> None:
         raise Failed(f"the agents' MCP lookups were archived as copies: {lookups}")
 
 
-SCENARIOS = {"codex-compact": codex_compact, "gemini-session": gemini_session,
+SCENARIOS = {"codex-compact": codex_compact, "codex-swap": codex_swap,
+             "gemini-session": gemini_session,
              "cross-agent": cross_agent}
 
 
