@@ -23,6 +23,9 @@ Scenarios:
                   second fact; a Gemini session gets the second in its restore and finds the
                   first with memctl's MCP search tool, whose answer reaches its next request;
                   Codex finds the Claude fact with the MCP tool too
+  to-claude       the other way round: Gemini and Codex settle a fact each; a new Claude Code
+                  session of the same project gets both in its first request (startup
+                  restore and prompt recall)
 """
 
 from __future__ import annotations
@@ -255,26 +258,34 @@ def gemini_session(ctx: Ctx) -> None:
     expect_session(ctx, "gemini", fact)
 
 
-def claude_learns(ctx: Ctx, fact_prompt: str) -> None:
-    """A Claude Code session (the real CLI, through driver.py) in this scenario's folders."""
-    scen = {"name": "cross-agent-claude", "description": "Claude Code settles a decision.",
-            "steps": [{"name": "claude-decides", "session": "new", "prompt": fact_prompt,
-                       "responses": [{"text": "Agreed and recorded."}]}],
-            "expect": []}
-    path = os.path.join(ctx.dir, "claude-scenario.json")
+def claude_step(ctx: Ctx, name: str, step: dict, expect: list, shared: bool) -> None:
+    """One Claude Code run (the real CLI, through driver.py) of one step in this scenario's
+    folders: with `shared`, the HOME and project the other agents already used (so one data
+    dir and one project); else the driver's own, which the other agents then use."""
+    scen = {"name": name, "description": name, "steps": [step], "expect": expect}
+    path = os.path.join(ctx.dir, f"{name}.json")
     with open(path, "w") as f:
         json.dump(scen, f)
-    out = os.path.join(ctx.dir, "claude")
-    r = subprocess.run([sys.executable, os.path.join(HERE, "driver.py"), "--hook-prefix",
-                        os.path.join(ctx.bin, "memctl-hook"), "--scenario", path, "--outdir", out],
-                       env=dict(os.environ, CCH_NO_NETNS="1"), capture_output=True, text=True,
-                       timeout=STEP_TIMEOUT * 2)
-    with open(os.path.join(ctx.dir, "claude-driver.log"), "w") as f:
+    out = os.path.join(ctx.dir, name)
+    argv = [sys.executable, os.path.join(HERE, "driver.py"), "--hook-prefix",
+            os.path.join(ctx.bin, "memctl-hook"), "--scenario", path, "--outdir", out]
+    if shared:
+        argv += ["--home", ctx.home, "--work", ctx.work]
+    r = subprocess.run(argv, env=dict(os.environ, CCH_NO_NETNS="1"), capture_output=True,
+                       text=True, timeout=STEP_TIMEOUT * 2)
+    with open(os.path.join(ctx.dir, f"{name}-driver.log"), "w") as f:
         f.write(r.stdout + r.stderr)
     if r.returncode != 0:
-        raise Failed(f"the Claude Code step failed (rc={r.returncode}; claude-driver.log)")
-    # The Claude step ran with <out>/home and <out>/work: the other agents use the same.
-    ctx.home, ctx.work = os.path.join(out, "home"), os.path.join(out, "work")
+        raise Failed(f"the Claude Code step {name} failed (rc={r.returncode}; {name}-driver.log)")
+    if not shared:
+        ctx.home, ctx.work = os.path.join(out, "home"), os.path.join(out, "work")
+
+
+def claude_learns(ctx: Ctx, fact_prompt: str) -> None:
+    """A Claude Code session that settles a decision; the other agents use its folders."""
+    step = {"name": "claude-decides", "session": "new", "prompt": fact_prompt,
+            "responses": [{"text": "Agreed and recorded."}]}
+    claude_step(ctx, "claude", step, [], shared=False)
 
 
 def mcp_search(agent: str, query: str, answer: str):
@@ -319,6 +330,29 @@ def cross_agent(ctx: Ctx) -> None:
     expect_no_feedback(ctx)
 
 
+def to_claude(ctx: Ctx) -> None:
+    """The other way round: Gemini's shell output and Codex's answer settle two facts; a new
+    Claude Code session of the same project (same HOME, same folder) gets both in its first
+    model request: the last session's (Codex's) in memctl's startup restore, Gemini's in the
+    prompt-time recall for the question that needs it."""
+    gemini_fact, codex_fact = "E-6120", "heron-9"
+    ctx.run_agent("gemini", "Why does the nightly export fail?",
+                  plant_then_answer("gemini", f"echo 'nightly export failed: quota error {gemini_fact}'",
+                                    f"The export hits quota error {gemini_fact}."))
+    ctx.run_agent("codex", f"Note: the fix goes out on the release train {codex_fact}.",
+                  lambda req, n: Turn(text=f"Noted: release train {codex_fact}."))
+    step = {"name": "claude-asks", "session": "new", "env": {"MEMCTL_RESTORE_ON_STARTUP": "1"},
+            "prompt": "New session. Anything I should know about the nightly export?",
+            "responses": [{"text": "Yes."}]}
+    expect = [{"request_contains": gemini_fact, "kind": "main"},
+              {"request_contains": codex_fact, "kind": "main"}]
+    claude_step(ctx, "claude-asks", step, expect, shared=True)
+    sessions = json.loads(ctx.memctl("sessions", "--json"))
+    agents = sorted({s.get("agent") for s in sessions})
+    if agents != ["claude", "codex", "gemini"]:
+        raise Failed(f"the project's sessions are not one per agent: {agents}")
+
+
 def expect_no_feedback(ctx: Ctx) -> None:
     """No archived chunk holds memctl's own restore or recall text, and the MCP lookups of both
     agents are archived as a one-line marker, not as copies of the archive."""
@@ -334,7 +368,7 @@ def expect_no_feedback(ctx: Ctx) -> None:
 
 SCENARIOS = {"codex-compact": codex_compact, "codex-swap": codex_swap,
              "gemini-session": gemini_session,
-             "cross-agent": cross_agent}
+             "cross-agent": cross_agent, "to-claude": to_claude}
 
 
 def main() -> int:

@@ -211,10 +211,11 @@ def run_in_netns(flags: list[str], argv: list[str], env: dict) -> int:
 
 
 class Run:
-    def __init__(self, scen_path: str, outdir: str, hook_prefix: str, claude: str, step_timeout: float):
+    def __init__(self, scen_path: str, outdir: str, hook_prefix: str, claude: str, step_timeout: float,
+                 home: str | None = None, work: str | None = None):
         self.out = outdir
-        self.home = os.path.join(outdir, "home")
-        self.work = os.path.join(outdir, "work")
+        self.home = home or os.path.join(outdir, "home")
+        self.work = work or os.path.join(outdir, "work")
         self.tmp = os.path.join(outdir, "tmp")
         self.hooks_dir = os.path.join(outdir, "hooks")
         self.steps_dir = os.path.join(outdir, "steps")
@@ -428,6 +429,8 @@ def main() -> int:
     ap.add_argument("--hook-prefix", required=True, help="command that runs a hook: '<prefix> <Event>'")
     ap.add_argument("--scenario", required=True)
     ap.add_argument("--outdir", required=True, help="a new or empty folder")
+    ap.add_argument("--home", help="HOME of the run (default <outdir>/home): another agent's, to share its data dir")
+    ap.add_argument("--work", help="the project folder (default <outdir>/work): another agent's project")
     ap.add_argument("--claude", help="the claude binary (default: installed on first use)")
     ap.add_argument("--step-timeout", type=float, default=float(os.environ.get("CCH_STEP_TIMEOUT", "180")))
     a = ap.parse_args()
@@ -452,6 +455,8 @@ def main() -> int:
                 log(f"running inside a private network namespace (unshare {' '.join(flags)})")
                 argv = ["--hook-prefix", a.hook_prefix, "--scenario", scen_path, "--outdir", outdir,
                         "--claude", claude, "--step-timeout", str(a.step_timeout)]
+                argv += ["--home", a.home] if a.home else []
+                argv += ["--work", a.work] if a.work else []
                 return run_in_netns(flags, argv, dict(os.environ, CCH_IN_NETNS="1"))
             log("WARNING: no network namespace (CCH_NO_NETNS=1, or no unshare/ip/permission); relying on "
                 "the CLI's no-traffic settings and a dead proxy")
@@ -461,7 +466,9 @@ def main() -> int:
                 raise SetupError(f"cannot bring loopback up in the namespace: {r.stderr.strip()}")
             claude = a.claude
         signal.signal(signal.SIGTERM, on_term)
-        return Run(scen_path, outdir, a.hook_prefix, claude, a.step_timeout).run()
+        home = os.path.abspath(a.home) if a.home else None
+        work = os.path.abspath(a.work) if a.work else None
+        return Run(scen_path, outdir, a.hook_prefix, claude, a.step_timeout, home, work).run()
     except ScenarioError as e:
         log(f"invalid scenario: {e}")
         return 2
