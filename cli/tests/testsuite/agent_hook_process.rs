@@ -125,3 +125,83 @@ fn a_codex_compaction_is_restored_through_additional_context() {
     assert!(ctx.contains("<memctl-context"), "{ctx}");
     assert_eq!(run("Stop", None), "");
 }
+
+/// An 800-line build log with its error near the end.
+fn big_log() -> String {
+    (1..=800)
+        .map(|i| match i {
+            790 => "error: migration E-7731 failed (lock timeout)\n".to_string(),
+            _ => format!("step {i}: compiled module m{i} ok\n"),
+        })
+        .collect()
+}
+
+/// Codex's PostToolUse with a big shell output: the hook answers with the one replacing
+/// output verified with Codex (`decision: block`, the digest as the reason), and the whole
+/// output is stored.
+#[test]
+fn a_big_codex_shell_output_is_replaced_by_its_digest() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let t = dir.path().join(format!("{}.jsonl", common::SID));
+    std::fs::copy(common::fixture(), &t).expect("copy transcript");
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&codex_payload("PostToolUse", None, &t)).expect("json");
+    v["tool_response"] = big_log().into();
+    let out = common::run(
+        common::hook_bin(),
+        &home,
+        &["--agent", "codex", "PostToolUse"],
+        &serde_json::to_vec(&v).expect("json"),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let o: serde_json::Value = serde_json::from_slice(&out.stdout).expect("hook output JSON");
+    assert_eq!(o["decision"], "block", "{o}");
+    let digest = o["reason"].as_str().expect("reason");
+    assert!(digest.contains("790│ error: migration E-7731"), "{digest}");
+    assert!(digest.contains("memctl swap show"), "{digest}");
+    assert!(!digest.contains("step 400:"), "{digest}");
+    let list = common::memctl(&home, &["swap", "list", "--json"], b"", &[]);
+    assert!(list.status.success(), "{list:?}");
+    assert!(
+        String::from_utf8_lossy(&list.stdout).contains("Bash"),
+        "{list:?}"
+    );
+}
+
+/// Gemini's AfterTool with a big shell output: stored whole in the swap, the output left as
+/// Gemini made it (no clean replacement exists there), nothing printed.
+#[test]
+fn a_big_gemini_shell_output_is_stored_and_left_in_place() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let mut v: serde_json::Value = GEMINI
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("fixture json"))
+        .find(|v| v["hook_event_name"] == "AfterTool")
+        .expect("a recorded AfterTool payload");
+    v["cwd"] = common::PROJECT.into();
+    v["tool_response"]["llmContent"] = big_log().into();
+    let out = common::run(
+        common::hook_bin(),
+        &home,
+        &["--agent", "gemini", "AfterTool"],
+        &serde_json::to_vec(&v).expect("json"),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    let list = common::memctl(&home, &["swap", "list", "--json"], b"", &[]);
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(text.contains("run_shell_command"), "{text}");
+    let id = serde_json::from_str::<serde_json::Value>(&text).expect("json")[0]["id"]
+        .as_str()
+        .expect("an entry id")
+        .to_string();
+    let shown = common::memctl(&home, &["swap", "show", &id, "--lines", "790"], b"", &[]);
+    assert_eq!(
+        String::from_utf8_lossy(&shown.stdout).trim(),
+        "error: migration E-7731 failed (lock timeout)"
+    );
+}

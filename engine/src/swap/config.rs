@@ -16,6 +16,12 @@ pub const SWAPPED_TOOLS: &[(&str, usize)] = &[
     ("WebFetch", 4096),
 ];
 
+/// Other agents' tools whose outputs are swapped (stored whole, not replaced), from the same
+/// size as Claude Code's equivalent. Kept apart from [`SWAPPED_TOOLS`], which is also Claude
+/// Code's install matcher. Codex's shell reaches hooks as `Bash` already; Gemini CLI's is
+/// `run_shell_command`, whose AfterTool cannot replace an output cleanly (ARCHITECTURE.md).
+pub const OTHER_AGENTS_SWAPPED_TOOLS: &[(&str, usize)] = &[("run_shell_command", 6144)];
+
 /// The tools whose outputs are swapped *in place* by default, and the size (characters of the
 /// whole output) from which they are: the PostToolUse hook then returns a digest through
 /// `updatedToolOutput` and the model never sees the full output (see [`super::inplace`]).
@@ -73,6 +79,7 @@ impl Default for SwapConfig {
             enabled: true,
             thresholds: SWAPPED_TOOLS
                 .iter()
+                .chain(OTHER_AGENTS_SWAPPED_TOOLS)
                 .map(|(t, n)| ((*t).to_string(), *n))
                 .collect(),
             max_entries_per_session: 50,

@@ -153,7 +153,7 @@ pub fn input_summary(tool: &str, input: &str) -> String {
                 ),
             })
         }),
-        "Bash" => serde_json::from_str::<BashInput>(input)
+        t if crate::patterns::is_shell_tool(t) => serde_json::from_str::<BashInput>(input)
             .ok()
             .and_then(|i| i.command),
         "Grep" | "Glob" => serde_json::from_str::<SearchInput>(input)
