@@ -64,7 +64,7 @@ for b in memctl memctl-hook; do
 done
 
 # Scenarios to run: Claude Code's (scenario files) and the other agents' (harness/agents.py).
-AGENT_SCENARIOS=(codex-compact codex-swap gemini-session cross-agent to-claude)
+AGENT_SCENARIOS=(codex-compact codex-swap gemini-session gemini-compress cross-agent to-claude)
 SCENARIOS=()
 RUN_AGENTS=()
 if (($#)); then

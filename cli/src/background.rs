@@ -84,6 +84,9 @@ fn archive(engine: &Engine, mine: Vec<(&Path, Job)>) -> u64 {
         let passes = job.run(|| match engine.ingest_transcript(t, &opts) {
             Ok(r) => {
                 pending += r.pending;
+                // A prompt's archive may be the first to see a compaction no session start
+                // announced (Gemini CLI's): the next prompt must recall.
+                memctl_engine::note_compactions(engine, &r);
                 tracing::debug!(
                     transcript = %t.display(),
                     turns = r.turns,

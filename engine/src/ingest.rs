@@ -104,6 +104,9 @@ pub struct IngestReport {
     pub forgotten: u64,
     /// Chunks left waiting for a model embedding.
     pub pending: u64,
+    /// Compaction summaries stored for the first time (the agent compacted since the last
+    /// archive of the transcript).
+    pub compactions: u64,
     /// True when the file was found rewritten and re-read from the start.
     pub rewritten: bool,
     /// Embedding space of the dense vectors written (model or hash); `None` when none was.
@@ -127,6 +130,7 @@ impl IngestReport {
         self.redactions += o.redactions;
         self.forgotten += o.forgotten;
         self.pending += o.pending;
+        self.compactions += o.compactions;
         self.rewritten |= o.rewritten;
         if o.embedder.is_some() {
             self.embedder.clone_from(&o.embedder);
@@ -166,6 +170,7 @@ struct Counts {
     duplicates: u64,
     pending: u64,
     forgotten: u64,
+    compactions: u64,
 }
 
 /// Count one stored chunk; true when it is new to the store. `this_run`: an earlier pass of
@@ -202,6 +207,7 @@ impl Counts {
         r.duplicates = self.duplicates;
         r.pending = self.pending;
         r.forgotten = self.forgotten;
+        r.compactions = self.compactions;
     }
 }
 
@@ -587,9 +593,17 @@ impl Core {
                         });
                     }
                     // Forgotten here too: by a forget that committed since the read above.
-                    let keys: Vec<_> = items.iter().map(|i| NewKeys::key(i.chunk)).collect();
-                    for (put, k) in w.put_chunks(items, t.now, pending)?.into_iter().zip(keys) {
+                    let keys: Vec<_> = items
+                        .iter()
+                        .map(|i| {
+                            let c = i.chunk;
+                            (NewKeys::key(c), c.is_compact_summary && c.part == 0)
+                        })
+                        .collect();
+                    let puts = w.put_chunks(items, t.now, pending)?;
+                    for (put, (k, summary)) in puts.into_iter().zip(keys) {
                         if tally(&put, new_keys.contains(&k), pending, &mut counts) {
+                            counts.compactions += u64::from(summary);
                             inserted.push(k);
                         }
                     }

@@ -94,7 +94,8 @@ pub use hooks::jobs::{INGEST as JOB_INGEST, Job, MIGRATE as JOB_MIGRATE, request
 pub use hooks::{
     AgentEvent, EventKind, HookAnswer, HookConfig, HookEffects, Reply, StartKind, ToolUse,
     handle as handle_event, handle_without_store as handle_event_without_store,
-    may_recall as event_may_recall, reads_only as event_reads_only, rescue as rescue_event,
+    may_recall as event_may_recall, note_compactions, reads_only as event_reads_only,
+    rescue as rescue_event,
 };
 // The store, its records and its checks.
 pub use codec::{decode_record, encode_record};

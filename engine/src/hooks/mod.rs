@@ -13,6 +13,7 @@ pub(crate) mod spool;
 
 pub use event::{AgentEvent, EventKind, Reply, StartKind, ToolUse};
 pub use handle::{
-    HookAnswer, HookConfig, HookEffects, handle, handle_without_store, may_recall, reads_only,
+    HookAnswer, HookConfig, HookEffects, handle, handle_without_store, may_recall,
+    note_compactions, reads_only,
 };
 pub use spool::rescue;

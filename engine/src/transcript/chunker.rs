@@ -69,6 +69,12 @@ pub struct ChunkerState {
     /// before agents were told apart have none, and resume as Claude Code's format.
     #[serde(default)]
     pub agent: Option<Agent>,
+    /// Gemini CLI: a session header came after the last message line, so a history rewrite
+    /// now is a resume's, whose compression summary was archived when it happened. Saved
+    /// with the state: a feed that starts at an open turn's first line (a message) resets it
+    /// there, one that starts where the last ended continues from the value it left.
+    #[serde(default)]
+    pub gemini_after_header: bool,
 }
 
 /// A chunk and whether its turn can still grow.
@@ -213,6 +219,9 @@ impl Chunker {
                 stats.record(&parsed);
                 match parsed {
                     Ok(line) => {
+                        if self.resumed_summary(&line) {
+                            continue;
+                        }
                         self.observe(&line);
                         assembler.push(&line, *offset);
                     }
@@ -272,6 +281,26 @@ impl Chunker {
         let agent = Agent::sniff(first);
         self.state.agent = Some(agent);
         agent
+    }
+
+    /// Whether `line` is a compaction summary a Gemini CLI resume wrote again (see
+    /// [`ChunkerState::gemini_after_header`]); tracks the header/message order as it goes.
+    fn resumed_summary(&mut self, line: &ParsedLine) -> bool {
+        if self.state.agent != Some(Agent::Gemini) {
+            return false;
+        }
+        match line {
+            ParsedLine::System(l) if l.subtype.as_deref() == Some("session") => {
+                self.state.gemini_after_header = true;
+                false
+            }
+            ParsedLine::User(l) if l.is_compact_summary => self.state.gemini_after_header,
+            ParsedLine::User(_) | ParsedLine::Assistant(_) => {
+                self.state.gemini_after_header = false;
+                false
+            }
+            _ => false,
+        }
     }
 
     /// Remember the file's first session id and cwd.

@@ -6,9 +6,14 @@
 //!   resume: a [`SystemLine`] with no content (subtype `session`) that carries the session id.
 //!   The file has no cwd anywhere: lines leave it `None`.
 //! - `{"$set": {...}}` updates (`lastUpdated`, `sessionId`, and whole-history `messages`
-//!   rewrites on start, resume and compression): skipped. Every message they hold was
-//!   written before as a line of its own, and kept messages come back with new ids after a
-//!   compression.
+//!   rewrites on start, resume and compression): skipped, but for a compression's summary.
+//!   Every other message they hold was written before as a line of its own, and kept
+//!   messages come back with new ids after a compression. A compression rewrites the history
+//!   as `[session context, summary (user), "Got it. Thanks for the additional context!"
+//!   (gemini), kept messages…]` ([`COMPRESSION_ACK`]); the summary becomes a compaction
+//!   summary line ([`MessageLine::is_compact_summary`]), as Claude Code's and Codex's do. A
+//!   resume writes the compressed history again after its header line: the chunker drops the
+//!   summary of such a rewrite (`Chunker`, which sees the header).
 //! - a message `{id, timestamp, type, content, toolCalls?, thoughts?, tokens?}`:
 //!   - `type: user`: `content` is a string or a list of parts. `{text}` parts become text
 //!     blocks, with the harness's injections removed: a part opening with `<session_context>`
@@ -37,6 +42,28 @@ use super::line::{
 const SESSION_CONTEXT_OPEN: &str = "<session_context>";
 const HOOK_CONTEXT_OPEN: &str = "<hook_context>";
 const HOOK_CONTEXT_CLOSE: &str = "</hook_context>";
+/// The model turn Gemini CLI (0.61.0) puts after the summary of a compressed history.
+const COMPRESSION_ACK: &str = "Got it. Thanks for the additional context!";
+
+/// A `$set` line's history rewrite, when it is one.
+#[derive(Deserialize)]
+struct SetLine {
+    #[serde(rename = "$set")]
+    set: SetMessages,
+}
+
+#[derive(Deserialize)]
+struct SetMessages {
+    messages: Vec<SetMessage>,
+}
+
+#[derive(Deserialize)]
+struct SetMessage {
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(flatten)]
+    record: Record,
+}
 
 /// Step one: what kind of line this is.
 #[derive(Deserialize)]
@@ -112,7 +139,7 @@ struct FunctionResponse {
 pub(crate) fn parse_gemini_line(bytes: &[u8]) -> Result<ParsedLine, LineError> {
     let head: Head = serde_json::from_slice(bytes)?;
     if head.set.is_some() {
-        return Ok(skipped("$set"));
+        return Ok(compression_summary(bytes).map_or_else(|| skipped("$set"), ParsedLine::User));
     }
     match head.kind.as_deref() {
         Some("user") => {
@@ -140,6 +167,46 @@ pub(crate) fn parse_gemini_line(bytes: &[u8]) -> Result<ParsedLine, LineError> {
             }))
         }
         None => Ok(skipped("(none)")),
+    }
+}
+
+/// The summary of a compressed history in a `$set` rewrite (see the module doc), as a
+/// compaction summary line; None for any other `$set` (most are: checked on the raw bytes
+/// before the history is decoded).
+fn compression_summary(bytes: &[u8]) -> Option<MessageLine> {
+    let ack = COMPRESSION_ACK.as_bytes();
+    if !bytes.windows(ack.len()).any(|w| w == ack) {
+        return None;
+    }
+    let set: SetLine = serde_json::from_slice(bytes).ok()?;
+    let msgs = set.set.messages;
+    let at = msgs.windows(2).position(|w| {
+        w[0].kind.as_deref() == Some("user")
+            && w[1].kind.as_deref() == Some("gemini")
+            && text_of(&w[1].record).trim() == COMPRESSION_ACK
+    })?;
+    let summary = msgs.into_iter().nth(at)?.record;
+    let text = text_of(&summary);
+    if text.trim().is_empty() {
+        return None;
+    }
+    let mut line = message_line(summary.id, summary.timestamp, "user", Content::Text(text));
+    line.supersedes = false;
+    line.is_compact_summary = true;
+    Some(line)
+}
+
+/// A record's text parts, joined (thoughts left out).
+fn text_of(r: &Record) -> String {
+    match &r.content {
+        Some(Parts::Text(t)) => t.clone(),
+        Some(Parts::List(parts)) => parts
+            .iter()
+            .filter(|p| p.thought != Some(true))
+            .filter_map(|p| p.text.as_deref())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Some(Parts::Other(_)) | None => String::new(),
     }
 }
 

@@ -293,9 +293,11 @@ fn gemini_fixture_resumed_session_with_hook_context_compression_and_a_failed_too
     // Four runs of one session (`--resume latest`): a prompt; a tool call with a compression
     // between the call and the answer (a `$set` rewriting the history); an unknown tool; a
     // prompt after the compression, whose resume `$set` repeats the compressed history.
+    // The compression summaries (the compression's and the two resumes' copies) are the
+    // chunker's business: `a_gemini_compression_is_one_compaction_summary`.
     let a = assemble(
         &fixture("gemini-0.61.0-resume-hooks-compress-toolerror.jsonl"),
-        parse_gemini_line,
+        gemini_without_summaries,
     );
     assert_eq!(a.stats.malformed, 0);
     assert_eq!(a.stats.skipped_by_type.get("$set"), Some(&24));
@@ -360,6 +362,59 @@ fn gemini_fixture_resumed_session_with_hook_context_compression_and_a_failed_too
     assert_no_injected_context(&a.turns);
     // The compression's summary exchange lives only in `$set` history rewrites.
     assert!(!all_text(&a.turns).contains("Got it. Thanks for the additional context!"));
+}
+
+/// Gemini's decoder with compaction summaries skipped (as `$set` lines, as before they were
+/// decoded).
+fn gemini_without_summaries(bytes: &[u8]) -> Result<ParsedLine, LineError> {
+    match parse_gemini_line(bytes)? {
+        ParsedLine::User(l) if l.is_compact_summary => Ok(ParsedLine::Skipped {
+            kind: LineKind::Unknown,
+            type_name: "$set".to_owned(),
+        }),
+        other => Ok(other),
+    }
+}
+
+#[test]
+fn a_gemini_compression_is_one_compaction_summary() {
+    // The real compression (recorded from Gemini CLI 0.61.0): its `$set` rewrite holds the
+    // summary (here the fake model's answer) and the fixed acknowledgement; the two later
+    // resumes write the same history again after their header.
+    let bytes = fixture("gemini-0.61.0-resume-hooks-compress-toolerror.jsonl");
+    let summaries = |chunks: &[super::chunker::EmittedChunk]| -> Vec<(u32, String)> {
+        chunks
+            .iter()
+            .filter(|c| c.chunk.is_compact_summary)
+            .map(|c| (c.chunk.turn_index, c.chunk.text.clone()))
+            .collect()
+    };
+    let cfg = crate::transcript::ChunkerConfig::default();
+    let whole = crate::transcript::chunk_transcript(&bytes, "fallback", &cfg);
+    let found = summaries(&whole.chunks);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].1.contains("complexity_reasoning"), "{found:?}");
+    // Fed line by line with the state saved in between (as hooks archive): the same one.
+    let mut state = None;
+    let mut at = 0usize;
+    let mut seen = Vec::new();
+    for line in bytes.split_inclusive(|b| *b == b'\n') {
+        let end = at + line.len();
+        let mut ch = crate::transcript::Chunker::new(cfg.clone(), "fallback");
+        if let Some(s) = state.take() {
+            ch = ch.with_state(s);
+        }
+        let from = ch.state().resume_offset as usize;
+        let batch = ch.feed(&bytes[from..end]);
+        for (t, text) in summaries(&batch.chunks) {
+            if !seen.iter().any(|(u, _): &(u32, String)| *u == t) {
+                seen.push((t, text));
+            }
+        }
+        state = Some(ch.state().clone());
+        at = end;
+    }
+    assert_eq!(seen, found);
 }
 
 // ---------------------------------------------------------------- Codex lines

@@ -18,6 +18,8 @@ Scenarios:
   gemini-session  a shell output says a fact; `--resume latest` reloads the chat whole and
                   gets no restore (it would repeat it); a new session with restore on startup
                   gets the fact in memctl's block; the session is archived as Gemini's
+  gemini-compress Gemini compresses its history (a full context reported); the next run
+                  (`--resume latest`) gets the compressed-away fact in memctl's block only
   cross-agent     Claude Code (the real CLI, through driver.py) settles a decision; a new Codex
                   session of the same project gets it in memctl's startup restore and says a
                   second fact; a Gemini session gets the second in its restore and finds the
@@ -258,6 +260,34 @@ def gemini_session(ctx: Ctx) -> None:
     expect_session(ctx, "gemini", fact)
 
 
+def gemini_compress(ctx: Ctx) -> None:
+    """Gemini CLI compresses its history (a nearly full context reported with a tool call);
+    the compression is archived as one, so the next run (`--resume latest`) gets the fact the
+    summary dropped in memctl's block, and nowhere else in its first request."""
+    fact = "kite-42.internal"
+    ctx.run_agent("gemini", "Why does the staging deploy fail?",
+                  plant_then_answer("gemini", f"echo 'error: deploy to {fact} failed: TLS timeout'",
+                                    "The host times out in the TLS handshake."))
+
+    def full_then_answer(req: dict, n: int) -> Turn:
+        if fa.is_tool_result(fa.last_input(req)):
+            return Turn(text="Listed.")
+        return Turn(tool="run_shell_command", args={"command": "ls"}, full_context=True)
+    ctx.run_agent("gemini", "List the files, please.", full_then_answer,
+                  extra_args=["--resume", "latest"])
+    chats = [os.path.join(d, f) for d, _, fs in os.walk(os.path.join(ctx.home, ".gemini"))
+             for f in fs if f.startswith("session-") and f.endswith(".jsonl")]
+    if not any("Got it. Thanks for the additional context!" in open(c).read() for c in chats):
+        raise Failed("Gemini CLI did not compress (no compressed history in its chat file)")
+    first = ctx.last_request_n()
+    ctx.run_agent("gemini", "Which host failed the deploy?", lambda req, n: Turn(text="That one."),
+                  extra_args=["--resume", "latest"])
+    main = [r for r in ctx.requests_since(first) if "alt=sse" in r["path"]]
+    expect_block(main[:1], [fact], "memctl's block after Gemini's compression")
+    if fact in outside_blocks(main[0]):
+        raise Failed("control: the compressed history still holds the fact outside memctl's block")
+
+
 def claude_step(ctx: Ctx, name: str, step: dict, expect: list, shared: bool) -> None:
     """One Claude Code run (the real CLI, through driver.py) of one step in this scenario's
     folders: with `shared`, the HOME and project the other agents already used (so one data
@@ -367,7 +397,7 @@ def expect_no_feedback(ctx: Ctx) -> None:
 
 
 SCENARIOS = {"codex-compact": codex_compact, "codex-swap": codex_swap,
-             "gemini-session": gemini_session,
+             "gemini-session": gemini_session, "gemini-compress": gemini_compress,
              "cross-agent": cross_agent, "to-claude": to_claude}
 
 
