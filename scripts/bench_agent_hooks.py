@@ -32,22 +32,32 @@ from benchlib import remove_tree, stop_dir_processes  # noqa: E402
 FIX = os.path.join(REPO, "tests", "fixtures")
 SESSION = "5e551011-aaaa-4bbb-8ccc-000000000001"
 
+# In an EVENTS filter: the recorded tool output replaced by an 800-line build log (32 kB) with
+# an error near its end, in the agent's own response shape (swapped: in place for Claude Code
+# and Codex, stored for Gemini CLI).
+BIG = "_big"
+BIG_LOG = "".join("error: migration E-7731 failed (lock timeout)\n" if i == 790
+                  else f"step {i}: compiled module m{i} ok\n" for i in range(1, 801))
+
 # (agent, label, event name in the payload fixture, filter on the recorded payload)
 EVENTS = [
     ("claude", "prompt", "UserPromptSubmit", {}),
     ("claude", "before compact", "PreCompact", {}),
     ("claude", "start (compact)", "SessionStart", {"source": "compact"}),
     ("claude", "tool output", "PostToolUse", {}),
+    ("claude", "big tool output (digest in place)", "PostToolUse", {BIG: True}),
     ("claude", "session end", "SessionEnd", {}),
     ("codex", "prompt", "UserPromptSubmit", {}),
     ("codex", "before compact", "PreCompact", {}),
     ("codex", "start (compact)", "SessionStart", {"source": "compact"}),
     ("codex", "tool output", "PostToolUse", {}),
+    ("codex", "big tool output (digest in place)", "PostToolUse", {BIG: True}),
     ("codex", "turn end (Stop)", "Stop", {}),
     ("gemini", "prompt (BeforeAgent)", "BeforeAgent", {}),
     ("gemini", "before compress", "PreCompress", {}),
     ("gemini", "session start", "SessionStart", {}),
     ("gemini", "tool output (AfterTool)", "AfterTool", {}),
+    ("gemini", "big tool output (stored)", "AfterTool", {BIG: True}),
     ("gemini", "turn end (AfterAgent)", "AfterAgent", {}),
     ("gemini", "session end", "SessionEnd", {}),
 ]
@@ -168,8 +178,17 @@ def payload(agent: str, event: str, where: dict, transcript: str, cwd: str) -> d
     with open(os.path.join(FIX, "payloads", name)) as f:
         for line in f:
             p = json.loads(line)
-            if p.get("hook_event_name") == event and all(p.get(k) == v for k, v in where.items()):
+            if p.get("hook_event_name") == event and \
+                    all(p.get(k) == v for k, v in where.items() if k != BIG):
                 p.update(session_id=SESSION, transcript_path=transcript, cwd=cwd)
+                if where.get(BIG):
+                    if agent == "claude":  # the recorded call is a Read: make it Bash's
+                        p.update(tool_name="Bash", tool_input={"command": "make migrate 2>&1"})
+                    p["tool_response"] = {
+                        "claude": {"stdout": BIG_LOG, "stderr": "", "interrupted": False,
+                                   "isImage": False},
+                        "codex": BIG_LOG,
+                        "gemini": {"llmContent": BIG_LOG, "returnDisplay": BIG_LOG}}[agent]
                 return p
     raise SystemExit(f"no recorded {agent} payload for {event} {where}")
 
