@@ -104,9 +104,9 @@ pub struct IngestReport {
     pub forgotten: u64,
     /// Chunks left waiting for a model embedding.
     pub pending: u64,
-    /// Compaction summaries stored for the first time (the agent compacted since the last
-    /// archive of the transcript).
-    pub compactions: u64,
+    /// (session, turn) of the newest compaction summary each transcript stored for the first
+    /// time (the agent compacted since the last archive of it).
+    pub compacted: Vec<(String, u32)>,
     /// True when the file was found rewritten and re-read from the start.
     pub rewritten: bool,
     /// Embedding space of the dense vectors written (model or hash); `None` when none was.
@@ -130,7 +130,7 @@ impl IngestReport {
         self.redactions += o.redactions;
         self.forgotten += o.forgotten;
         self.pending += o.pending;
-        self.compactions += o.compactions;
+        self.compacted.extend(o.compacted.iter().cloned());
         self.rewritten |= o.rewritten;
         if o.embedder.is_some() {
             self.embedder.clone_from(&o.embedder);
@@ -170,7 +170,8 @@ struct Counts {
     duplicates: u64,
     pending: u64,
     forgotten: u64,
-    compactions: u64,
+    /// Turn of the newest compaction summary stored for the first time.
+    compacted_turn: Option<u32>,
 }
 
 /// Count one stored chunk; true when it is new to the store. `this_run`: an earlier pass of
@@ -207,7 +208,6 @@ impl Counts {
         r.duplicates = self.duplicates;
         r.pending = self.pending;
         r.forgotten = self.forgotten;
-        r.compactions = self.compactions;
     }
 }
 
@@ -428,6 +428,9 @@ impl Core {
                 "ingest pass phases"
             );
             counts.into_report(&mut report);
+            if let Some(turn) = counts.compacted_turn {
+                report.compacted.push((session_id.clone(), turn));
+            }
         }
         if !session_id.is_empty() {
             report.sessions.push(session_id);
@@ -597,13 +600,14 @@ impl Core {
                         .iter()
                         .map(|i| {
                             let c = i.chunk;
-                            (NewKeys::key(c), c.is_compact_summary && c.part == 0)
+                            let summary = c.is_compact_summary && c.part == 0;
+                            (NewKeys::key(c), summary.then_some(c.turn_index))
                         })
                         .collect();
                     let puts = w.put_chunks(items, t.now, pending)?;
                     for (put, (k, summary)) in puts.into_iter().zip(keys) {
                         if tally(&put, new_keys.contains(&k), pending, &mut counts) {
-                            counts.compactions += u64::from(summary);
+                            counts.compacted_turn = summary.max(counts.compacted_turn);
                             inserted.push(k);
                         }
                     }

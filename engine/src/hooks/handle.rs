@@ -232,45 +232,26 @@ fn archive(engine: &Engine, p: &AgentEvent, effects: &mut HookEffects) -> Result
     }
 }
 
-/// After an archive (a hook's, or the deferred one a prompt starts): every session whose
-/// transcript gave a compaction summary for the first time gets [`unannounced_compaction`].
+/// After an archive (a hook's, or the deferred one a prompt starts): a compaction summary
+/// stored for the first time that no session start announced (Gemini CLI compresses without
+/// one; or a hook could not save its state) means the live context lost what came before it:
+/// the session's state becomes a new window at the summary, so the next prompt recalls and a
+/// resume restores. A compaction a session start announced (Claude Code, Codex) already left
+/// a window starting at or after the summary's turn, and keeps it.
 pub fn note_compactions(engine: &Engine, r: &crate::ingest::IngestReport) {
-    if r.compactions == 0 {
-        return;
-    }
-    for s in &r.sessions {
-        unannounced_compaction(engine, s);
-    }
-}
-
-/// A compaction summary was just archived. When no session start announced it (Gemini CLI
-/// compresses without one; or a hook could not save its state), the live context lost what
-/// came before it from now on: the session's state becomes a new window at the summary, so
-/// the next prompt recalls, and a resume restores. A compaction a session start announced
-/// (Claude Code, Codex) already left a window starting at or after the summary's turn.
-fn unannounced_compaction(engine: &Engine, session: &str) {
-    if session.is_empty() {
-        return;
-    }
-    let turn = match engine.latest_compact_turn(session) {
-        Ok(Some(t)) => t,
-        Ok(None) => return,
-        Err(e) => {
-            tracing::warn!(error = %e, "compaction not checked");
-            return;
+    for (session, turn) in r.compacted.iter().filter(|(s, _)| !s.is_empty()) {
+        let st = crate::recall::load_state(engine.data_dir(), session);
+        if st.lost && st.boundary_turn >= *turn {
+            continue;
         }
-    };
-    let st = crate::recall::load_state(engine.data_dir(), session);
-    if st.lost && st.boundary_turn >= turn {
-        return;
-    }
-    tracing::info!(
-        turn,
-        "a compaction no session start announced: recall is on"
-    );
-    let state = new_window(turn, st.pending);
-    if let Err(e) = crate::recall::save_state(engine.data_dir(), session, &state) {
-        tracing::warn!(error = %e, "context state not saved");
+        tracing::info!(
+            turn,
+            "a compaction no session start announced: recall is on"
+        );
+        let state = new_window(*turn, st.pending);
+        if let Err(e) = crate::recall::save_state(engine.data_dir(), session, &state) {
+            tracing::warn!(error = %e, "context state not saved");
+        }
     }
 }
 
