@@ -201,7 +201,11 @@ fn tally(put: &Put, this_run: bool, pending: bool, c: &mut Counts) -> bool {
 }
 
 impl Counts {
-    fn into_report(self, r: &mut IngestReport) {
+    /// Into `r`, a newly stored compaction summary as one of `session`.
+    fn into_report(self, r: &mut IngestReport, session: &str) {
+        if let Some(turn) = self.compacted_turn {
+            r.compacted.push((session.to_string(), turn));
+        }
         r.inserted = self.inserted;
         r.replaced = self.replaced;
         r.unchanged = self.unchanged;
@@ -427,10 +431,7 @@ impl Core {
                 total_ms = t0.elapsed().as_millis(),
                 "ingest pass phases"
             );
-            counts.into_report(&mut report);
-            if let Some(turn) = counts.compacted_turn {
-                report.compacted.push((session_id.clone(), turn));
-            }
+            counts.into_report(&mut report, &session_id);
         }
         if !session_id.is_empty() {
             report.sessions.push(session_id);
