@@ -15,6 +15,11 @@
 //!   boundaries; letter–digit runs such as `utf8`, `sha256` stay whole), plus the whole compound
 //!   and each whole camelCase word when they differ from the parts, so `HnswIndex`,
 //!   `hnsw_index.rs`, `hnsw` and `index` all match.
+//! - A compound with a separator (`/ : \`) also yields its file name with its line and the
+//!   names between separators (`billing.test.ts:52`, `test_runner.py`, `test_render_token` of
+//!   `src/billing.test.ts:52`, `tests/test_runner.py::test_render_token`), so a query naming
+//!   one piece exactly matches the path that holds it. Chunks stored before this rule have no
+//!   such terms until re-indexed (`memctl export` then `memctl import`).
 //! - English stopwords (the reference BM25's list) are dropped from parts.
 //! - Parts that are alphabetic and longer than 3 bytes are Porter2-stemmed (`rust-stemmers`);
 //!   whole compounds are kept verbatim so exact identifiers still match exactly.

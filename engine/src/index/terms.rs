@@ -284,7 +284,49 @@ pub fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
             lower_into(&mut lower, compound);
             f(&lower);
         }
+        for_each_segment(compound, &mut lower, &mut f);
     }
+}
+
+/// Joiners between the pieces of a path or a qualified name (`src/a.rs`, `a::b`, `a.rs:12`),
+/// as opposed to those inside one name (`_ . -`).
+fn is_separator(c: char) -> bool {
+    matches!(c, '/' | ':' | '\\')
+}
+
+/// The *segments* of a compound that holds a separator, each once, lowercased: the file name
+/// with its line (`billing.test.ts:251` of `/src/test/billing.test.ts:251`) and every piece
+/// between separators that is itself a name (`test_runner.py`, `test_render_token` of
+/// `tests/test_runner.py::test_render_token`). Why: the whole compound is one term, so a query
+/// naming only the file or the function could match nothing but its common parts (`test`,
+/// `render`), and the turn holding it exactly was ranked below turns sharing those parts.
+/// A piece counts as a name when it holds a joiner and two letters in a row: timestamps
+/// (`2025-10-14T17`) and numbers are not names.
+fn for_each_segment(compound: &str, lower: &mut String, f: &mut impl FnMut(&str)) {
+    if !compound.contains(is_separator) {
+        return;
+    }
+    let last = compound.rsplit(['/', '\\']).next().unwrap_or(compound);
+    // Allocates only when a compound has a segment to emit.
+    let mut done: Vec<&str> = Vec::new();
+    for seg in std::iter::once(last).chain(compound.split(is_separator)) {
+        let seg = seg.trim_matches(is_joiner);
+        let named = seg.contains(is_joiner) && two_letters(seg);
+        // The compound itself is emitted whole already (or is too long to be a term).
+        if !named || seg == compound || seg.len() > MAX_COMPOUND || done.contains(&seg) {
+            continue;
+        }
+        done.push(seg);
+        lower_into(lower, seg);
+        f(lower);
+    }
+}
+
+/// Whether `s` has two ASCII letters in a row (a name, not a number or a timestamp).
+fn two_letters(s: &str) -> bool {
+    s.as_bytes()
+        .windows(2)
+        .any(|w| w[0].is_ascii_alphabetic() && w[1].is_ascii_alphabetic())
 }
 
 /// Query terms: the same tokenization as documents, repeats kept (a repeated query word
@@ -321,9 +363,9 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// The tokenizer as it was before it stopped allocating per token (one `String` per
-    /// token, `to_lowercase` per word, camelCase split on a `Vec<(usize, char)>`): the stored
-    /// postings were written with it, so the new one must give exactly the same terms.
+    /// The tokenizer written the simple way (one `String` per token, `to_lowercase` per word,
+    /// camelCase split on a `Vec<(usize, char)>`): the allocation-free one must give exactly
+    /// the same terms.
     fn reference_tokenize(text: &str) -> Vec<String> {
         fn push(out: &mut Vec<String>, part: &str) {
             if part.len() > MAX_PART {
@@ -361,8 +403,51 @@ mod tests {
             if n_parts > 1 && compound.len() <= MAX_COMPOUND && compound.contains(is_joiner) {
                 out.push(compound.to_lowercase());
             }
+            if compound.contains(is_separator) {
+                let last = compound.rsplit(['/', '\\']).next().unwrap_or(compound);
+                let mut done: Vec<String> = Vec::new();
+                for seg in std::iter::once(last).chain(compound.split(is_separator)) {
+                    let seg = seg.trim_matches(is_joiner);
+                    let named = seg.contains(is_joiner)
+                        && seg
+                            .as_bytes()
+                            .windows(2)
+                            .any(|w| w[0].is_ascii_alphabetic() && w[1].is_ascii_alphabetic());
+                    let seg = seg.to_string();
+                    if named && seg != compound && seg.len() <= MAX_COMPOUND && !done.contains(&seg)
+                    {
+                        out.push(seg.to_lowercase());
+                        done.push(seg);
+                    }
+                }
+            }
         }
         out
+    }
+
+    #[test]
+    fn a_path_yields_its_file_name_and_the_names_between_separators() {
+        let terms =
+            tokenize("FAILED tests/test_runner.py::test_render_token at /src/billing.test.ts:251:");
+        for t in [
+            "tests/test_runner.py::test_render_token",
+            "test_runner.py",
+            "test_render_token",
+            "src/billing.test.ts:251",
+            "billing.test.ts:251",
+            "billing.test.ts",
+        ] {
+            assert!(terms.iter().any(|x| x == t), "{t} not in {terms:?}");
+        }
+        // A timestamp's pieces are not names.
+        let ts = tokenize("at 2025-10-14T17:04:15.249Z done");
+        assert!(
+            !ts.iter().any(|x| x == "2025-10-14t17" || x == "15.249z"),
+            "{ts:?}"
+        );
+        // Each segment once per compound.
+        let once = tokenize("ab_cd/ab_cd");
+        assert_eq!(once.iter().filter(|x| *x == "ab_cd").count(), 1, "{once:?}");
     }
 
     #[test]

@@ -24,21 +24,31 @@ pub fn is_confident(confidence: f32) -> bool {
     confidence >= CONFIDENT
 }
 
-/// Exact identifiers a query can hold: a `path:line`, an error code (`E0382`, `TS2345`,
-/// `ERR_MODULE_NOT_FOUND`, `ENOENT`), a hex hash of 7 or more digits.
+/// Exact identifiers a query can hold: a `path:line`, a path or a file name, an error code
+/// (`E0382`, `TS2345`, `ERR_MODULE_NOT_FOUND`, `ENOENT`), a ticket (`PAY-1042`) or an issue
+/// reference (`#1234`), a snake_case, camelCase or PascalCase name, a hex hash of 7 or more
+/// digits. Leftmost alternative first: a path with its line is one identifier, not three.
 static QUERY_IDENT_RE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"[\w./-]*\w\.\w+:\d+(?::\d+)?\b", // billing.test.ts:52, src/main.rs:10:5
+        r"|(?:[\w.-]+/)+[\w.-]*\w",         // kiln/utils/hashing.py, src/index/
+        r"|\b[\w-]+(?:\.[\w-]+)*\.(?:rs|ts|tsx|js|jsx|mjs|py|go|java|kt|kts|rb|php|cs|cpp|cc|c|h|hpp|swift|scala|sh|sql|toml|json|yaml|yml|lock|md|html|css|vue|svelte|proto|tf)\b",
         r"|\b[A-Z]{1,4}\d{3,5}\b",          // E0382, TS2345
         r"|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b", // ERR_MODULE_NOT_FOUND
         r"|\bE(?:NOENT|ACCES|ADDRINUSE|ADDRNOTAVAIL|CONNREFUSED|CONNRESET|PERM|EXIST|PIPE|TIMEDOUT|NOTDIR|ISDIR|MFILE|NOSPC|AGAIN|BUSY|NOTEMPTY|INVAL)\b",
+        r"|\b[A-Z][A-Z0-9]+-\d+\b",          // PAY-1042
+        r"|#\d{2,7}\b",                     // #1234
+        r"|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b", // test_render_token
+        r"|\b[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+\b", // getUserById
+        r"|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b", // InvoiceBuilder
         r"|\b[0-9a-fA-F]{7,64}\b", // a hash (checked for a digit and a letter below)
     ))
     .unwrap_or_else(|_| unreachable!())
 });
 
 /// The exact identifiers of `query`, distinct, in order. A run of hex digits counts only when it
-/// mixes digits and letters (`1234567` is a number, `deadbeef` a word).
+/// mixes digits and letters (`1234567` is a number, `deadbeef` a word); a path needs a file
+/// name or two slashes (`and/or`, `I/O` are words).
 pub fn query_identifiers(query: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for m in QUERY_IDENT_RE.find_iter(query) {
@@ -47,6 +57,9 @@ pub fn query_identifiers(query: &str) -> Vec<String> {
             && !(s.chars().any(|c| c.is_ascii_digit())
                 && s.chars().any(|c| c.is_ascii_alphabetic()))
         {
+            continue;
+        }
+        if s.contains('/') && !s.contains('.') && s.matches('/').count() < 2 {
             continue;
         }
         if !out.iter().any(|o| o == s) {
@@ -218,6 +231,25 @@ mod tests {
         );
         assert!(query_identifiers("why is the build failing 1234567 deadbeef").is_empty());
         assert!(query_identifiers(&"x".repeat(130_000)).is_empty());
+        assert_eq!(
+            query_identifiers(
+                "why did tests/test_runner.py::test_render_token fail in InvoiceBuilder, \
+                 getUserById and PAY-1042 (see #4821, Cargo.toml)?"
+            ),
+            [
+                "tests/test_runner.py",
+                "test_render_token",
+                "InvoiceBuilder",
+                "getUserById",
+                "PAY-1042",
+                "#4821",
+                "Cargo.toml"
+            ]
+        );
+        // Words, not identifiers.
+        assert!(
+            query_identifiers("the I/O and/or the cache, what did we decide last week?").is_empty()
+        );
     }
 
     #[test]

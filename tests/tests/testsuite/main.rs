@@ -12,6 +12,7 @@ mod export_batches;
 mod export_roundtrip;
 mod generated_turns_kept;
 mod generator;
+mod identifier_recall;
 mod ingest_completeness;
 mod recall_gate;
 mod recall_heldout;
