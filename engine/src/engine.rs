@@ -272,13 +272,30 @@ impl Engine {
         let mut embedder = None;
         let dense_wanted = req.mode != SearchMode::Lexical && !pids.is_empty();
         let retriever = Retriever::new(&reader);
+        // A time phrase ("last week") says when, not what: the retrievers search without it,
+        // over more candidates, and the hits inside its window come first.
+        let now = req.now.map_or_else(jiff::Timestamp::now, |s| {
+            jiff::Timestamp::from_second(s).unwrap_or_else(|_| jiff::Timestamp::now())
+        });
+        let time = crate::retrieve::when::time_scope(&req.query, now)
+            .filter(|t| !t.text.trim().is_empty());
+        let text = time
+            .as_ref()
+            .map_or(req.query.as_str(), |t| t.text.as_str());
+        let candidates = match time {
+            Some(_) => req
+                .candidates()
+                .max(req.k.max(1).saturating_mul(20))
+                .max(200),
+            None => req.candidates(),
+        };
         // The query vector (service or model) is made while this thread runs BM25.
         let (queried, lexical) = retriever.lexical_beside(
             &pids,
-            &req.query,
-            req.candidates(),
+            text,
+            candidates,
             req.mode != SearchMode::Dense,
-            || dense_wanted.then(|| self.query_embedding(&req.query, &pids, req.candidates())),
+            || dense_wanted.then(|| self.query_embedding(text, &pids, candidates)),
         );
         let lexical = lexical?;
         let (query_vector, ann) = match queried.transpose()? {
@@ -301,14 +318,17 @@ impl Engine {
             .with_ann(ann.as_ref());
         let vector = query_vector.as_ref().map(|(e, v)| (e, v.as_slice()));
         let mut ranked = retriever.rank(&Retrieval {
-            text: &req.query,
+            text,
             vector,
             project_ids: &pids,
-            candidates: req.candidates(),
+            candidates,
             mode: req.mode,
             fusion: req.fusion,
             lexical: lexical.as_ref(),
         })?;
+        if let Some(t) = &time {
+            retriever.promote_in_time(&mut ranked.hits, t)?;
+        }
         let ids = crate::retrieve::explain::query_identifiers(&req.query);
         retriever.promote_exact(&mut ranked.hits, &ids)?;
         let by_agent = crate::retrieve::AgentSessions::read(&reader, req.agent)?;
@@ -336,6 +356,7 @@ impl Engine {
             excluded_by,
             cold: ranked.cold,
             indexed: ranked.indexed,
+            time,
         })
     }
 

@@ -110,6 +110,7 @@ pub(super) fn search(
             "indexed": found.indexed,
             "excluded_by": found.excluded_by,
             "pending": pending,
+            "time": found.time,
             "results": json_results(&found, &req.query),
         });
         serde_json::to_writer(&mut *out, &doc)?;
@@ -210,6 +211,9 @@ fn print_found(
             c.scanned, c.total
         )?;
     }
+    if let Some(t) = &found.time {
+        writeln!(out, "note: {}", time_note(t))?;
+    }
     if pending > 0 {
         writeln!(
             out,
@@ -259,7 +263,7 @@ fn write_hit(
     let c = &r.record.chunk;
     writeln!(
         out,
-        "{:>2}. [{:.2}{}] chunk {} · session {} · turn {}{} · {} · {}",
+        "{:>2}. [{:.2}{}] chunk {} · session {} · turn {}{} · {}{} · {}",
         i + 1,
         r.confidence,
         if r.confident { "" } else { " weak" },
@@ -272,6 +276,7 @@ fn write_hit(
             String::new()
         },
         c.started_at.as_deref().unwrap_or("-"),
+        age_of(c.started_at.as_deref()).map_or(String::new(), |a| format!(" ({a})")),
         r.agent,
     )?;
     writeln!(out, "    {}", c.summary)?;
@@ -285,6 +290,26 @@ fn write_hit(
         writeln!(out, "    tools: {}", c.tools.join(", "))?;
     }
     Ok(())
+}
+
+/// What a query's time phrase was read as: `"last week": turns from 2026-11-16 to 2026-11-23
+/// first`.
+fn time_note(t: &memctl_engine::TimeScope) -> String {
+    let day = |s: &Option<String>| s.as_deref().map(|s| s.get(..10).unwrap_or(s).to_string());
+    let what = match (day(&t.since), day(&t.until), t.order) {
+        (_, _, Some(memctl_engine::TimeOrder::Earliest)) => "the oldest matching turns".into(),
+        (_, _, Some(memctl_engine::TimeOrder::Latest)) => "the newest matching turns".into(),
+        (Some(a), Some(b), _) => format!("matching turns from {a} to before {b}"),
+        (Some(a), None, _) => format!("matching turns since {a}"),
+        (None, Some(b), _) => format!("matching turns before {b}"),
+        (None, None, _) => "matching turns".into(),
+    };
+    format!("{:?} read as a time: {what} first, then the rest", t.phrase)
+}
+
+/// How long ago a turn started ("3 days ago"), from this process's clock.
+fn age_of(started_at: Option<&str>) -> Option<String> {
+    memctl_engine::age(started_at?, jiff::Timestamp::now())
 }
 
 /// `line` with the query's words and identifiers in bold (ANSI) when `bold`, else as is.
@@ -348,6 +373,7 @@ fn search_batch(
             "qid": q.qid,
             "embedder": found.embedder,
             "degraded": found.degraded,
+            "time": found.time,
             "results": json_results(&found, &req.query),
         });
         serde_json::to_writer(&mut *out, &doc)?;
@@ -377,6 +403,7 @@ fn json_results(found: &memctl_engine::SearchOutcome, query: &str) -> Vec<serde_
                 "turn_uuid": c.turn_uuid,
                 "line_uuids": c.line_uuids,
                 "started_at": c.started_at,
+                "age": age_of(c.started_at.as_deref()),
                 "tools": c.tools,
                 "files": c.files,
                 "summary": c.summary,

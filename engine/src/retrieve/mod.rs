@@ -19,6 +19,7 @@
 //! space.
 
 pub mod explain;
+pub mod when;
 
 use crate::embed::EmbedderId;
 use crate::error::StoreError;
@@ -402,6 +403,56 @@ impl<'r> Retriever<'r> {
 /// [`Retriever::promote_exact`] looks this far down the fused list.
 const PROMOTE_SCAN: usize = 200;
 
+/// A hit is relevant enough for a query's time phrase to move it when its fused score is at
+/// least this share of the best one's: a turn of last week that only shares a word with the
+/// question must not jump above an older turn that answers it.
+const TIME_RELEVANT_SHARE: f32 = 0.5;
+/// "The first time" reorders only hits this close to the best one: an old turn that is merely
+/// related must not come before the ones about the subject.
+const TIME_ORDER_SHARE: f32 = 0.8;
+
+impl Retriever<'_> {
+    /// Order the first [`PROMOTE_SCAN`] hits by what the query's time phrase asks: the
+    /// relevant hits inside its window first, or the relevant hits oldest / newest first
+    /// ([`when::TimeScope`]). Stable: everything else keeps the fused order, after them.
+    pub(crate) fn promote_in_time(
+        &self,
+        hits: &mut [FusedHit],
+        scope: &when::TimeScope,
+    ) -> Result<(), StoreError> {
+        let n = hits.len().min(PROMOTE_SCAN);
+        let best = hits[..n].iter().map(|h| h.score).fold(0.0f32, f32::max);
+        let mut keyed: Vec<(bool, String, FusedHit)> = Vec::with_capacity(n);
+        for h in &hits[..n] {
+            let started = self
+                .reader
+                .chunk(h.id)?
+                .and_then(|rec| rec.chunk.started_at)
+                .unwrap_or_default();
+            let inside = scope.since.as_deref().is_none_or(|s| started.as_str() >= s)
+                && scope.until.as_deref().is_none_or(|u| started.as_str() < u);
+            let share = match scope.order {
+                Some(_) => TIME_ORDER_SHARE,
+                None => TIME_RELEVANT_SHARE,
+            };
+            let first = inside && !started.is_empty() && h.score >= share * best;
+            keyed.push((first, started, *h));
+        }
+        keyed.sort_by(|a, b| {
+            let by_time = match (a.0 && b.0, scope.order) {
+                (true, Some(when::TimeOrder::Earliest)) => a.1.cmp(&b.1),
+                (true, Some(when::TimeOrder::Latest)) => b.1.cmp(&a.1),
+                _ => std::cmp::Ordering::Equal,
+            };
+            b.0.cmp(&a.0).then(by_time)
+        });
+        for (slot, (_, _, h)) in hits[..n].iter_mut().zip(keyed) {
+            *slot = h;
+        }
+        Ok(())
+    }
+}
+
 /// A search request (the CLI's and the agent's).
 #[derive(Debug, Clone)]
 pub struct SearchRequest {
@@ -427,6 +478,9 @@ pub struct SearchRequest {
     pub mode: SearchMode,
     /// Fusion weights.
     pub fusion: FusionParams,
+    /// The query's own time (Unix seconds), what its time phrases are relative to ("last
+    /// week"); `None` = now.
+    pub now: Option<i64>,
 }
 
 impl SearchRequest {
@@ -444,6 +498,7 @@ impl SearchRequest {
             agent: None,
             mode: SearchMode::Hybrid,
             fusion: FusionParams::default(),
+            now: None,
         }
     }
 
@@ -596,6 +651,8 @@ pub struct SearchOutcome {
     pub cold: Option<ColdScan>,
     /// Whether the resident service's vector index gave the dense candidates.
     pub indexed: bool,
+    /// The query's time phrase and what it was read as, when it had one.
+    pub time: Option<when::TimeScope>,
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ mod restore_quality;
 mod restore_reinforcement;
 mod retrieval_quality;
 mod shipped_deps;
+mod time_aware;
 
 #[test]
 fn every_file_is_a_module() {
