@@ -3,6 +3,7 @@
 on a real PostgreSQL 18 + pgvector 0.8.5 (scripts/pg.sh, the pinned wheel).
 
     scripts/bench_team.py [--bin target/release] [--sizes 10000,100000] [--queries 30] [--seed 7]
+    .cache/venv/bin/python scripts/bench_team.py --load copy --sizes 100000,1000000
 
 Vectors at scale: embedding 1e5 chunks with the real model takes hours on this machine (about
 12 chunks/s), so the store is built from the sample transcript's 50 real chunks and their real
@@ -16,6 +17,10 @@ with `memctl import` (real redb), and then through the real client path:
   sync       `memctl team share` + `memctl sync --json --no-embed`: reads the local store,
              batched multi-row inserts (500 per transaction) into the table with its HNSW and
              GIN indexes live; chunks/s = inserted / wall time of the process
+  copy       (--load copy, for 1e6: sync would take most of an hour) only the first
+             --copy-prefix rows go through import + share + sync as above; the rest are
+             written by binary COPY with the same columns, and the HNSW and GIN indexes built
+             after the load (scripts/team_copy_load.py: load time, build times, sizes)
   search     `memctl search --team "<words>" --json` as a member (RLS on), Q queries of 3-6
              words from the vocabulary: p50/p95 of the one SQL statement (`sql_ms`) and of the
              whole process (`ms`: model load + query embedding + connect + statement)
