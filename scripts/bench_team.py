@@ -104,6 +104,8 @@ def main():
                     help="copy: the first --copy-prefix rows by memctl sync, the rest by COPY "
                          "(scripts/team_copy_load.py; needs numpy: the project venv's python)")
     ap.add_argument("--copy-prefix", type=int, default=1000)
+    ap.add_argument("--copy-indexes", choices=("after", "live"), default="after",
+                    help="build the HNSW/GIN indexes after the COPY, or COPY into them live")
     ap.add_argument("--maintenance-work-mem", default="4GB",
                     help="for the index builds after a COPY load (the HNSW graph in memory)")
     ap.add_argument("--keep-server", action="store_true",
@@ -238,6 +240,7 @@ def load_size(ctx, n):
             "texts": lambda i: " ".join(rng.choice(vocab) for _ in range(6)),
             "session": lambda i: f"bench-{n}-{i // 200:05d}", "sigma": 0.35,
             "seed": a.seed, "maintenance_work_mem": a.maintenance_work_mem,
+            "indexes": a.copy_indexes,
             "synced_key": lambda i: tcl.row_key("alice", *synced[i])})
     return res, aenv
 

@@ -128,12 +128,13 @@ def load(bindir, admin, spec):
 
     spec: n, start, project_id, author, base (the sample's chunk records), base_vecs (their
     vectors, float64 [50, DIMS]), texts (a function i -> the row's extra words), session (i ->
-    session id), sigma (noise norm), seed, maintenance_work_mem, synced_key (i -> the key of
-    the pushed row i, for check_shape)."""
+    session id), sigma (noise norm), seed, maintenance_work_mem, indexes ("after" or "live"),
+    synced_key (i -> the key of the pushed row i, for check_shape)."""
     n, start, author = spec["n"], spec["start"], spec["author"]
     rng = np.random.default_rng(spec["seed"])
     base, bv = spec["base"], spec["base_vecs"]
-    defs = drop_indexes(bindir, admin)
+    # indexes "live": COPY into the table with its indexes, as sync inserts (to compare).
+    defs = drop_indexes(bindir, admin) if spec["indexes"] == "after" else []
     t0 = time.monotonic()
     sessions = sorted({spec["session"](i) for i in range(start, n)})
     have, _ = psql(bindir, admin, "SELECT id FROM memctl.sessions WHERE project_id = "
