@@ -3,6 +3,7 @@
 on a real PostgreSQL 18 + pgvector 0.8.5 (scripts/pg.sh, the pinned wheel).
 
     scripts/bench_team.py [--bin target/release] [--sizes 10000,100000] [--queries 30] [--seed 7]
+    .cache/venv/bin/python scripts/bench_team.py --load copy --sizes 100000,1000000
 
 Vectors at scale: embedding 1e5 chunks with the real model takes hours on this machine (about
 12 chunks/s), so the store is built from the sample transcript's 50 real chunks and their real
@@ -16,6 +17,10 @@ with `memctl import` (real redb), and then through the real client path:
   sync       `memctl team share` + `memctl sync --json --no-embed`: reads the local store,
              batched multi-row inserts (500 per transaction) into the table with its HNSW and
              GIN indexes live; chunks/s = inserted / wall time of the process
+  copy       (--load copy, for 1e6: sync would take most of an hour) only the first
+             --copy-prefix rows go through import + share + sync as above; the rest are
+             written by binary COPY with the same columns, and the HNSW and GIN indexes built
+             after the load (scripts/team_copy_load.py: load time, build times, sizes)
   search     `memctl search --team "<words>" --json` as a member (RLS on), Q queries of 3-6
              words from the vocabulary: p50/p95 of the one SQL statement (`sql_ms`) and of the
              whole process (`ms`: model load + query embedding + connect + statement)
@@ -95,6 +100,17 @@ def main():
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--ef-search", default="100,200,400",
                     help="hnsw.ef_search values the recall is measured at")
+    ap.add_argument("--load", choices=("sync", "copy"), default="sync",
+                    help="copy: the first --copy-prefix rows by memctl sync, the rest by COPY "
+                         "(scripts/team_copy_load.py; needs numpy: the project venv's python)")
+    ap.add_argument("--copy-prefix", type=int, default=1000)
+    ap.add_argument("--copy-indexes", choices=("after", "live"), default="after",
+                    help="build the HNSW/GIN indexes after the COPY, or COPY into them live")
+    ap.add_argument("--maintenance-work-mem", default="4GB",
+                    help="for the index builds after a COPY load (the HNSW graph in memory)")
+    ap.add_argument("--keep-server", action="store_true",
+                    help="leave the server and its rows up for EXPLAIN: prints its run dir; "
+                         "`bash scripts/pg.sh stop RUNDIR` after")
     a = ap.parse_args()
     print(f"bench_team: seed {a.seed}", file=sys.stderr)
     memctl = os.path.join(a.bin, "memctl")
@@ -111,7 +127,12 @@ def main():
     try:
         bench(a, memctl, tmp, base_env, run_dir)
     finally:
-        run(["bash", os.path.join(REPO, "scripts/pg.sh"), "stop", run_dir], base_env, check=False)
+        if a.keep_server:
+            print(f"bench_team: server left up, run dir {run_dir}, member alice:alice-pw",
+                  file=sys.stderr)
+        else:
+            run(["bash", os.path.join(REPO, "scripts/pg.sh"), "stop", run_dir], base_env,
+                check=False)
         stop_dir_processes(tmp)
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -139,84 +160,128 @@ def bench(a, memctl, tmp, base_env, run_dir):
     base = [r for r in recs if r["kind"] == "chunk" and r.get("vectors")]
     vocab = sorted({w.strip(".,:;()[]{}`'\"").lower() for r in base for w in r["text"].split()
                     if w.isalpha() and 4 <= len(w) <= 12})
-    out = {"seed": a.seed, "base_chunks": len(base), "vocab": len(vocab), "sizes": {}}
+    out = {"seed": a.seed, "load": a.load, "base_chunks": len(base), "vocab": len(vocab),
+           "sizes": {}}
+    ctx = {"a": a, "memctl": memctl, "tmp": tmp, "base_env": base_env, "rng": rng,
+           "admin": admin, "bindir": bindir, "alice": alice, "header": header, "base": base,
+           "vocab": vocab}
     for n in [int(s) for s in a.sizes.split(",")]:
-        project = f"/bench/team-{n}"
-        path = os.path.join(tmp, f"gen-{n}.jsonl")
-        sessions = {}
-        with open(path, "w") as f:
-            f.write(json.dumps(header) + "\n")
-            f.write(json.dumps({"kind": "project", "path": project}) + "\n")
-            for i in range(n):
-                b = base[i % len(base)]
-                sid = f"bench-{n}-{i // 200:05d}"
-                sessions[sid] = sessions.get(sid, 0) + 1
-                extra = " ".join(rng.choice(vocab) for _ in range(6))
-                rec = dict(b, session=sid, project=project, turn=i % 200, part=0, parts=1,
-                           turn_uuid=f"u-{n}-{i}", line_uuids=[f"u-{n}-{i}"],
-                           text=f"{b['text']}\nnote {i}: {extra}")
-                rec["vectors"] = [{"embedder": b["vectors"][0]["embedder"],
-                                   "f32le": f32le(noisy(rng, vec_of(b), 0.35))}]
-                f.write(json.dumps(rec) + "\n")
-            for sid, turns in sessions.items():
-                f.write(json.dumps({"kind": "session", "id": sid, "project": project,
-                                    "turns": turns, "updated_at": 0}) + "\n")
-            f.write(json.dumps({"kind": "trailer", "counts": {
-                "projects": 1, "tombstones": 0, "chunks": n, "turn_links": 0,
-                "sessions": len(sessions), "swap_outputs": 0, "memory_files": 0,
-                "vectors": n}}) + "\n")
         # Each size on its own: the previous size's rows (and index entries) go.
         psql(bindir, admin, "TRUNCATE memctl.chunks, memctl.sessions;")
-        home = os.path.join(tmp, f"alice-{n}")
-        aenv = dict(base_env, MEMCTL_HOME=home, MEMCTL_TEAM_URL=alice)
-        t0 = time.monotonic()
-        run([memctl, "import", path], aenv)
-        import_s = time.monotonic() - t0
-        run([memctl, "team", "share", project], aenv)
-        t0 = time.monotonic()
-        rep = json.loads(run([memctl, "sync", "--json", "--no-embed"], aenv).stdout)
-        sync_s = time.monotonic() - t0
-        # Search as the member, through the CLI.
-        sql_ms, proc_ms = [], []
-        for _ in range(a.queries):
-            q = " ".join(rng.choice(vocab) for _ in range(rng.randint(3, 6)))
-            t0 = time.monotonic()
-            r = json.loads(run([memctl, "search", "--team", q, "--json", "-k", "10"], aenv).stdout)
-            proc_ms.append((time.monotonic() - t0) * 1000)
-            sql_ms.append(r["sql_ms"])
-        # Recall@10 of the HNSW index against the exact order (as the superuser: the index
-        # itself, no RLS), on query vectors near stored ones.
-        qvecs = [noisy(rng, vec_of(base[rng.randrange(len(base))]), 0.35)
-                 for _ in range(a.queries)]
-        recall_by_ef = {}
-        for ef in [int(x) for x in a.ef_search.split(",")]:
-            script = [f"SET hnsw.ef_search = {ef};"]
-            for v in qvecs:
-                lit = "'[" + ",".join(f"{x:.6f}" for x in v) + "]'"
-                q = f"SELECT string_agg(id::text, ',') FROM (SELECT id FROM memctl.chunks ORDER BY embedding <=> {lit} LIMIT 10) t;"
-                script += ["SET enable_indexscan = on;", q, "SET enable_indexscan = off;", q]
-            lines = psql(bindir, admin, "\n".join(script)).split("\n")
-            lines = [l for l in lines if l and l[0].isdigit()]
-            recalls = []
-            for i in range(0, len(lines) - 1, 2):
-                ann, exact = set(lines[i].split(",")), set(lines[i + 1].split(","))
-                recalls.append(len(ann & exact) / max(1, len(exact)))
-            recall_by_ef[ef] = round(statistics.mean(recalls), 4) if recalls else None
+        res, aenv = load_size(ctx, n)
+        res.update(measure(ctx, aenv))
         rows = psql(bindir, admin, "SELECT count(*) FROM memctl.chunks;").strip()
-        out["sizes"][str(n)] = {
-            "server_rows_total": int(rows),
-            "import_s": round(import_s, 1),
-            "sync_inserted": rep["inserted"],
-            "sync_s": round(sync_s, 2),
-            "sync_chunks_per_s": round(rep["inserted"] / sync_s, 1),
-            "search_sql_ms_p50": pct(sql_ms, 0.5),
-            "search_sql_ms_p95": pct(sql_ms, 0.95),
-            "search_process_ms_p50": pct(proc_ms, 0.5),
-            "recall_at_10_by_ef_search": recall_by_ef,
-            "recall_queries": len(qvecs),
-        }
+        out["sizes"][str(n)] = dict(server_rows_total=int(rows), **res)
         print(json.dumps({str(n): out["sizes"][str(n)]}), file=sys.stderr)
     print(json.dumps(out, indent=2))
+
+
+def write_jsonl(ctx, n, k, project, path):
+    """The first k of the size's n rows as a `memctl import` file; their (session, turn, part,
+    text) for the COPY mode's key check."""
+    rng, base, vocab = ctx["rng"], ctx["base"], ctx["vocab"]
+    sessions, rows = {}, []
+    with open(path, "w") as f:
+        f.write(json.dumps(ctx["header"]) + "\n")
+        f.write(json.dumps({"kind": "project", "path": project}) + "\n")
+        for i in range(k):
+            b = base[i % len(base)]
+            sid = f"bench-{n}-{i // 200:05d}"
+            sessions[sid] = sessions.get(sid, 0) + 1
+            extra = " ".join(rng.choice(vocab) for _ in range(6))
+            rec = dict(b, session=sid, project=project, turn=i % 200, part=0, parts=1,
+                       turn_uuid=f"u-{n}-{i}", line_uuids=[f"u-{n}-{i}"],
+                       text=f"{b['text']}\nnote {i}: {extra}")
+            rec["vectors"] = [{"embedder": b["vectors"][0]["embedder"],
+                               "f32le": f32le(noisy(rng, vec_of(b), 0.35))}]
+            rows.append((sid, i % 200, 0, rec["text"]))
+            f.write(json.dumps(rec) + "\n")
+        for sid, turns in sessions.items():
+            f.write(json.dumps({"kind": "session", "id": sid, "project": project,
+                                "turns": turns, "updated_at": 0}) + "\n")
+        f.write(json.dumps({"kind": "trailer", "counts": {
+            "projects": 1, "tombstones": 0, "chunks": k, "turn_links": 0,
+            "sessions": len(sessions), "swap_outputs": 0, "memory_files": 0,
+            "vectors": k}}) + "\n")
+    return rows
+
+
+def load_size(ctx, n):
+    """Fill the team store with n rows of one project of `alice`: all through `memctl import`
+    + `memctl team share` + `memctl sync` (--load sync), or the first --copy-prefix that way
+    and the rest by COPY (--load copy). Returns the figures and alice's environment."""
+    a, memctl, tmp = ctx["a"], ctx["memctl"], ctx["tmp"]
+    project = f"/bench/team-{n}"
+    path = os.path.join(tmp, f"gen-{n}.jsonl")
+    k = n if a.load == "sync" else min(n, a.copy_prefix)
+    synced = write_jsonl(ctx, n, k, project, path)
+    home = os.path.join(tmp, f"alice-{n}")
+    aenv = dict(ctx["base_env"], MEMCTL_HOME=home, MEMCTL_TEAM_URL=ctx["alice"])
+    t0 = time.monotonic()
+    run([memctl, "import", path], aenv)
+    import_s = time.monotonic() - t0
+    os.remove(path)
+    run([memctl, "team", "share", project], aenv)
+    t0 = time.monotonic()
+    rep = json.loads(run([memctl, "sync", "--json", "--no-embed"], aenv).stdout)
+    sync_s = time.monotonic() - t0
+    res = {"import_s": round(import_s, 1), "sync_inserted": rep["inserted"],
+           "sync_s": round(sync_s, 2), "sync_chunks_per_s": round(rep["inserted"] / sync_s, 1)}
+    if a.load == "copy" and n > k:
+        import team_copy_load as tcl  # numpy: only this mode needs it
+        admin, bindir = ctx["admin"], ctx["bindir"]
+        tcl.verify_keys(bindir, admin, [tcl.row_key("alice", *r) for r in synced])
+        pid = int(psql(bindir, admin, "SELECT id FROM memctl.projects WHERE owner = 'alice' "
+                       f"AND name = '{project}';").strip())
+        rng, vocab, base = ctx["rng"], ctx["vocab"], ctx["base"]
+        res["copy"] = tcl.load(bindir, admin, {
+            "n": n, "start": k, "project_id": pid, "author": "alice", "base": base,
+            "base_vecs": tcl.np.array([vec_of(b) for b in base], dtype="float64"),
+            "texts": lambda i: " ".join(rng.choice(vocab) for _ in range(6)),
+            "session": lambda i: f"bench-{n}-{i // 200:05d}", "sigma": 0.35,
+            "seed": a.seed, "maintenance_work_mem": a.maintenance_work_mem,
+            "indexes": a.copy_indexes,
+            "synced_key": lambda i: tcl.row_key("alice", *synced[i])})
+    return res, aenv
+
+
+def measure(ctx, aenv):
+    """Search latency as the member through the CLI, and the HNSW recall@10."""
+    a, rng, vocab, base = ctx["a"], ctx["rng"], ctx["vocab"], ctx["base"]
+    sql_ms, proc_ms = [], []
+    for _ in range(a.queries):
+        q = " ".join(rng.choice(vocab) for _ in range(rng.randint(3, 6)))
+        t0 = time.monotonic()
+        r = json.loads(run([ctx["memctl"], "search", "--team", q, "--json", "-k", "10"],
+                           aenv).stdout)
+        proc_ms.append((time.monotonic() - t0) * 1000)
+        sql_ms.append(r["sql_ms"])
+    # Recall@10 of the HNSW index against the exact order (as the superuser: the index
+    # itself, no RLS), on query vectors near stored ones. The exact order once per query
+    # (index scans off: a sequential scan), then the index's at each ef_search.
+    qvecs = [noisy(rng, vec_of(base[rng.randrange(len(base))]), 0.35)
+             for _ in range(a.queries)]
+    qs = []
+    for v in qvecs:
+        lit = "'[" + ",".join(f"{x:.6f}" for x in v) + "]'"
+        qs.append(f"SELECT string_agg(id::text, ',') FROM (SELECT id FROM memctl.chunks "
+                  f"ORDER BY embedding <=> {lit} LIMIT 10) t;")
+
+    def top10s(script):
+        lines = psql(ctx["bindir"], ctx["admin"], "\n".join(script)).split("\n")
+        return [set(l.split(",")) for l in lines if l and l[0].isdigit()]
+
+    t0 = time.monotonic()
+    exact = top10s(["SET enable_indexscan = off;"] + qs)
+    exact_s = time.monotonic() - t0
+    recall_by_ef = {}
+    for ef in [int(x) for x in a.ef_search.split(",")]:
+        ann = top10s([f"SET hnsw.ef_search = {ef};"] + qs)
+        recalls = [len(x & e) / max(1, len(e)) for x, e in zip(ann, exact)]
+        recall_by_ef[ef] = round(statistics.mean(recalls), 4) if recalls else None
+    return {"search_sql_ms_p50": pct(sql_ms, 0.5), "search_sql_ms_p95": pct(sql_ms, 0.95),
+            "search_process_ms_p50": pct(proc_ms, 0.5), "recall_at_10_by_ef_search": recall_by_ef,
+            "recall_queries": len(qvecs), "exact_scans_s": round(exact_s, 1)}
 
 
 if __name__ == "__main__":
