@@ -342,6 +342,7 @@ impl Engine {
         }
         let model_vector = vector.filter(|(e, _)| e.model == crate::embed::onnx::MINILM_NAME);
         retriever.explain(&mut results, &ranked.lexical, model_vector)?;
+        crate::retrieve::mark_superseded(&mut results, time.is_some());
         let excluded_by = if results.is_empty() && req.has_filters() {
             let unfiltered = retriever.load(&ranked.hits, req.candidates(), |_, _| true)?;
             let recs: Vec<&ChunkRecord> = unfiltered.iter().map(|r| &r.record).collect();

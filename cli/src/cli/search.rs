@@ -280,6 +280,9 @@ fn write_hit(
         r.agent,
     )?;
     writeln!(out, "    {}", c.summary)?;
+    if let Some(by) = r.superseded_by {
+        writeln!(out, "    superseded: chunk {by} decides this subject later")?;
+    }
     for line in memctl_engine::matched_lines(&c.text, query, &c.summary) {
         writeln!(out, "    > {}", marked(&line, query, bold))?;
     }
@@ -404,6 +407,7 @@ fn json_results(found: &memctl_engine::SearchOutcome, query: &str) -> Vec<serde_
                 "line_uuids": c.line_uuids,
                 "started_at": c.started_at,
                 "age": age_of(c.started_at.as_deref()),
+                "superseded_by": r.superseded_by,
                 "tools": c.tools,
                 "files": c.files,
                 "summary": c.summary,

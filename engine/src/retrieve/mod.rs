@@ -19,6 +19,7 @@
 //! space.
 
 pub mod explain;
+pub mod supersede;
 pub mod when;
 
 use crate::embed::EmbedderId;
@@ -337,6 +338,7 @@ impl<'r> Retriever<'r> {
                 confidence: 0.0,
                 confident: false,
                 agent: crate::agent::Agent::default(),
+                superseded_by: None,
             });
         }
         Ok(out)
@@ -629,8 +631,42 @@ pub struct SearchResult {
     pub confidence: f32,
     /// Whether `confidence` clears the recall gate's calibrated threshold.
     pub confident: bool,
+    /// A later hit of these results that decides about the same subject
+    /// ([`supersede`]): this hit's decision is no longer the current one.
+    pub superseded_by: Option<ChunkId>,
     /// The agent whose session the chunk is from.
     pub agent: crate::agent::Agent,
+}
+
+/// Mark each result a later result supersedes ([`supersede`]) and, unless `keep_order` (the
+/// query asked for an order by time), put the newer decision before the ones it replaces.
+pub(crate) fn mark_superseded(results: &mut Vec<SearchResult>, keep_order: bool) {
+    let marks = {
+        let hits: Vec<supersede::DecisionHit<'_>> = results
+            .iter()
+            .map(|r| supersede::DecisionHit {
+                project: &r.record.chunk.project,
+                started_at: r.record.chunk.started_at.as_deref(),
+                text: &r.record.chunk.text,
+            })
+            .collect();
+        supersede::superseded_by(&hits)
+    };
+    if marks.iter().all(Option::is_none) {
+        return;
+    }
+    let ids: Vec<ChunkId> = results.iter().map(|r| r.id).collect();
+    for (r, m) in results.iter_mut().zip(&marks) {
+        r.superseded_by = m.map(|j| ids[j]);
+    }
+    if !keep_order {
+        let mut slots: Vec<Option<SearchResult>> = results.drain(..).map(Some).collect();
+        for i in supersede::order(&marks) {
+            if let Some(r) = slots[i].take() {
+                results.push(r);
+            }
+        }
+    }
 }
 
 /// Results plus how they were obtained.

@@ -157,3 +157,44 @@ fn time_phrases_find_the_turn_of_that_time() {
     println!("| all | {hit}/{n} |");
     assert!(hit * 10 >= n * 9, "time-aware R@1 {hit}/{n} (< 90 %)");
 }
+
+#[test]
+fn a_later_decision_supersedes_and_comes_first() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = memctl_tests::model_engine(&dir.path().join("home"));
+    let src = dir.path().join("transcripts");
+    std::fs::create_dir_all(&src).expect("dir");
+    for d in 0..DATES.len() {
+        write_day(&src, d);
+        e.ingest_transcript(
+            &src.join(format!("day{d}.jsonl")),
+            &IngestOptions::default(),
+        )
+        .expect("ingest");
+    }
+    let (mut first, mut marked, mut n) = (0, 0, 0);
+    for (subject, decisions) in SUBJECTS {
+        let query = format!("what did we decide about the {subject}?");
+        let found = e.search(&SearchRequest::new(&query, 3)).expect("search");
+        let top = &found.results[0];
+        first += usize::from(top.record.chunk.text.contains(decisions[2]));
+        for r in &found.results[1..] {
+            if decisions[..2]
+                .iter()
+                .any(|d| r.record.chunk.text.contains(d))
+            {
+                n += 1;
+                marked += usize::from(r.superseded_by == Some(top.id));
+            }
+        }
+    }
+    println!(
+        "latest decision first {first}/{}; older ones marked {marked}/{n}",
+        SUBJECTS.len()
+    );
+    assert_eq!(first, SUBJECTS.len(), "the latest decision is not first");
+    assert!(
+        n > 0 && marked == n,
+        "older decisions marked superseded: {marked}/{n}"
+    );
+}
