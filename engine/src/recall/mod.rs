@@ -234,24 +234,7 @@ pub(crate) fn recall(
             gated.push((h.id, evidence, rec));
         }
     }
-    // A later decision on the same subject goes before the ones it replaces (and gets the
-    // best turn's room): the current decision is the one an agent must act on.
-    let marks = crate::retrieve::supersede::superseded_by(
-        &gated
-            .iter()
-            .map(|(_, _, rec)| crate::retrieve::supersede::DecisionHit {
-                project: &rec.chunk.project,
-                started_at: rec.chunk.started_at.as_deref(),
-                text: &rec.chunk.text,
-            })
-            .collect::<Vec<_>>(),
-    );
-    if marks.iter().any(Option::is_some) {
-        let mut slots: Vec<_> = gated.drain(..).map(Some).collect();
-        for i in crate::retrieve::supersede::order(&marks) {
-            gated.extend(slots[i].take());
-        }
-    }
+    newest_decisions_first(&mut gated);
     let allowances = line_allowances(cfg.budget_chars, gated.len());
     for ((id, evidence, rec), allowance) in gated.into_iter().zip(allowances) {
         let line = passage::recall_line(
@@ -269,6 +252,27 @@ pub(crate) fn recall(
     let shown = out.text.lines().filter(|l| l.starts_with("- ")).count();
     out.turns.truncate(shown);
     Ok(out)
+}
+
+/// A later decision on the same subject goes before the ones it replaces (and gets the best
+/// turn's room): the current decision is the one an agent must act on.
+fn newest_decisions_first(gated: &mut Vec<(ChunkId, Evidence, ChunkRecord)>) {
+    let marks = crate::retrieve::supersede::superseded_by(
+        &gated
+            .iter()
+            .map(|(_, _, rec)| crate::retrieve::supersede::DecisionHit {
+                project: &rec.chunk.project,
+                started_at: rec.chunk.started_at.as_deref(),
+                text: &rec.chunk.text,
+            })
+            .collect::<Vec<_>>(),
+    );
+    if marks.iter().any(Option::is_some) {
+        let mut slots: Vec<_> = gated.drain(..).map(Some).collect();
+        for i in crate::retrieve::supersede::order(&marks) {
+            gated.extend(slots[i].take());
+        }
+    }
 }
 
 /// Not in the live context: this session's turns before the boundary, other sessions' turns;
