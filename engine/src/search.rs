@@ -21,6 +21,8 @@
 //!
 //! Cosines are floored at `dense_floor` (unrelated text), but never above the lowest cosine in
 //! the list: a paraphrase whose best match scores 0.21 still has a dense ordering.
+//! A lexical candidate missing from the dense list still gets its cosine
+//! ([`fuse_completed`]): otherwise a candidate past one list's cut-off gets nothing from it.
 //!
 //! Tuned by replaying the fusion offline on the candidate lists (dense top 50, BM25 top 50,
 //! coverage) of LoCoMo (1,982 questions, `scripts/locomo.sh`) and of the coding query set
