@@ -137,6 +137,8 @@ done
 
 TABLE=$(python3 "$GLUE" table "$RESULTS" "${PAIRS[@]}" --reference "$BENCH/README.md")
 echo "$TABLE"
+CATS=$(python3 "$GLUE" categories "$RESULTS" "${PAIRS[@]}")
+echo "$CATS"
 
 # --- 5. result file ------------------------------------------------------------------------------
 [[ $RESULT_MD == - ]] && exit 0
@@ -157,6 +159,10 @@ ms() { awk -v s="$1" -v n="$N_Q" 'BEGIN { printf "%.2f", 1000 * s / n }'; }
     echo "the list of its line uuids, and it **covers every evidence line it contains**: the same"
     echo "granularity as the reference \"pair\" chunking (3,075 chunks there and here), so compare with"
     echo "the reference \`/pair\` rows; the \`/turn\` rows (one line per result) are shown for context only."
+    echo
+    echo "Per LoCoMo category (the scorer's names; 2 = temporal):"
+    echo
+    echo "$CATS"
     echo
     echo "- ingest: $INGEST_S s wall ($INGEST_LINE)"
     echo "- $COVERAGE"

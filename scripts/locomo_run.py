@@ -5,6 +5,7 @@
   locomo_run.py coverage DATA DUMP.jsonl           every LoCoMo line must be in some chunk
   locomo_run.py convert  MEMCTL_OUT.jsonl RUN.jsonl [--first-line]
   locomo_run.py table    RESULTS_DIR LABEL=SCORE.json ... [--reference README.md]
+  locomo_run.py categories RESULTS_DIR LABEL=SCORE.json ...   per LoCoMo category (2 = temporal)
 
 DATA is a to_transcripts.py --out directory. The project of a LoCoMo conversation is the `cwd`
 to_transcripts.py writes into its transcripts, read from the first line of each transcript.
@@ -127,6 +128,28 @@ def cmd_table(results_dir, pairs, readme=None):
     print("\n".join(lines))
 
 
+# LoCoMo's category numbers (queries.jsonl `category`) and the names the scorer groups by.
+CATEGORIES = ((1, "multi-hop"), (2, "temporal"), (3, "open-domain"), (4, "single-hop"),
+              (5, "adversarial"))
+
+
+def cmd_categories(results_dir, pairs):
+    """One row per retriever and LoCoMo category: turn R@1/5/10 and session R@5."""
+    lines = ["| config | category | n | turn R@1 | turn R@5 | turn R@10 | sess R@5 |",
+             "|" + "---|" * 7]
+    for pair in pairs:
+        label, path = pair.split("=", 1)
+        met = json.load(open(os.path.join(results_dir, path), encoding="utf-8"))["metrics"]
+        for num, name in CATEGORIES:
+            m = met.get(name)
+            if not m:
+                continue
+            cells = [f"{m[f'turn_recall@{k}']:.3f}" for k in (1, 5, 10)] + \
+                [f"{m['session_recall@5']:.3f}"]
+            lines.append(f"| {label} | {num} {name} | {m['n']} | " + " | ".join(cells) + " |")
+    print("\n".join(lines))
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -140,6 +163,8 @@ def main(argv):
         return cmd_coverage(*args)
     elif cmd == "convert":
         cmd_convert(args[0], args[1], "--first-line" in args[2:])
+    elif cmd == "categories":
+        cmd_categories(args[0], args[1:])
     elif cmd == "table":
         readme = None
         if "--reference" in args:

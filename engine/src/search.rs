@@ -21,6 +21,8 @@
 //!
 //! Cosines are floored at `dense_floor` (unrelated text), but never above the lowest cosine in
 //! the list: a paraphrase whose best match scores 0.21 still has a dense ordering.
+//! A lexical candidate missing from the dense list still gets its cosine
+//! ([`fuse_completed`]): otherwise a candidate past one list's cut-off gets nothing from it.
 //!
 //! Tuned by replaying the fusion offline on the candidate lists (dense top 50, BM25 top 50,
 //! coverage) of LoCoMo (1,982 questions, `scripts/locomo.sh`) and of the coding query set
@@ -150,6 +152,21 @@ pub fn fuse(
     lexical_coverage: f32,
     p: &FusionParams,
 ) -> Vec<FusedHit> {
+    fuse_completed(dense, &[], lexical, lexical_coverage, p)
+}
+
+/// [`fuse`] with `completed`: the cosines of lexical candidates that the dense list lacks.
+/// They add their dense part like any dense hit, but the dense list alone sets the floor, the
+/// top and the margin, so a completed low cosine neither moves the normalization nor counts
+/// below the floor. Why: a candidate missing from one list gets nothing from it, and a BM25
+/// hit just past the dense cut-off lost all its semantic evidence to one just inside it.
+pub fn fuse_completed(
+    dense: &[Hit],
+    completed: &[Hit],
+    lexical: &[Hit],
+    lexical_coverage: f32,
+    p: &FusionParams,
+) -> Vec<FusedHit> {
     let w_lex = if lexical.is_empty() {
         0.0
     } else {
@@ -161,8 +178,8 @@ pub fn fuse(
     let floor = dense.iter().map(|h| h.score).fold(p.dense_floor, f32::min);
     let dense_max = dense.iter().map(|h| h.score).fold(floor, f32::max);
     let mut by_id: HashMap<u64, FusedHit> = HashMap::new();
-    for h in dense {
-        let norm = ((h.score - floor) / (dense_max - floor).max(1e-6)).max(0.0);
+    for h in dense.iter().chain(completed) {
+        let norm = ((h.score - floor) / (dense_max - floor).max(1e-6)).clamp(0.0, 1.0);
         let e = by_id.entry(h.id).or_insert_with(|| FusedHit::new(h.id));
         if e.dense.is_some() {
             continue; // first (best) occurrence wins
@@ -280,6 +297,26 @@ mod tests {
             ..FusionParams::default()
         };
         assert_eq!(fuse(&d, &l, 0.5, &coverage_only)[0].id, 5);
+    }
+
+    #[test]
+    fn a_completed_cosine_counts_without_moving_the_dense_normalization() {
+        let d = hits(&[(1, 0.8), (2, 0.6), (3, 0.5)]);
+        // 4 and 5: BM25 ties, outside the dense list; 4 is close to the query, 5 is not.
+        let l = hits(&[(4, 5.0), (5, 5.0), (2, 1.0)]);
+        let c = hits(&[(4, 0.45), (5, 0.05)]);
+        let p = FusionParams::default();
+        let plain = fuse(&d, &l, 0.5, &p);
+        let done = fuse_completed(&d, &c, &l, 0.5, &p);
+        let score = |v: &[FusedHit], id| v.iter().find(|h| h.id == id).map(|h| h.score);
+        // Without the completion the two BM25 ties are tied; with it, the close one leads.
+        assert_eq!(score(&plain, 4), score(&plain, 5));
+        assert!(score(&done, 4) > score(&done, 5), "{done:?}");
+        // Below the floor adds nothing, and the dense list's own scores are unchanged.
+        assert_eq!(score(&done, 5), score(&plain, 5));
+        for id in [1, 2, 3] {
+            assert_eq!(score(&done, id), score(&plain, id));
+        }
     }
 
     #[test]

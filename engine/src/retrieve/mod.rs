@@ -26,7 +26,7 @@ use crate::embed::EmbedderId;
 use crate::error::StoreError;
 use crate::evidence::Evidence;
 use crate::index::{Bm25Params, Hit, bm25_search};
-use crate::search::{FusedHit, FusionParams, SearchMode, fuse};
+use crate::search::{FusedHit, FusionParams, SearchMode, fuse, fuse_completed};
 use crate::store::{ChunkId, ChunkRecord, StoreReader};
 use explain::{hit_confidence, identifiers_held, is_confident};
 use std::collections::HashSet;
@@ -286,8 +286,16 @@ impl<'r> Retriever<'r> {
         } else {
             self.lexical(q.project_ids, q.text, q.candidates)?
         };
+        let completed = match (q.mode, q.vector) {
+            (SearchMode::Hybrid, Some((space, v))) => {
+                self.complete_dense(dense, &lex.hits, space, v)?
+            }
+            _ => Vec::new(),
+        };
         let hits = match q.mode {
-            SearchMode::Hybrid => fuse(dense, &lex.hits, lex.coverage, &q.fusion),
+            SearchMode::Hybrid => {
+                fuse_completed(dense, &completed, &lex.hits, lex.coverage, &q.fusion)
+            }
             SearchMode::Dense => fuse(dense, &[], 0.0, &q.fusion),
             SearchMode::Lexical => fuse(&[], &lex.hits, 1.0, &q.fusion),
         };
@@ -304,6 +312,28 @@ impl<'r> Retriever<'r> {
             cold: side.cold,
             indexed: side.indexed,
         })
+    }
+
+    /// The cosines of the lexical candidates missing from `dense`, read from their stored
+    /// vectors (those with one in `space`) for [`fuse_completed`]: one f16 vector read each.
+    fn complete_dense(
+        &self,
+        dense: &[Hit],
+        lexical: &[Hit],
+        space: &EmbedderId,
+        query: &[f32],
+    ) -> Result<Vec<Hit>, StoreError> {
+        let seen: HashSet<u64> = dense.iter().map(|h| h.id).collect();
+        let mut out = Vec::new();
+        for h in lexical.iter().filter(|h| !seen.contains(&h.id)) {
+            if let Some(v) = self.reader.vector(h.id, space)? {
+                out.push(Hit {
+                    id: h.id,
+                    score: crate::embed::dot(query, &v),
+                });
+            }
+        }
+        Ok(out)
     }
 
     /// Load ranked hits in order, keep those `accept` takes, one part per long turn, until `k`.
