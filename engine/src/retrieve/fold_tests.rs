@@ -223,3 +223,38 @@ fn a_restore_gives_a_repeated_run_one_line_that_says_how_many() {
         );
     }
 }
+
+#[test]
+fn recall_shows_a_repeated_run_once_with_its_count() {
+    let (_dir, engine) = engine();
+    let state = crate::recall::ContextState {
+        lost: true,
+        boundary_turn: 100,
+        ..Default::default()
+    };
+    let cfg = crate::recall::RecallConfig::default();
+    let found = engine
+        .recall(
+            "other-session",
+            CWD,
+            "Did the ledger tests pass?",
+            &state,
+            &cfg,
+        )
+        .expect("recall");
+    let runs: Vec<_> = found
+        .turns
+        .iter()
+        .filter(|t| t.line.contains("All 42 ledger tests pass"))
+        .collect();
+    assert_eq!(runs.len(), 1, "{}", found.text);
+    assert_eq!(runs[0].copies.count(), 3);
+    assert!(
+        runs[0]
+            .line
+            .starts_with("(×3, first 2026-11-10 10:00, last 2026-11-15 10:00) "),
+        "{}",
+        runs[0].line
+    );
+    assert!(found.text.contains("×3"), "{}", found.text);
+}
