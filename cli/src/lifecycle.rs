@@ -52,6 +52,9 @@ pub struct RestoreArgs {
     /// Budget in characters (default $MEMCTL_RESTORE_CHARS, else 4000).
     #[arg(long)]
     pub chars: Option<usize>,
+    /// Give each near-identical turn its own line instead of one line with a count (×N).
+    #[arg(long)]
+    pub no_fold: bool,
 }
 
 /// `memctl summarize`.
@@ -250,6 +253,7 @@ pub fn restore(
     if let Some(n) = a.chars {
         cfg.budget.max_chars = n.min(memctl_engine::MAX_RESTORE_CHARS);
     }
+    cfg.fold = !a.no_fold;
     let r = engine.restore(&session, &project, RestoreKind::Compact, &cfg)?;
     if r.text.is_empty() {
         writeln!(out, "nothing to restore for session {session}")?;

@@ -332,7 +332,7 @@ impl Engine {
         let ids = crate::retrieve::explain::query_identifiers(&req.query);
         retriever.promote_exact(&mut ranked.hits, &ids)?;
         let by_agent = crate::retrieve::AgentSessions::read(&reader, req.agent)?;
-        let mut results = retriever.load(&ranked.hits, req.k.max(1), |_, rec| {
+        let mut results = retriever.load(&ranked.hits, req.k.max(1), req.fold, |_, rec| {
             req.accepts(rec) && by_agent.accepts(rec)
         })?;
         for r in &mut results {
@@ -344,7 +344,7 @@ impl Engine {
         retriever.explain(&mut results, &ranked.lexical, model_vector)?;
         crate::retrieve::mark_superseded(&mut results, time.is_some());
         let excluded_by = if results.is_empty() && req.has_filters() {
-            let unfiltered = retriever.load(&ranked.hits, req.candidates(), |_, _| true)?;
+            let unfiltered = retriever.load(&ranked.hits, req.candidates(), false, |_, _| true)?;
             let recs: Vec<&ChunkRecord> = unfiltered.iter().map(|r| &r.record).collect();
             req.explain_exclusions(&recs, &by_agent)
         } else {
@@ -547,6 +547,16 @@ impl Engine {
     /// One chunk.
     pub fn chunk(&self, id: ChunkId) -> Result<Option<ChunkRecord>, EngineError> {
         Ok(self.core.store().read()?.chunk(id)?)
+    }
+
+    /// The near-identical copies of chunk `id` that search, recall and restore fold into it
+    /// ([`crate::fold`]), oldest first; none when the chunk is gone.
+    pub fn chunk_copies(&self, id: ChunkId) -> Result<Vec<(ChunkId, ChunkRecord)>, EngineError> {
+        let r = self.core.store().read()?;
+        let Some(rec) = r.chunk(id)? else {
+            return Ok(Vec::new());
+        };
+        Ok(Retriever::new(&r).copies_of(id, &rec)?)
     }
 
     /// A session's chunks in turn order, read in one snapshot (chunks pruned meanwhile are left

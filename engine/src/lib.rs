@@ -29,6 +29,7 @@ mod error;
 mod evidence;
 mod export;
 mod filter;
+mod fold;
 mod forget;
 #[cfg(test)]
 mod fuzz;
@@ -78,6 +79,7 @@ pub use store::{FileCompaction, SCHEMA_VERSION};
 pub use settings::{ConfigEntry, FileScope, ProjectRule, Source as SettingSource};
 // Search, ranking and the explanation of a hit.
 pub use filter::{normalize_project, parse_time, resolve_project, resolve_session};
+pub use fold::{Copies, fold_key};
 pub use rank::usage::is_strong;
 pub use rank::{RankParams, importance};
 pub use retrieve::explain::{highlight_spans, index_terms, matched_lines, term_spans};

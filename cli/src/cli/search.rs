@@ -56,6 +56,10 @@ pub struct SearchArgs {
     /// JSON output (one object with `results`).
     #[arg(long)]
     pub json: bool,
+    /// List near-identical turns (the same test run with other timings, the same question
+    /// asked again) each in its own slot instead of one with a count (×N).
+    #[arg(long)]
+    pub no_fold: bool,
     /// Search the team store (PostgreSQL; projects shared with you) instead of the local
     /// archive: each hit names the teammate, project and session. Takes --project and -k.
     #[arg(long, conflicts_with_all = ["queries", "session", "tool", "file", "since", "until", "agent", "all_projects"])]
@@ -126,6 +130,7 @@ fn request(engine: &Engine, a: &SearchArgs) -> Result<SearchRequest> {
     let mut req = SearchRequest::new(String::new(), a.k);
     req.mode = a.mode;
     req.agent = a.agent;
+    req.fold = !a.no_fold;
     crate::filters::apply(
         engine,
         &crate::filters::FilterArgs {
@@ -279,6 +284,9 @@ fn write_hit(
         age_of(c.started_at.as_deref()).map_or(String::new(), |a| format!(" ({a})")),
         r.agent,
     )?;
+    if let Some(label) = r.copies.label() {
+        writeln!(out, "    {label} (memctl show {} lists them)", r.id)?;
+    }
     writeln!(out, "    {}", c.summary)?;
     if let Some(by) = r.superseded_by {
         writeln!(out, "    superseded: chunk {by} decides this subject later")?;
@@ -417,6 +425,10 @@ fn json_results(found: &memctl_engine::SearchOutcome, query: &str) -> Vec<serde_
                 "coverage": r.evidence.coverage,
                 "cosine": r.evidence.dense,
                 "lines": memctl_engine::matched_lines(&c.text, query, &c.summary),
+                "copies": r.copies.count(),
+                "copy_ids": r.copies.ids,
+                "first": r.copies.first,
+                "last": r.copies.last,
             })
         })
         .collect()

@@ -71,6 +71,24 @@ pub(super) fn sessions(engine: Engine, a: SessionsArgs, out: &mut dyn Write) -> 
     Ok(())
 }
 
+/// The near-identical turns search folds into a chunk (`×N` in its results), one a line.
+fn write_copies(out: &mut dyn Write, copies: &[(u64, memctl_engine::ChunkRecord)]) -> Result<()> {
+    if copies.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "copies:  {} near-identical turns", copies.len())?;
+    for (cid, r) in copies {
+        writeln!(
+            out,
+            "  chunk {cid} · session {} · turn {} · {}",
+            r.chunk.session_id,
+            r.chunk.turn_index,
+            r.chunk.started_at.as_deref().unwrap_or("-")
+        )?;
+    }
+    Ok(())
+}
+
 pub(super) fn show(engine: Engine, a: ShowArgs, out: &mut dyn Write) -> Result<()> {
     // A number names a chunk; a session id prefix may be all digits too.
     let chunk = match a.id.parse::<u64>() {
@@ -78,8 +96,20 @@ pub(super) fn show(engine: Engine, a: ShowArgs, out: &mut dyn Write) -> Result<(
         Err(_) => None,
     };
     if let Some((id, rec)) = chunk {
+        let copies = engine.chunk_copies(id)?;
         if a.json {
-            serde_json::to_writer(&mut *out, &rec)?;
+            let mut v = serde_json::to_value(&rec)?;
+            if let Some(o) = v.as_object_mut() {
+                let list: Vec<serde_json::Value> = copies
+                    .iter()
+                    .map(|(cid, r)| {
+                        serde_json::json!({"id": cid, "session_id": r.chunk.session_id,
+                        "turn_index": r.chunk.turn_index, "started_at": r.chunk.started_at})
+                    })
+                    .collect();
+                o.insert("copies".into(), list.into());
+            }
+            serde_json::to_writer(&mut *out, &v)?;
             writeln!(out)?;
         } else {
             let c = &rec.chunk;
@@ -101,6 +131,7 @@ pub(super) fn show(engine: Engine, a: ShowArgs, out: &mut dyn Write) -> Result<(
             writeln!(out, "tools:   {}", c.tools.join(", "))?;
             writeln!(out, "files:   {}", c.files.join(", "))?;
             writeln!(out, "summary: {}", c.summary)?;
+            write_copies(out, &copies)?;
             writeln!(out, "---\n{}", c.text)?;
         }
         return Ok(());

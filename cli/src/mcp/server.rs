@@ -95,9 +95,10 @@ impl MemctlServer {
     #[tool(
         description = "Search memctl's archive of past turns of every coding agent (this project by \
         default). Returns one line per hit: id, session, turn, time, gist, score, confidence (0..1, \
-        absolute; `confident: false` marks a weak match), the line that matched. Open hits with \
-        `get` (full text) or `timeline` (turns around it). Use rare words (names, error text, \
-        ids) or a plain question."
+        absolute; `confident: false` marks a weak match), the line that matched, and `copies` \
+        (\"×N, first …, last …\") when near-identical turns were folded into the hit. Open \
+        hits with `get` (full text) or `timeline` (turns around it). Use rare words (names, \
+        error text, ids) or a plain question."
     )]
     async fn search(&self, p: Parameters<SearchInput>) -> Result<Json<SearchOutput>, String> {
         self.run("search", move |e, c| tools::search(e, c, p.0))

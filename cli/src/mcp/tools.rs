@@ -101,6 +101,7 @@ fn team_search(engine: &Engine, ctx: &Ctx, query: &str, k: usize) -> Result<Sear
             confidence: None,
             confident: None,
             lines: Vec::new(),
+            copies: None,
             teammate: Some(h.author),
             project: Some(h.project),
         })
@@ -235,6 +236,7 @@ pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOu
                 confidence: Some((f64::from(r.confidence) * 1000.0).round() / 1000.0),
                 confident: Some(r.confident),
                 lines: Vec::new(),
+                copies: r.copies.label(),
                 teammate: None,
                 project: None,
             };

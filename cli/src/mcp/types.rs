@@ -92,6 +92,10 @@ pub struct Hit {
     /// The turn's best line for the query, when it fits the hit's size (local hits).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<String>,
+    /// Near-identical turns folded into this hit: "×N, first <time>, last <time>"
+    /// (`get`/`timeline` open this one; `memctl show <id>` lists the others).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copies: Option<String>,
     /// scope=team: the teammate who synced it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub teammate: Option<String>,

@@ -151,7 +151,14 @@ fn prompt_recall(
         return None;
     }
     let ids: Vec<_> = found.turns.iter().map(|t| t.id).collect();
+    // A folded copy was shown as its twin's count: recalling it later would repeat the line.
+    let copies: Vec<_> = found
+        .turns
+        .iter()
+        .flat_map(|t| t.copies.ids.iter().copied())
+        .collect();
     state.add_recalled(&ids);
+    state.add_recalled(&copies);
     // Not boosted for being injected: boosted if the agent's answer uses them.
     match engine.next_agent_turn(session) {
         Ok(from) => state.await_use(&ids, from),

@@ -83,6 +83,8 @@ pub struct RecalledTurn {
     pub evidence: Evidence,
     /// The line shown to the model.
     pub line: String,
+    /// Near-identical turns folded into this one (the line says how many).
+    pub copies: crate::fold::Copies,
 }
 
 /// What recall found for a prompt.
@@ -189,18 +191,113 @@ pub(crate) fn recall(
         fusion: FusionParams::default(),
         lexical: lexical.as_ref(),
     })?;
-    let recalled: HashSet<ChunkId> = state.recalled.iter().copied().collect();
     let restored: HashSet<ChunkId> = state.injected.iter().copied().collect();
     let kind = prompt_kind(prompt);
     let mut out = Recalled {
         embedded_by: source,
         ..Recalled::default()
     };
-    let mut gated: Vec<(ChunkId, Evidence, ChunkRecord)> = Vec::new();
+    let mut gated = gated_candidates(
+        &r,
+        &ranked,
+        model_space,
+        kind,
+        session,
+        state,
+        cfg,
+        &mut out,
+    )?;
+    newest_decisions_first(&mut gated);
+    let allowances = line_allowances(cfg.budget_chars, gated.len());
+    for (g, allowance) in gated.into_iter().zip(allowances) {
+        // The copies' count and dates take room from the line, not from the block.
+        let label = g.copies.label().map(|l| format!("({l}) "));
+        let room = allowance.saturating_sub(label.as_deref().map_or(0, |l| l.chars().count()));
+        let line = passage::recall_line(
+            &g.rec,
+            session,
+            prompt,
+            &terms,
+            !restored.contains(&g.id),
+            room,
+        );
+        let line = match label {
+            Some(l) => format!("{l}{line}"),
+            None => line,
+        };
+        out.turns.push(RecalledTurn {
+            id: g.id,
+            evidence: g.evidence,
+            line,
+            copies: g.copies,
+        });
+    }
+    out.text = render(&out.turns, cfg.budget_chars);
+    // Only turns whose line fits count as injected.
+    let shown = out.text.lines().filter(|l| l.starts_with("- ")).count();
+    out.turns.truncate(shown);
+    Ok(out)
+}
+
+/// A later decision on the same subject goes before the ones it replaces (and gets the best
+/// turn's room): the current decision is the one an agent must act on.
+fn newest_decisions_first(gated: &mut Vec<Gated>) {
+    let marks = crate::retrieve::supersede::superseded_by(
+        &gated
+            .iter()
+            .map(|g| crate::retrieve::supersede::DecisionHit {
+                project: &g.rec.chunk.project,
+                started_at: g.rec.chunk.started_at.as_deref(),
+                text: &g.rec.chunk.text,
+            })
+            .collect::<Vec<_>>(),
+    );
+    if marks.iter().any(Option::is_some) {
+        let mut slots: Vec<_> = gated.drain(..).map(Some).collect();
+        for i in crate::retrieve::supersede::order(&marks) {
+            gated.extend(slots[i].take());
+        }
+    }
+}
+
+/// A candidate that passed the gate, with the near-identical turns folded into it.
+struct Gated {
+    id: ChunkId,
+    evidence: Evidence,
+    rec: ChunkRecord,
+    copies: crate::fold::Copies,
+}
+
+/// Hits read after the last gated turn, for copies of the gated ones only: a near-identical
+/// turn ranks next to its twin, and the prompt path reads no more than this.
+const FOLD_TAIL: usize = 16;
+
+/// The eligible candidates that pass the gate, best first, at most `cfg.max_hits` turns; a
+/// candidate whose fold key ([`crate::fold`]) matches a gated one's is that one's copy and takes
+/// no place. Sets `out.best` to the first eligible candidate's evidence.
+#[allow(clippy::too_many_arguments)]
+fn gated_candidates(
+    r: &crate::store::StoreReader,
+    ranked: &crate::retrieve::Ranked,
+    model_space: bool,
+    kind: crate::evidence::PromptKind,
+    session: &str,
+    state: &ContextState,
+    cfg: &RecallConfig,
+    out: &mut Recalled,
+) -> Result<Vec<Gated>, EngineError> {
+    let recalled: HashSet<ChunkId> = state.recalled.iter().copied().collect();
+    let mut gated: Vec<Gated> = Vec::new();
+    let mut folder = crate::fold::Folder::default();
     let mut turns_seen: HashSet<(String, u32)> = HashSet::new();
+    let mut tail = 0;
     for h in &ranked.hits {
-        if gated.len() >= cfg.max_hits {
-            break;
+        let full = gated.len() >= cfg.max_hits;
+        if full {
+            tail += 1;
+            if tail > FOLD_TAIL {
+                break;
+            }
         }
         if recalled.contains(&h.id) {
             continue;
@@ -209,7 +306,11 @@ pub(crate) fn recall(
         if !eligible(&rec, session, state) {
             continue;
         }
-        if !turns_seen.insert((rec.chunk.session_id.clone(), rec.chunk.turn_index)) {
+        if let Some(i) = folder.find(rec.project_id, &rec.chunk.text) {
+            gated[i].copies.add(h.id, rec.chunk.started_at.as_deref());
+            continue;
+        }
+        if full || !turns_seen.insert((rec.chunk.session_id.clone(), rec.chunk.turn_index)) {
             continue;
         }
         let evidence = Evidence {
@@ -231,48 +332,16 @@ pub(crate) fn recall(
             "recall candidate"
         );
         if passes {
-            gated.push((h.id, evidence, rec));
+            folder.copy_of(rec.project_id, &rec.chunk.text, gated.len());
+            gated.push(Gated {
+                id: h.id,
+                evidence,
+                copies: crate::fold::Copies::of(rec.chunk.started_at.as_deref()),
+                rec,
+            });
         }
     }
-    newest_decisions_first(&mut gated);
-    let allowances = line_allowances(cfg.budget_chars, gated.len());
-    for ((id, evidence, rec), allowance) in gated.into_iter().zip(allowances) {
-        let line = passage::recall_line(
-            &rec,
-            session,
-            prompt,
-            &terms,
-            !restored.contains(&id),
-            allowance,
-        );
-        out.turns.push(RecalledTurn { id, evidence, line });
-    }
-    out.text = render(&out.turns, cfg.budget_chars);
-    // Only turns whose line fits count as injected.
-    let shown = out.text.lines().filter(|l| l.starts_with("- ")).count();
-    out.turns.truncate(shown);
-    Ok(out)
-}
-
-/// A later decision on the same subject goes before the ones it replaces (and gets the best
-/// turn's room): the current decision is the one an agent must act on.
-fn newest_decisions_first(gated: &mut Vec<(ChunkId, Evidence, ChunkRecord)>) {
-    let marks = crate::retrieve::supersede::superseded_by(
-        &gated
-            .iter()
-            .map(|(_, _, rec)| crate::retrieve::supersede::DecisionHit {
-                project: &rec.chunk.project,
-                started_at: rec.chunk.started_at.as_deref(),
-                text: &rec.chunk.text,
-            })
-            .collect::<Vec<_>>(),
-    );
-    if marks.iter().any(Option::is_some) {
-        let mut slots: Vec<_> = gated.drain(..).map(Some).collect();
-        for i in crate::retrieve::supersede::order(&marks) {
-            gated.extend(slots[i].take());
-        }
-    }
+    Ok(gated)
 }
 
 /// Not in the live context: this session's turns before the boundary, other sessions' turns;

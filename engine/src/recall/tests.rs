@@ -7,6 +7,7 @@ fn turn(id: u64, line: &str) -> RecalledTurn {
         id,
         evidence: Evidence::default(),
         line: line.into(),
+        copies: crate::fold::Copies::default(),
     }
 }
 

@@ -18,6 +18,7 @@ use super::{RestoreBudget, RestoreLine, build};
 use crate::clock::{short_time, unix_now};
 use crate::core::Core;
 use crate::error::EngineError;
+use crate::fold::{Copies, Folder};
 use crate::rank::{RankParams, importance};
 use crate::retrieve::{Retrieval, Retriever};
 use crate::search::{FusionParams, SearchMode};
@@ -50,6 +51,9 @@ pub struct RestoreConfig {
     /// Claude Code's config folder (`$CLAUDE_CONFIG_DIR`, else `~/.claude`): where its
     /// auto-memory lives, which it re-injects itself (see [`super::reinjected`]).
     pub claude_dir: Option<PathBuf>,
+    /// Fold near-identical turns into one line with a count (default); `false` gives each
+    /// copy its own line (`memctl restore --no-fold`).
+    pub fold: bool,
 }
 
 impl Default for RestoreConfig {
@@ -65,6 +69,7 @@ impl Default for RestoreConfig {
             memory: crate::memory::MemoryConfig::default(),
             sources: RestoreSources::default(),
             claude_dir: None,
+            fold: true,
         }
     }
 }
@@ -115,7 +120,7 @@ pub enum RestoreKind {
 pub struct Restored {
     /// The text (empty when there is nothing to restore).
     pub text: String,
-    /// Chunks whose lines made it into the text.
+    /// Chunks whose lines made it into the text, and the copies folded into those lines.
     pub chunk_ids: Vec<ChunkId>,
     /// Session the "this session" sections came from.
     pub focus_session: Option<String>,
@@ -195,7 +200,10 @@ pub(crate) fn restore_block(
 
     // Decisions and open items first: turn lines leave those sentences out (said once). After
     // a compaction they come from the summary PreCompact stored (see `current_or_build`).
-    let mut picked = Picked::default();
+    let mut picked = Picked {
+        fold: cfg.fold,
+        ..Picked::default()
+    };
     let summary = crate::summary::current_or_build(
         &r,
         &focus,
@@ -248,11 +256,22 @@ pub(crate) fn restore_block(
             .min((cfg.budget.max_chars / 4).max(160)),
         ..cfg.budget
     };
-    let (text, kept) = super::build_kept(super::RESTORE_FRAME, &titles, &picked.lines, budget);
-    // Only chunks whose line survived the budget count as restored.
+    let lines = picked.labelled_lines();
+    let (text, kept) = super::build_kept(super::RESTORE_FRAME, &titles, &lines, budget);
+    // Only chunks whose line survived the budget count as restored, with the copies folded
+    // into those lines (shown as a count, they are in the context as much as their twin).
     let chunk_ids = kept
         .into_iter()
-        .filter_map(|i| picked.ids.get(i).copied().flatten())
+        .flat_map(|i| {
+            let copies = picked.copies.get(i).map_or(&[][..], |c| &c.ids[..]);
+            picked
+                .ids
+                .get(i)
+                .copied()
+                .flatten()
+                .into_iter()
+                .chain(copies.iter().copied())
+        })
         .collect();
     Ok(Restored {
         text,
@@ -263,10 +282,15 @@ pub(crate) fn restore_block(
 
 /// The lines a restore picked so far; `ids[i]` is the chunk of `lines[i]` (None for a line of
 /// no chunk), and what is shown already, so that no turn or near-duplicate is listed twice.
+/// `copies[i]` are the near-identical turns folded into `lines[i]` ([`crate::fold`]): they take
+/// no line and no budget; the line says how many there are.
 #[derive(Debug, Default)]
 struct Picked {
     lines: Vec<RestoreLine>,
     ids: Vec<Option<ChunkId>>,
+    copies: Vec<Copies>,
+    folder: Folder,
+    fold: bool,
     shown: HashSet<ChunkId>,
     seen_words: Vec<HashSet<String>>,
     turns_shown: HashSet<u32>,
@@ -276,6 +300,41 @@ impl Picked {
     fn push(&mut self, line: RestoreLine, id: Option<ChunkId>) {
         self.lines.push(line);
         self.ids.push(id);
+        self.copies.push(Copies::default());
+    }
+
+    /// Push the line of chunk `id` (`rec`), recording its fold key.
+    fn push_turn(&mut self, line: RestoreLine, id: ChunkId, rec: &ChunkRecord) {
+        self.folder
+            .copy_of(rec.project_id, &rec.chunk.text, self.lines.len());
+        self.push(line, Some(id));
+        if let Some(c) = self.copies.last_mut() {
+            *c = Copies::of(rec.chunk.started_at.as_deref());
+        }
+    }
+
+    /// Whether chunk `id` (`rec`) is a copy of a listed turn; if so it is folded into it.
+    fn folded(&mut self, id: ChunkId, rec: &ChunkRecord) -> bool {
+        if !self.fold {
+            return false;
+        }
+        let Some(i) = self.folder.find(rec.project_id, &rec.chunk.text) else {
+            return false;
+        };
+        self.copies[i].add(id, rec.chunk.started_at.as_deref());
+        true
+    }
+
+    /// The lines, each with its copies' count and dates in its head (`[turn 4, …; ×3, first …,
+    /// last …]`), where the budget's clipping of the line's end cannot cut it.
+    fn labelled_lines(&self) -> Vec<RestoreLine> {
+        let mut lines = self.lines.clone();
+        for (line, copies) in lines.iter_mut().zip(&self.copies) {
+            if let (Some(label), Some(end)) = (copies.label(), line.text.find("] ")) {
+                line.text.insert_str(end, &format!("; {label}"));
+            }
+        }
+        lines
     }
 }
 
@@ -329,6 +388,9 @@ fn add_latest(
         if ctx.exclude.contains(id) || !picked.turns_shown.insert(rec.chunk.turn_index) {
             continue; // already in the live context, or another part of a listed turn
         }
+        if picked.folded(*id, rec) {
+            continue; // an older run of a turn listed already
+        }
         let Some(text) = ctx.line(rec, None)? else {
             continue;
         };
@@ -339,7 +401,7 @@ fn add_latest(
             value: ctx.discounted(3.0 - rank as f32 * 0.1, rec),
             text,
         };
-        picked.push(line, Some(*id));
+        picked.push_turn(line, *id, rec);
     }
     Ok(())
 }
@@ -403,6 +465,10 @@ fn add_ranked(
         let Some(rec) = ctx.r.chunk(h.id)? else {
             continue;
         };
+        if picked.folded(h.id, &rec) {
+            picked.shown.insert(h.id);
+            continue;
+        }
         let same_session = rec.chunk.session_id == focus;
         if (same_session && key_n >= caps.key) || (!same_session && related_n >= caps.related) {
             continue;
@@ -443,7 +509,7 @@ fn add_ranked(
             value,
             text,
         };
-        picked.push(line, Some(h.id));
+        picked.push_turn(line, h.id, &rec);
     }
     Ok(())
 }

@@ -25,6 +25,7 @@ pub mod when;
 use crate::embed::EmbedderId;
 use crate::error::StoreError;
 use crate::evidence::Evidence;
+use crate::fold::{Copies, Folder};
 use crate::index::{Bm25Params, Hit, bm25_search};
 use crate::search::{FusedHit, FusionParams, SearchMode, fuse, fuse_completed};
 use crate::store::{ChunkId, ChunkRecord, StoreReader};
@@ -337,18 +338,29 @@ impl<'r> Retriever<'r> {
     }
 
     /// Load ranked hits in order, keep those `accept` takes, one part per long turn, until `k`.
-    /// Hits whose chunk is gone (pruned since the scan) are skipped.
+    /// Hits whose chunk is gone (pruned since the scan) are skipped. With `fold`, a hit whose
+    /// fold key ([`crate::fold`]) matches a kept result's becomes that result's copy instead of
+    /// taking a slot, and `k` more hits after the `k`th result are read for copies of the kept
+    /// ones only: a near-identical turn ranks next to its twin, and reading every candidate
+    /// tripled a search's time. `memctl show` lists every copy ([`Self::copies_of`]).
     pub(crate) fn load(
         &self,
         hits: &[FusedHit],
         k: usize,
+        fold: bool,
         mut accept: impl FnMut(ChunkId, &ChunkRecord) -> bool,
     ) -> Result<Vec<SearchResult>, StoreError> {
-        let mut out = Vec::with_capacity(k.min(hits.len()));
+        let mut out: Vec<SearchResult> = Vec::with_capacity(k.min(hits.len()));
         let mut turns: HashSet<(String, u32)> = HashSet::new();
+        let mut folder = Folder::default();
+        let mut tail = 0;
         for h in hits {
-            if out.len() >= k {
-                break;
+            let full = out.len() >= k;
+            if full {
+                tail += 1;
+                if !fold || tail > k.max(FOLD_TAIL_MIN) {
+                    break;
+                }
             }
             let Some(rec) = self.reader.chunk(h.id)? else {
                 continue;
@@ -357,12 +369,29 @@ impl<'r> Retriever<'r> {
                 continue;
             }
             let turn = (rec.chunk.session_id.clone(), rec.chunk.turn_index);
-            if !turns.insert(turn) && rec.chunk.parts > 1 {
+            if rec.chunk.parts > 1 && turns.contains(&turn) {
                 continue; // the best part of a long turn only
             }
+            if fold {
+                let text = &rec.chunk.text;
+                let twin = if full {
+                    folder.find(rec.project_id, text)
+                } else {
+                    folder.copy_of(rec.project_id, text, out.len())
+                };
+                if let Some(i) = twin {
+                    out[i].copies.add(h.id, rec.chunk.started_at.as_deref());
+                    continue;
+                }
+                if full {
+                    continue;
+                }
+            }
+            turns.insert(turn);
             out.push(SearchResult {
                 id: h.id,
                 scores: *h,
+                copies: Copies::of(rec.chunk.started_at.as_deref()),
                 record: rec,
                 evidence: Evidence::default(),
                 confidence: 0.0,
@@ -402,6 +431,38 @@ impl<'r> Retriever<'r> {
         Ok(())
     }
 
+    /// The chunks of `rec`'s project that fold with it (the same fold key), oldest first, chunk
+    /// `id` itself left out. Candidates: its session's turns and the best BM25 hits of its own
+    /// text (a copy shares its words, so it ranks at the top of that list).
+    pub(crate) fn copies_of(
+        &self,
+        id: ChunkId,
+        rec: &ChunkRecord,
+    ) -> Result<Vec<(ChunkId, ChunkRecord)>, StoreError> {
+        let key = crate::fold::fold_key(&rec.chunk.text);
+        let query: String = rec.chunk.text.chars().take(COPY_QUERY_CHARS).collect();
+        let lex = self.lexical(&[rec.project_id], &query, COPY_CANDIDATES)?;
+        let mut ids: std::collections::BTreeSet<ChunkId> = lex.hits.iter().map(|h| h.id).collect();
+        ids.extend(
+            self.reader
+                .session_turns(&rec.chunk.session_id)?
+                .into_iter()
+                .map(|(_, cid)| cid),
+        );
+        ids.remove(&id);
+        let mut out = Vec::new();
+        for cid in ids {
+            let Some(c) = self.reader.chunk(cid)? else {
+                continue;
+            };
+            if c.project_id == rec.project_id && crate::fold::fold_key(&c.chunk.text) == key {
+                out.push((cid, c));
+            }
+        }
+        out.sort_by(|a, b| a.1.chunk.started_at.cmp(&b.1.chunk.started_at));
+        Ok(out)
+    }
+
     /// Fill each result's evidence and confidence from its own chunk: the query's cosine with
     /// its vector (model space only: hash cosines are not calibrated) and its lexical coverage.
     /// Both are read for the chunk itself, not taken from the candidate lists, so a hit's
@@ -431,6 +492,14 @@ impl<'r> Retriever<'r> {
         Ok(())
     }
 }
+
+/// [`Retriever::load`] reads at least this many hits after the `k`th result for copies.
+const FOLD_TAIL_MIN: usize = 10;
+
+/// [`Retriever::copies_of`]: BM25 hits of a chunk's own text read for copies, and how much of
+/// its text is the query (its opening holds the prompt and the command that was repeated).
+const COPY_CANDIDATES: usize = 200;
+const COPY_QUERY_CHARS: usize = 1_000;
 
 /// [`Retriever::promote_exact`] looks this far down the fused list.
 const PROMOTE_SCAN: usize = 200;
@@ -513,6 +582,9 @@ pub struct SearchRequest {
     /// The query's own time (Unix seconds), what its time phrases are relative to ("last
     /// week"); `None` = now.
     pub now: Option<i64>,
+    /// Fold near-identical turns into one result with a count (default); `false` lists every
+    /// copy in its own slot.
+    pub fold: bool,
 }
 
 impl SearchRequest {
@@ -531,6 +603,7 @@ impl SearchRequest {
             mode: SearchMode::Hybrid,
             fusion: FusionParams::default(),
             now: None,
+            fold: true,
         }
     }
 
@@ -666,6 +739,8 @@ pub struct SearchResult {
     pub superseded_by: Option<ChunkId>,
     /// The agent whose session the chunk is from.
     pub agent: crate::agent::Agent,
+    /// Near-identical turns folded into this one (none unless the search folds).
+    pub copies: Copies,
 }
 
 /// Mark each result a later result supersedes ([`supersede`]) and, unless `keep_order` (the
@@ -736,3 +811,6 @@ mod fuzz_regressions {
         assert_eq!(SearchRequest::new("0", 0).candidates(), 50);
     }
 }
+
+#[cfg(test)]
+mod fold_tests;
