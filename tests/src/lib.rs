@@ -33,3 +33,24 @@ pub fn model_engine(dir: &std::path::Path) -> memctl_engine::Engine {
 pub fn real_transcripts_dir() -> PathBuf {
     repo_root().join("engine/tests/fixtures/transcripts")
 }
+
+/// The `.jsonl` files under `dir` and its subdirectories, in path order.
+pub fn jsonl_files(dir: &std::path::Path) -> Vec<PathBuf> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|e| e.expect("dir entry").path())
+            .collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, &mut out);
+    out
+}

@@ -94,11 +94,12 @@ impl MemctlServer {
     /// Search the archive of past sessions (hybrid: meaning + exact words).
     #[tool(
         description = "Search memctl's archive of past turns of every coding agent (this project by \
-        default). Returns one line per hit: id, session, turn, time, gist, score, confidence (0..1, \
-        absolute; `confident: false` marks a weak match), the line that matched, and `copies` \
-        (\"×N, first …, last …\") when near-identical turns were folded into the hit. Open \
-        hits with `get` (full text) or `timeline` (turns around it). Use rare words (names, \
-        error text, ids) or a plain question."
+        default). Returns one line per hit: id, session, turn, time, age, gist, score, confidence \
+        (0..1, absolute; `confident: false` marks a weak match), the line that matched, `copies` \
+        (\"×N, first …, last …\") when near-identical turns were folded into the hit, and \
+        `superseded_by` when a later hit decides the same subject. Open hits with `get` (full \
+        text) or `timeline` (turns around it). Use rare words (names, error text, ids) or a plain \
+        question; a time phrase (\"last week\", \"in October\", \"the first time\") orders by time."
     )]
     async fn search(&self, p: Parameters<SearchInput>) -> Result<Json<SearchOutput>, String> {
         self.run("search", move |e, c| tools::search(e, c, p.0))

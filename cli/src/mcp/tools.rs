@@ -90,6 +90,7 @@ fn team_search(engine: &Engine, ctx: &Ctx, query: &str, k: usize) -> Result<Sear
             session: short(&h.session),
             turn: u32::try_from(h.turn).unwrap_or(0),
             time: minute(h.started_at.as_deref()),
+            age: age(h.started_at.as_deref()),
             gist: gist(if h.summary.is_empty() {
                 &h.text
             } else {
@@ -101,6 +102,7 @@ fn team_search(engine: &Engine, ctx: &Ctx, query: &str, k: usize) -> Result<Sear
             confidence: None,
             confident: None,
             lines: Vec::new(),
+            superseded_by: None,
             copies: None,
             teammate: Some(h.author),
             project: Some(h.project),
@@ -112,6 +114,11 @@ fn team_search(engine: &Engine, ctx: &Ctx, query: &str, k: usize) -> Result<Sear
 /// A session id cut to 8 characters.
 fn short(id: &str) -> String {
     id.get(..8).unwrap_or(id).to_string()
+}
+
+/// How long before now a stored time was ("3 days ago").
+fn age(ts: Option<&str>) -> Option<String> {
+    memctl_engine::age(ts?, jiff::Timestamp::now())
 }
 
 /// RFC 3339 cut to the minute (`2025-01-31T10:22`): seconds cost tokens and say nothing here.
@@ -228,6 +235,7 @@ pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOu
                 session: short(&c.session_id),
                 turn: c.turn_index,
                 time: minute(c.started_at.as_deref()),
+                age: age(c.started_at.as_deref()),
                 gist: gist(&c.summary),
                 tools: c.tools.clone(),
                 agent: (r.agent != memctl_engine::Agent::ClaudeCode).then(|| r.agent.to_string()),
@@ -236,6 +244,7 @@ pub fn search(engine: &Engine, ctx: &Ctx, input: SearchInput) -> Result<SearchOu
                 confidence: Some((f64::from(r.confidence) * 1000.0).round() / 1000.0),
                 confident: Some(r.confident),
                 lines: Vec::new(),
+                superseded_by: r.superseded_by,
                 copies: r.copies.label(),
                 teammate: None,
                 project: None,

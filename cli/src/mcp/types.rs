@@ -72,6 +72,9 @@ pub struct Hit {
     /// When the turn started (UTC, to the minute).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<String>,
+    /// How long ago that was ("3 days ago"): the agent may not know today's date.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub age: Option<String>,
     /// One line: the prompt and the outcome.
     pub gist: String,
     /// Tools the turn used.
@@ -92,6 +95,10 @@ pub struct Hit {
     /// The turn's best line for the query, when it fits the hit's size (local hits).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<String>,
+    /// A later hit of this search that decides about the same subject: this hit's decision is
+    /// no longer the current one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<u64>,
     /// Near-identical turns folded into this hit: "×N, first <time>, last <time>"
     /// (`get`/`timeline` open this one; `memctl show <id>` lists the others).
     #[serde(default, skip_serializing_if = "Option::is_none")]

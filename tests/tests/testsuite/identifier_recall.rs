@@ -118,22 +118,6 @@ fn decoy_turns() -> Vec<(String, String)> {
     turns
 }
 
-/// The `.jsonl` files under `dir`, sorted.
-fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("dir entry").path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            jsonl_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "jsonl") {
-            out.push(p);
-        }
-    }
-}
-
 /// Every stored chunk's (session, turn) and text.
 fn stored_turns(e: &Engine) -> Vec<((String, u32), String)> {
     let mut out = Vec::new();
@@ -243,10 +227,10 @@ fn exact_identifiers_rank_first() {
         });
         std::fs::write(src.join(format!("gen{s}.jsonl")), bytes).expect("write");
     }
-    let mut files = Vec::new();
-    for d in [src, fixture("sample"), memctl_tests::real_transcripts_dir()] {
-        jsonl_files(&d, &mut files);
-    }
+    let files: Vec<PathBuf> = [src, fixture("sample"), memctl_tests::real_transcripts_dir()]
+        .iter()
+        .flat_map(|d| memctl_tests::jsonl_files(d))
+        .collect();
     for f in &files {
         e.ingest_transcript(f, &IngestOptions::default())
             .expect("ingest");

@@ -54,6 +54,10 @@ fn config(claude_dir: &Path, chars: usize) -> HookConfig {
     let mut cfg = HookConfig::default();
     cfg.restore.budget.max_chars = chars;
     cfg.restore.claude_dir = Some(claude_dir.to_path_buf());
+    // Each restored chunk is judged on its own here: near-identical turns folded into one line
+    // hold the same identifiers, so one use would mark the whole group used, and the generated
+    // session repeats its test runs.
+    cfg.restore.fold = false;
     cfg
 }
 

@@ -8,7 +8,7 @@ use memctl_engine::{Engine, EngineOptions, IngestOptions, SearchMode, SearchRequ
 use memctl_test_support::{fixture, repo_root};
 use memctl_tests::onnx_config;
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// One line of `tests/fixtures/queries/coding.jsonl`.
 #[derive(Debug, serde::Deserialize)]
@@ -28,26 +28,10 @@ const MODES: [SearchMode; 3] = [SearchMode::Lexical, SearchMode::Dense, SearchMo
 
 /// Every transcript fixture of the repository: the sample and the engine's recorded sessions.
 fn coding_transcripts() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-            .map(|e| e.expect("dir entry").path())
-            .collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                out.push(p);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(&fixture("sample"), &mut out);
-    walk(
+    let mut out = memctl_tests::jsonl_files(&fixture("sample"));
+    out.extend(memctl_tests::jsonl_files(
         &repo_root().join("engine/tests/fixtures/transcripts"),
-        &mut out,
-    );
+    ));
     out
 }
 

@@ -102,16 +102,28 @@ fn write_day(dir: &Path, d: usize) {
     std::fs::write(dir.join(format!("day{d}.jsonl")), out).expect("write the day");
 }
 
+/// An engine under `dir` with the three days of decisions archived (`dir/transcripts`).
+fn engine_with_days(dir: &Path) -> memctl_engine::Engine {
+    let e = memctl_tests::model_engine(&dir.join("home"));
+    let src = dir.join("transcripts");
+    std::fs::create_dir_all(&src).expect("dir");
+    for d in 0..DATES.len() {
+        write_day(&src, d);
+        e.ingest_transcript(
+            &src.join(format!("day{d}.jsonl")),
+            &IngestOptions::default(),
+        )
+        .expect("ingest");
+    }
+    e
+}
+
 #[test]
 fn time_phrases_find_the_turn_of_that_time() {
     println!("time-aware set seed {SEED}, query time {NOW}");
     let dir = tempfile::tempdir().expect("tempdir");
-    let e = memctl_tests::model_engine(&dir.path().join("home"));
+    let e = engine_with_days(dir.path());
     let src = dir.path().join("transcripts");
-    std::fs::create_dir_all(&src).expect("dir");
-    for d in 0..DATES.len() {
-        write_day(&src, d);
-    }
     let filler = generate(&GenConfig {
         turns: 40,
         seed: SEED,
@@ -120,10 +132,8 @@ fn time_phrases_find_the_turn_of_that_time() {
         extras: false,
     });
     std::fs::write(src.join("filler.jsonl"), filler).expect("write");
-    for f in ["day0", "day1", "day2", "filler"] {
-        e.ingest_transcript(&src.join(format!("{f}.jsonl")), &IngestOptions::default())
-            .expect("ingest");
-    }
+    e.ingest_transcript(&src.join("filler.jsonl"), &IngestOptions::default())
+        .expect("ingest");
     let now: jiff::Timestamp = NOW.parse().expect("now");
     let (mut hit, mut n) = (0, 0);
     let mut per_form = vec![(0, 0); FORMS.len()];
@@ -161,17 +171,7 @@ fn time_phrases_find_the_turn_of_that_time() {
 #[test]
 fn a_later_decision_supersedes_and_comes_first() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let e = memctl_tests::model_engine(&dir.path().join("home"));
-    let src = dir.path().join("transcripts");
-    std::fs::create_dir_all(&src).expect("dir");
-    for d in 0..DATES.len() {
-        write_day(&src, d);
-        e.ingest_transcript(
-            &src.join(format!("day{d}.jsonl")),
-            &IngestOptions::default(),
-        )
-        .expect("ingest");
-    }
+    let e = engine_with_days(dir.path());
     let (mut first, mut marked, mut n) = (0, 0, 0);
     for (subject, decisions) in SUBJECTS {
         let query = format!("what did we decide about the {subject}?");
