@@ -3,7 +3,7 @@
 copies of a turn shown already, with folding (the default) and without (`--no-fold`), on the
 archive of `gen_dups.py`; and the search time of both, alternated in one run.
 
-    python3 scripts/bench_dups.py --bin target/release [--out /tmp/bench-dups] [--rounds 5]
+    python3 scripts/bench_dups.py --bin target/release [--out DIR (default .cache/bench/dups)] [--rounds 5]
 
 A result is a copy when a result above it in the same list belongs to the same group
 (labels.json: the group's marker is in the chunk's text); a restore line is a copy when a line
@@ -115,7 +115,7 @@ def turn_texts(memctl, env, labels):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", required=True, help="directory holding memctl")
-    ap.add_argument("--out", default="/tmp/bench-dups")
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(HERE), ".cache", "bench", "dups"))
     ap.add_argument("--rounds", type=int, default=5, help="timed rounds of each mode, alternated")
     ap.add_argument("-k", type=int, default=10)
     ap.add_argument("--seed", type=int, default=7)

@@ -274,9 +274,10 @@ impl Engine {
         let retriever = Retriever::new(&reader);
         // A time phrase ("last week") says when, not what: the retrievers search without it,
         // over more candidates, and the hits inside its window come first.
-        let now = req.now.map_or_else(jiff::Timestamp::now, |s| {
-            jiff::Timestamp::from_second(s).unwrap_or_else(|_| jiff::Timestamp::now())
-        });
+        // The engine's one clock; an out-of-range `now` reads as the epoch (no phrase matches
+        // a turn then, and nothing is reordered).
+        let now = jiff::Timestamp::from_second(req.now.unwrap_or_else(crate::clock::unix_now))
+            .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
         let time = crate::retrieve::when::time_scope(&req.query, now)
             .filter(|t| !t.text.trim().is_empty());
         let text = time
