@@ -60,6 +60,10 @@ pub struct SearchArgs {
     /// asked again) each in its own slot instead of one with a count (×N).
     #[arg(long)]
     pub no_fold: bool,
+    /// Search a time phrase ("last week", "before the migration") as plain words instead of
+    /// reading it as a time.
+    #[arg(long)]
+    pub no_time: bool,
     /// Search the team store (PostgreSQL; projects shared with you) instead of the local
     /// archive: each hit names the teammate, project and session. Takes --project and -k.
     #[arg(long, conflicts_with_all = ["queries", "session", "tool", "file", "since", "until", "agent", "all_projects"])]
@@ -131,6 +135,7 @@ fn request(engine: &Engine, a: &SearchArgs) -> Result<SearchRequest> {
     req.mode = a.mode;
     req.agent = a.agent;
     req.fold = !a.no_fold;
+    req.read_time = !a.no_time;
     crate::filters::apply(
         engine,
         &crate::filters::FilterArgs {
@@ -304,9 +309,40 @@ fn write_hit(
 }
 
 /// What a query's time phrase was read as: `"last week": turns from 2026-11-16 to 2026-11-23
-/// first`.
+/// first`; for an event, which turn it was read as (or that none was found).
 fn time_note(t: &memctl_engine::TimeScope) -> String {
     let day = |s: &Option<String>| s.as_deref().map(|s| s.get(..10).unwrap_or(s).to_string());
+    if let Some(e) = &t.event {
+        let Some(turn) = &e.turn else {
+            return format!(
+                "{:?} read as an event, but no archived turn matches {:?} well: searched the \
+                 whole query with no time effect",
+                t.phrase, e.words
+            );
+        };
+        let side = match e.relation {
+            memctl_engine::EventRelation::Before => "before",
+            memctl_engine::EventRelation::After => "after",
+        };
+        let order = match t.order {
+            Some(memctl_engine::TimeOrder::Earliest) => ", oldest first",
+            Some(memctl_engine::TimeOrder::Latest) => ", newest first",
+            None => "",
+        };
+        return format!(
+            "{:?} read as a time: {:?} is chunk {} (session {} turn {}, {}); matching turns \
+             {side} it{order} first, then the rest",
+            t.phrase,
+            e.words,
+            turn.chunk,
+            short(&turn.session_id),
+            turn.turn_index,
+            turn.started_at
+                .get(..16)
+                .unwrap_or(&turn.started_at)
+                .replace('T', " "),
+        );
+    }
     let what = match (day(&t.since), day(&t.until), t.order) {
         (_, _, Some(memctl_engine::TimeOrder::Earliest)) => "the oldest matching turns".into(),
         (_, _, Some(memctl_engine::TimeOrder::Latest)) => "the newest matching turns".into(),
