@@ -818,4 +818,6 @@ mod fuzz_regressions {
 }
 
 #[cfg(test)]
+mod age_tests;
+#[cfg(test)]
 mod fold_tests;

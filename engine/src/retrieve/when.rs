@@ -501,6 +501,29 @@ pub fn age(started_at: &str, now: Timestamp) -> Option<String> {
     })
 }
 
+/// A turn of the asking session that started at least this long before `now` gets its age on a
+/// restore or recall line.
+const LINE_AGE_AFTER_SECS: i64 = 3_600;
+
+/// The age a restore or recall line about a turn shows ("3 days ago", "yesterday"): for a turn
+/// of another session than the asking one, or one that started an hour or more before `now`.
+/// `None` for a recent turn of the asking session (its age tells the model nothing the
+/// conversation does not) and for a turn without a readable time.
+pub(crate) fn line_age(
+    started_at: Option<&str>,
+    other_session: bool,
+    now: Timestamp,
+) -> Option<String> {
+    let started = started_at?;
+    let t: Timestamp = started.parse().ok()?;
+    let old = now.as_second() - t.as_second() >= LINE_AGE_AFTER_SECS;
+    if other_session || old {
+        age(started, now)
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -630,6 +653,21 @@ mod tests {
             assert_eq!(age(t, now()).as_deref(), Some(want), "{t}");
         }
         assert_eq!(age("not a time", now()), None);
+    }
+
+    #[test]
+    fn lines_carry_an_age_for_other_sessions_and_older_turns() {
+        let t = Some("2026-11-27T14:30:00Z");
+        assert_eq!(line_age(t, false, now()), None, "recent, this session");
+        assert_eq!(line_age(t, true, now()).as_deref(), Some("30 min ago"));
+        let old = Some("2026-11-27T13:59:00Z");
+        assert_eq!(line_age(old, false, now()).as_deref(), Some("1 h ago"));
+        assert_eq!(
+            line_age(Some("2026-11-24T09:00:00Z"), false, now()).as_deref(),
+            Some("3 days ago")
+        );
+        assert_eq!(line_age(None, true, now()), None);
+        assert_eq!(line_age(Some("garbage"), true, now()), None);
     }
 
     /// (relation, event words, text searched) of an event phrase.
