@@ -218,19 +218,7 @@ pub(crate) fn restore_block(
             ..Default::default()
         },
     )?;
-    let mut said: HashSet<String> = HashSet::new();
-    if let Some(s) = &summary {
-        for line in decision_lines(s, project, &reinjected) {
-            said.insert(normalize(line.text.split_once(": ").map_or("", |x| x.1)));
-            picked.push(line, None);
-        }
-    }
-    for d in summary
-        .iter()
-        .flat_map(|s| s.decisions.iter().chain(&s.open_items))
-    {
-        said.insert(normalize(d));
-    }
+    let said = push_decisions(&mut picked, summary.as_ref(), project, &reinjected);
     let known = |s: &str| reinjected.covers(s) || said.contains(&normalize(s));
     let ctx = LineContext {
         r: &r,
@@ -284,6 +272,30 @@ pub(crate) fn restore_block(
         chunk_ids,
         focus_session: Some(focus),
     })
+}
+
+/// Push the focus session's decision and open-item lines; returns every decision and open
+/// item of its summary, normalized (turn lines leave those sentences out: said once).
+fn push_decisions(
+    picked: &mut Picked,
+    summary: Option<&crate::summary::SessionSummary>,
+    project: &str,
+    reinjected: &Reinjected,
+) -> HashSet<String> {
+    let mut said: HashSet<String> = HashSet::new();
+    if let Some(s) = summary {
+        for line in decision_lines(s, project, reinjected) {
+            said.insert(normalize(line.text.split_once(": ").map_or("", |x| x.1)));
+            picked.push(line, None);
+        }
+    }
+    for d in summary
+        .iter()
+        .flat_map(|s| s.decisions.iter().chain(&s.open_items))
+    {
+        said.insert(normalize(d));
+    }
+    said
 }
 
 /// The lines a restore picked so far; `ids[i]` is the chunk of `lines[i]` (None for a line of

@@ -265,8 +265,11 @@ const EVENT_FORMS: &[(&str, &[usize])] = &[
     ("the {} before the Redis outage", &[0, 1]),
 ];
 
+/// A turn to write: when, prompt, answer.
+type Turn = (String, String, String);
+
 /// One session of `turns` (when, prompt, answer) written as `name.jsonl` under `dir`.
-fn write_session(dir: &Path, name: &str, n: usize, turns: &[(String, String, String)]) {
+fn write_session(dir: &Path, name: &str, n: usize, turns: &[Turn]) {
     let sid = format!("00000000-0000-4000-e000-{n:012}");
     let mut out = String::new();
     let mut parent: Option<String> = None;
@@ -292,7 +295,7 @@ fn engine_with_events(dir: &Path) -> memctl_engine::Engine {
     let e = memctl_tests::model_engine(&dir.join("home"));
     let src = dir.join("transcripts");
     std::fs::create_dir_all(&src).expect("dir");
-    let mut sessions: Vec<(String, Vec<(String, String, String)>)> = Vec::new();
+    let mut sessions: Vec<(String, Vec<Turn>)> = Vec::new();
     for (d, date) in EVENT_DATES.iter().enumerate() {
         let turns = EVENT_SUBJECTS
             .iter()
