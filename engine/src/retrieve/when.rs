@@ -812,7 +812,31 @@ mod tests {
         assert!(!bad.moves() && bad.text == q);
     }
 
+    /// Fixed seed of the property tests (printed by `property_seed_is_printed`): a failure
+    /// reproduces as is; change it to explore other cases.
+    const SEED: u64 = 0x7153_2026;
+
+    fn config() -> ProptestConfig {
+        ProptestConfig {
+            cases: 256,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(SEED),
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        }
+    }
+
+    #[test]
+    fn property_seed_is_printed() {
+        println!("time phrase property tests: proptest seed {SEED:#x}, 256 cases");
+        assert_eq!(
+            config().rng_seed,
+            proptest::test_runner::RngSeed::Fixed(SEED)
+        );
+    }
+
     proptest! {
+        #![proptest_config(config())]
+
         /// Any query: no panic; a window is never empty or reversed; the text is the query
         /// minus the phrase; an event's words are in the query and hold a word.
         #[test]
