@@ -274,16 +274,12 @@ impl Engine {
         let retriever = Retriever::new(&reader);
         // A time phrase ("last week") says when, not what: the retrievers search without it,
         // over more candidates, and the hits inside its window come first.
-        // The engine's one clock; an out-of-range `now` reads as the epoch (no phrase matches
-        // a turn then, and nothing is reordered).
-        let now = jiff::Timestamp::from_second(req.now.unwrap_or_else(crate::clock::unix_now))
-            .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
-        let time = crate::retrieve::when::time_scope(&req.query, now)
-            .filter(|t| !t.text.trim().is_empty());
+        let time = self.read_time(&retriever, &pids, req)?;
+        let moving = time.as_ref().filter(|t| t.moves());
         let text = time
             .as_ref()
             .map_or(req.query.as_str(), |t| t.text.as_str());
-        let candidates = match time {
+        let candidates = match moving {
             Some(_) => req
                 .candidates()
                 .max(req.k.max(1).saturating_mul(20))
@@ -327,7 +323,7 @@ impl Engine {
             fusion: req.fusion,
             lexical: lexical.as_ref(),
         })?;
-        if let Some(t) = &time {
+        if let Some(t) = moving {
             retriever.promote_in_time(&mut ranked.hits, t)?;
         }
         let ids = crate::retrieve::explain::query_identifiers(&req.query);
@@ -343,7 +339,7 @@ impl Engine {
         }
         let model_vector = vector.filter(|(e, _)| e.model == crate::embed::onnx::MINILM_NAME);
         retriever.explain(&mut results, &ranked.lexical, model_vector)?;
-        crate::retrieve::mark_superseded(&mut results, time.is_some());
+        crate::retrieve::mark_superseded(&mut results, moving.is_some());
         let excluded_by = if results.is_empty() && req.has_filters() {
             let unfiltered = retriever.load(&ranked.hits, req.candidates(), false, |_, _| true)?;
             let recs: Vec<&ChunkRecord> = unfiltered.iter().map(|r| &r.record).collect();
@@ -360,6 +356,35 @@ impl Engine {
             indexed: ranked.indexed,
             time,
         })
+    }
+
+    /// The query's time phrase read at the request's own time, its event ("before the
+    /// migration") looked up in `pids` ([`Retriever::event_turn`]); `None` when the request
+    /// reads no time, the query has no phrase or nothing but the phrase.
+    fn read_time(
+        &self,
+        retriever: &Retriever<'_>,
+        pids: &[u32],
+        req: &SearchRequest,
+    ) -> Result<Option<crate::retrieve::when::TimeScope>, EngineError> {
+        if !req.read_time {
+            return Ok(None);
+        }
+        // The engine's one clock; an out-of-range `now` reads as the epoch (no phrase matches
+        // a turn then, and nothing is reordered).
+        let now = jiff::Timestamp::from_second(req.now.unwrap_or_else(crate::clock::unix_now))
+            .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+        let Some(scope) = crate::retrieve::when::time_scope(&req.query, now)
+            .filter(|t| !t.text.trim().is_empty())
+        else {
+            return Ok(None);
+        };
+        let Some(words) = scope.event.as_ref().map(|e| e.words.clone()) else {
+            return Ok(Some(scope));
+        };
+        let asked_at = crate::retrieve::when::stored_form(now);
+        let turn = retriever.event_turn(pids, &words, &asked_at)?;
+        Ok(Some(scope.at_event(turn, &req.query)))
     }
 
     /// The SessionStart restore block for `session_id` in `project` ([`crate::restore`]).

@@ -70,7 +70,9 @@ pub use chunk::Chunk;
 pub use engine::{ActiveEmbedder, Engine, EngineOptions};
 pub use error::{CodecError, EmbedError, EngineError, IndexError, StoreError};
 pub use ingest::{IngestOptions, IngestProgress, IngestReport};
-pub use retrieve::when::{TimeOrder, TimeScope, age};
+pub use retrieve::when::{
+    EventRelation, EventTurn, TimeEvent, TimeOrder, TimeScope, age, time_scope,
+};
 pub use retrieve::{ColdScan, SearchOutcome, SearchRequest, SearchResult};
 pub use settings::{Loaded, Settings, SettingsError};
 pub use store::migrate::{BackupReport, MigrateReport};

@@ -60,6 +60,10 @@ pub struct SearchArgs {
     /// asked again) each in its own slot instead of one with a count (×N).
     #[arg(long)]
     pub no_fold: bool,
+    /// Search a time phrase ("last week", "before the migration") as plain words instead of
+    /// reading it as a time.
+    #[arg(long)]
+    pub no_time: bool,
     /// Search the team store (PostgreSQL; projects shared with you) instead of the local
     /// archive: each hit names the teammate, project and session. Takes --project and -k.
     #[arg(long, conflicts_with_all = ["queries", "session", "tool", "file", "since", "until", "agent", "all_projects"])]
@@ -131,6 +135,7 @@ fn request(engine: &Engine, a: &SearchArgs) -> Result<SearchRequest> {
     req.mode = a.mode;
     req.agent = a.agent;
     req.fold = !a.no_fold;
+    req.read_time = !a.no_time;
     crate::filters::apply(
         engine,
         &crate::filters::FilterArgs {
@@ -304,9 +309,12 @@ fn write_hit(
 }
 
 /// What a query's time phrase was read as: `"last week": turns from 2026-11-16 to 2026-11-23
-/// first`.
+/// first`; for an event, which turn it was read as (or that none was found).
 fn time_note(t: &memctl_engine::TimeScope) -> String {
     let day = |s: &Option<String>| s.as_deref().map(|s| s.get(..10).unwrap_or(s).to_string());
+    if let Some(e) = &t.event {
+        return event_note(t, e);
+    }
     let what = match (day(&t.since), day(&t.until), t.order) {
         (_, _, Some(memctl_engine::TimeOrder::Earliest)) => "the oldest matching turns".into(),
         (_, _, Some(memctl_engine::TimeOrder::Latest)) => "the newest matching turns".into(),
@@ -316,6 +324,40 @@ fn time_note(t: &memctl_engine::TimeScope) -> String {
         (None, None, _) => "matching turns".into(),
     };
     format!("{:?} read as a time: {what} first, then the rest", t.phrase)
+}
+
+/// What an event phrase was read as: the event's turn and the side asked for, or that no turn
+/// matched and the query was searched whole.
+fn event_note(t: &memctl_engine::TimeScope, e: &memctl_engine::TimeEvent) -> String {
+    let Some(turn) = &e.turn else {
+        return format!(
+            "{:?} read as an event, but no archived turn matches {:?} well: searched the \
+             whole query with no time effect",
+            t.phrase, e.words
+        );
+    };
+    let side = match e.relation {
+        memctl_engine::EventRelation::Before => "before",
+        memctl_engine::EventRelation::After => "after",
+    };
+    let order = match t.order {
+        Some(memctl_engine::TimeOrder::Earliest) => ", oldest first",
+        Some(memctl_engine::TimeOrder::Latest) => ", newest first",
+        None => "",
+    };
+    format!(
+        "{:?} read as a time: {:?} is chunk {} (session {} turn {}, {}); matching turns \
+         {side} it{order} first, then the rest",
+        t.phrase,
+        e.words,
+        turn.chunk,
+        short(&turn.session_id),
+        turn.turn_index,
+        turn.started_at
+            .get(..16)
+            .unwrap_or(&turn.started_at)
+            .replace('T', " "),
+    )
 }
 
 /// How long ago a turn started ("3 days ago"), from this process's clock.
@@ -436,7 +478,32 @@ fn json_results(found: &memctl_engine::SearchOutcome, query: &str) -> Vec<serde_
 
 #[cfg(test)]
 mod tests {
-    use super::marked;
+    use super::{marked, time_note};
+
+    #[test]
+    fn an_event_note_names_the_event_turn_or_says_it_was_not_found() {
+        let q = "the cache before the migration";
+        let now = jiff::Timestamp::from_second(1_800_000_000).expect("now");
+        let scope = memctl_engine::time_scope(q, now).expect("scope");
+        let turn = memctl_engine::EventTurn {
+            chunk: 42,
+            session_id: "0123456789abcdef".into(),
+            turn_index: 3,
+            started_at: "2026-09-24T14:00:00.000Z".into(),
+        };
+        let found = time_note(&scope.clone().at_event(Some(turn), q));
+        assert_eq!(
+            found,
+            "\"before the migration\" read as a time: \"the migration\" is chunk 42 (session \
+             01234567 turn 3, 2026-09-24 14:00); matching turns before it first, then the rest"
+        );
+        let lost = time_note(&scope.at_event(None, q));
+        assert!(
+            lost.contains("no archived turn matches \"the migration\" well"),
+            "{lost}"
+        );
+        assert!(lost.contains("no time effect"), "{lost}");
+    }
 
     #[test]
     fn query_words_are_bold_on_a_terminal_and_plain_otherwise() {

@@ -317,3 +317,41 @@ fn loading_the_model_starts_no_runtime_telemetry() {
         );
     }
 }
+
+/// An event phrase through the real binary: the note names the turn the event was read as, the
+/// JSON carries it, `--no-time` searches the phrase as words (no note), and an event the
+/// archive does not hold is said to have no time effect.
+#[test]
+fn an_event_phrase_is_read_and_said() {
+    let (_dir, home) = archived();
+    let q = "the billing tests before we deployed billing to staging";
+    let out = memctl(&home, &["search", q, "--project", PROJECT, "-k", "3"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    assert!(
+        text.contains("note: \"before we deployed billing to staging\" read as a time: \"we deployed billing to staging\" is chunk")
+            && text.contains("(session 5ea4c400 turn 6, 2026-03-04 09:06); matching turns before it first"),
+        "{text}"
+    );
+    let args = ["search", q, "--project", PROJECT, "--json"];
+    let v: serde_json::Value = serde_json::from_slice(&memctl(&home, &args).stdout).expect("json");
+    assert_eq!(v["time"]["event"]["relation"], "before", "{v}");
+    assert_eq!(v["time"]["event"]["turn"]["turn_index"], 6, "{v}");
+    assert_eq!(v["time"]["until"], "2026-03-04T09:06:00.000Z", "{v}");
+    let plain = memctl(&home, &["search", q, "--project", PROJECT, "--no-time"]);
+    assert!(!stdout(&plain).contains("read as"), "{}", stdout(&plain));
+    let lost = memctl(
+        &home,
+        &[
+            "search",
+            "the billing tests before the kubernetes rollout",
+            "--project",
+            PROJECT,
+        ],
+    );
+    assert!(
+        stdout(&lost).contains("no archived turn matches \"the kubernetes rollout\" well: searched the whole query with no time effect"),
+        "{}",
+        stdout(&lost)
+    );
+}

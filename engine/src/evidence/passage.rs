@@ -380,17 +380,19 @@ pub(crate) fn identifiers(text: &str, shown: &str) -> Vec<String> {
     out
 }
 
-/// One recalled line within `allowance` characters: where the turn is, its summary (unless a
-/// restore block showed it and a passage exists), the identifiers, the passages, the files.
+/// One recalled line within `allowance` characters: where the turn is (its time and, when
+/// given, its age: `asking` is the asking session and the age), its summary (unless a restore
+/// block showed it and a passage exists), the identifiers, the passages, the files.
 pub(crate) fn recall_line(
     rec: &ChunkRecord,
-    session: &str,
+    asking: (&str, Option<&str>),
     prompt: &str,
     terms: &[String],
     with_summary: bool,
     allowance: usize,
 ) -> String {
     let c = &rec.chunk;
+    let (session, age) = asking;
     let when = crate::clock::short_time(c.started_at.as_deref());
     let whose = if c.session_id == session {
         "this session".to_string()
@@ -400,6 +402,9 @@ pub(crate) fn recall_line(
     let mut s = format!("[{whose}, turn {}", c.turn_index);
     if !when.is_empty() {
         s.push_str(&format!(", {when}"));
+    }
+    if let Some(age) = age {
+        s.push_str(&format!(", {age}"));
     }
     s.push_str("] ");
     let probe = passages(&c.text, terms, prompt, &c.summary, PASSAGE_MAX);

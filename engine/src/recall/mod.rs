@@ -60,6 +60,9 @@ pub struct RecallConfig {
     pub candidates: usize,
     /// The confidence gate.
     pub gate: GateParams,
+    /// The prompt's own time (Unix seconds): what the lines' ages ("3 days ago") are relative
+    /// to; `None` = the engine's clock when the block is built.
+    pub now: Option<i64>,
 }
 
 impl Default for RecallConfig {
@@ -70,6 +73,7 @@ impl Default for RecallConfig {
             max_hits: 3,
             candidates: 40,
             gate: GateParams::default(),
+            now: None,
         }
     }
 }
@@ -209,13 +213,20 @@ pub(crate) fn recall(
     )?;
     newest_decisions_first(&mut gated);
     let allowances = line_allowances(cfg.budget_chars, gated.len());
+    let now = jiff::Timestamp::from_second(cfg.now.unwrap_or_else(crate::clock::unix_now))
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
     for (g, allowance) in gated.into_iter().zip(allowances) {
         // The copies' count and dates take room from the line, not from the block.
         let label = g.copies.label().map(|l| format!("({l}) "));
         let room = allowance.saturating_sub(label.as_deref().map_or(0, |l| l.chars().count()));
+        let age = crate::retrieve::when::line_age(
+            g.rec.chunk.started_at.as_deref(),
+            g.rec.chunk.session_id != session,
+            now,
+        );
         let line = passage::recall_line(
             &g.rec,
-            session,
+            (session, age.as_deref()),
             prompt,
             &terms,
             !restored.contains(&g.id),

@@ -54,6 +54,9 @@ pub struct RestoreConfig {
     /// Fold near-identical turns into one line with a count (default); `false` gives each
     /// copy its own line (`memctl restore --no-fold`).
     pub fold: bool,
+    /// The restore's own time (Unix seconds): what the lines' ages ("3 days ago") and the
+    /// turns' importance are relative to; `None` = the engine's clock when the block is built.
+    pub now: Option<i64>,
 }
 
 impl Default for RestoreConfig {
@@ -70,6 +73,7 @@ impl Default for RestoreConfig {
             sources: RestoreSources::default(),
             claude_dir: None,
             fold: true,
+            now: None,
         }
     }
 }
@@ -214,22 +218,12 @@ pub(crate) fn restore_block(
             ..Default::default()
         },
     )?;
-    let mut said: HashSet<String> = HashSet::new();
-    if let Some(s) = &summary {
-        for line in decision_lines(s, project, &reinjected) {
-            said.insert(normalize(line.text.split_once(": ").map_or("", |x| x.1)));
-            picked.push(line, None);
-        }
-    }
-    for d in summary
-        .iter()
-        .flat_map(|s| s.decisions.iter().chain(&s.open_items))
-    {
-        said.insert(normalize(d));
-    }
+    let said = push_decisions(&mut picked, summary.as_ref(), project, &reinjected);
     let known = |s: &str| reinjected.covers(s) || said.contains(&normalize(s));
     let ctx = LineContext {
         r: &r,
+        session_id,
+        now: cfg.now.unwrap_or_else(unix_now),
         project,
         reinjected: &reinjected,
         known: &known,
@@ -278,6 +272,30 @@ pub(crate) fn restore_block(
         chunk_ids,
         focus_session: Some(focus),
     })
+}
+
+/// Push the focus session's decision and open-item lines; returns every decision and open
+/// item of its summary, normalized (turn lines leave those sentences out: said once).
+fn push_decisions(
+    picked: &mut Picked,
+    summary: Option<&crate::summary::SessionSummary>,
+    project: &str,
+    reinjected: &Reinjected,
+) -> HashSet<String> {
+    let mut said: HashSet<String> = HashSet::new();
+    if let Some(s) = summary {
+        for line in decision_lines(s, project, reinjected) {
+            said.insert(normalize(line.text.split_once(": ").map_or("", |x| x.1)));
+            picked.push(line, None);
+        }
+    }
+    for d in summary
+        .iter()
+        .flat_map(|s| s.decisions.iter().chain(&s.open_items))
+    {
+        said.insert(normalize(d));
+    }
+    said
 }
 
 /// The lines a restore picked so far; `ids[i]` is the chunk of `lines[i]` (None for a line of
@@ -341,6 +359,10 @@ impl Picked {
 /// What turning a chunk into a restore line needs.
 struct LineContext<'a> {
     r: &'a StoreReader,
+    /// The session the block is for: turns of other sessions show their age.
+    session_id: &'a str,
+    /// The restore's time (Unix seconds).
+    now: i64,
     project: &'a str,
     reinjected: &'a Reinjected,
     /// Sentences said already (decisions, open items, re-injected memory).
@@ -357,10 +379,17 @@ impl LineContext<'_> {
         rec: &ChunkRecord,
         session: Option<&str>,
     ) -> Result<Option<String>, EngineError> {
+        let now = jiff::Timestamp::from_second(self.now).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+        let age = crate::retrieve::when::line_age(
+            rec.chunk.started_at.as_deref(),
+            rec.chunk.session_id != self.session_id,
+            now,
+        );
         chunk_line(
             self.r,
             rec,
             session,
+            age.as_deref(),
             self.project,
             self.reinjected,
             self.known,
@@ -456,7 +485,7 @@ fn add_ranked(
     caps: &Caps,
     rank: &RankParams,
 ) -> Result<(), EngineError> {
-    let now = unix_now();
+    let now = ctx.now;
     let (mut key_n, mut related_n) = (0, 0);
     for h in &ranked.hits {
         if picked.shown.contains(&h.id) || ctx.exclude.contains(&h.id) {
@@ -573,13 +602,14 @@ fn turn_order(rec: &ChunkRecord) -> u64 {
 }
 
 /// The line of a chunk's turn (all its parts read: the prompt is in the first, the answer in
-/// the last), or None when there is nothing to restore: a compaction summary (Claude has its
+/// the last), with its `age` when given, or None when there is nothing to restore: a compaction summary (Claude has its
 /// own), a bare slash command, a trivial turn, or a turn that only read or wrote files Claude
 /// Code re-injects itself.
 fn chunk_line(
     r: &StoreReader,
     rec: &ChunkRecord,
     session: Option<&str>,
+    age: Option<&str>,
     project: &str,
     reinjected: &Reinjected,
     known: &dyn Fn(&str) -> bool,
@@ -605,6 +635,7 @@ fn chunk_line(
         session,
         turn: c.turn_index,
         time: &time,
+        age,
     };
     let known = |s: &str| known(s) || reinjected.covers(s);
     Ok(turn_line(head, &parts, &files, project, &known))

@@ -447,9 +447,12 @@ pub(crate) struct LineHead<'a> {
     pub turn: u32,
     /// `MM-DD HH:MM`, or empty.
     pub time: &'a str,
+    /// How long ago the turn was ("3 days ago"), for a turn of another session or an older
+    /// one ([`crate::retrieve::when::line_age`]).
+    pub age: Option<&'a str>,
 }
 
-/// One restore line for a turn: `[turn N, time] prompt → answer · changed: … · ran: … · error: …`,
+/// One restore line for a turn: `[turn N, time, age] prompt → answer · changed: … · ran: … · error: …`,
 /// paths relative to `project`. `files` are the chunk's files (shown when none was edited);
 /// `known` filters answer sentences the block or the CLI already carries. None when the turn
 /// is trivial ([`is_trivial`]).
@@ -470,6 +473,9 @@ pub(crate) fn turn_line(
     };
     if !head.time.is_empty() {
         s.push_str(&format!(", {}", head.time));
+    }
+    if let Some(age) = head.age {
+        s.push_str(&format!(", {age}"));
     }
     s.push_str("] ");
     let prompt = prompt_gist(&parts.prompt, GIST_CHARS);

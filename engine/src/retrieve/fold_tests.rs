@@ -7,8 +7,8 @@ use crate::restore::{RestoreConfig, RestoreKind};
 use crate::{EngineOptions, IngestOptions, SearchRequest};
 use serde_json::json;
 
-const SID: &str = "f01df01d-0000-4000-8000-000000000001";
-const CWD: &str = "/home/dev/src/ledger";
+pub(super) const SID: &str = "f01df01d-0000-4000-8000-000000000001";
+pub(super) const CWD: &str = "/home/dev/src/ledger";
 
 /// One turn: a prompt, a Bash call, its output, the answer.
 fn turn(lines: &mut Vec<String>, n: u32, prompt: &str, output: &str, answer: &str) {
@@ -53,7 +53,7 @@ fn run_output(secs: &str, pid: u32, tmp: &str) -> String {
 
 /// An engine holding three runs of the ledger tests (other timings, pids, temp dirs), one run
 /// with a failure (not a copy) and two unrelated turns.
-fn engine() -> (tempfile::TempDir, Engine) {
+pub(super) fn engine() -> (tempfile::TempDir, Engine) {
     let dir = tempfile::tempdir().expect("tempdir");
     let data_dir = dir.path().join("data");
     let engine = Engine::open(EngineOptions {

@@ -18,6 +18,7 @@
 //! (no model on the hook path). Vectors carry their embedder id and are only compared within one
 //! space.
 
+mod event;
 pub mod explain;
 pub mod supersede;
 pub mod when;
@@ -585,6 +586,8 @@ pub struct SearchRequest {
     /// Fold near-identical turns into one result with a count (default); `false` lists every
     /// copy in its own slot.
     pub fold: bool,
+    /// Read the query's time phrase ([`when`], default); `false` searches it as plain words.
+    pub read_time: bool,
 }
 
 impl SearchRequest {
@@ -604,6 +607,7 @@ impl SearchRequest {
             fusion: FusionParams::default(),
             now: None,
             fold: true,
+            read_time: true,
         }
     }
 
@@ -792,7 +796,8 @@ pub struct SearchOutcome {
     pub cold: Option<ColdScan>,
     /// Whether the resident service's vector index gave the dense candidates.
     pub indexed: bool,
-    /// The query's time phrase and what it was read as, when it had one.
+    /// The query's time phrase and what it was read as, when it had one; an event phrase whose
+    /// event was not found is here with `event.turn` unset and no window (no time effect).
     pub time: Option<when::TimeScope>,
 }
 
@@ -812,5 +817,7 @@ mod fuzz_regressions {
     }
 }
 
+#[cfg(test)]
+mod age_tests;
 #[cfg(test)]
 mod fold_tests;

@@ -118,6 +118,7 @@ fn trivial_turns_are_recognised() {
         session: None,
         turn: 7,
         time: "",
+        age: None,
     };
     assert_eq!(turn_line(head, &parts, &[], "/p", &nothing_known), None);
     // The same acknowledgement with an edit is not trivial.
@@ -141,11 +142,12 @@ fn turn_line_has_relative_paths_commands_and_real_errors() {
         session: Some("0123456789abcdef"),
         turn: 3,
         time: "10-03 14:22",
+        age: Some("2 days ago"),
     };
     let files = vec!["/w/quasar/src/lib.rs".to_string()];
     let line = turn_line(head, &parts, &files, "/w/quasar", &nothing_known).expect("line");
     assert!(
-        line.starts_with("[session 01234567 turn 3, 10-03 14:22] "),
+        line.starts_with("[session 01234567 turn 3, 10-03 14:22, 2 days ago] "),
         "{line}"
     );
     assert!(line.contains("could not compile `quasar`"), "{line}");
