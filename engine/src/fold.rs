@@ -21,8 +21,6 @@
 //! only at the stricter [`TEXT_ALONE_MIN`]. The test runs only among the candidates a query
 //! holds already (tens to a few hundred), never over the archive.
 
-use crate::error::StoreError;
-use crate::store::{ChunkId, ChunkRecord, StoreReader};
 use regex::{Captures, Regex};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -201,21 +199,6 @@ impl Sig {
             shingles: shingles(&norm),
             vector,
         }
-    }
-
-    /// The signature of stored chunk `id`: its text and its vector in the model space (the
-    /// first `all-MiniLM-L6-v2` space its record lists), read from the store.
-    pub(crate) fn read(
-        r: &StoreReader,
-        id: ChunkId,
-        rec: &ChunkRecord,
-    ) -> Result<Self, StoreError> {
-        let prefix = format!("{}@", crate::embed::onnx::MINILM_NAME);
-        let vector = match rec.embedders.iter().find(|k| k.starts_with(&prefix)) {
-            Some(space) => r.vector_by_key(id, space)?.map(|v| (space.clone(), v)),
-            None => None,
-        };
-        Ok(Self::new(rec.project_id, &rec.chunk.text, vector))
     }
 }
 

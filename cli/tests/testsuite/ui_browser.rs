@@ -231,7 +231,7 @@ async fn copies(c: &Client, s: &Server) -> Result<(), fantoccini::error::CmdErro
     c.goto(&s.url).await?;
     wait_for(c, "#sessions").await;
     let base = format!("http://127.0.0.1:{}{}", s.port, s.base);
-    c.goto(&format!("{base}/search?q={}", ui::COPY_WORD))
+    c.goto(&format!("{base}/search?q={}&mode=lexical", ui::COPY_WORD))
         .await?;
     let summary = wait_for(c, "details.copies summary").await;
     assert!(

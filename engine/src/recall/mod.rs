@@ -306,7 +306,7 @@ fn gated_candidates(
         if !eligible(&rec, session, state) {
             continue;
         }
-        let sig = crate::fold::Sig::read(r, h.id, &rec)?;
+        let sig = crate::retrieve::fold_sig(r, h.id, &rec)?;
         if let Some(i) = folder.find(&sig) {
             gated[i].copies.add(h.id, rec.chunk.started_at.as_deref());
             continue;

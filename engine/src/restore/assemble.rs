@@ -325,7 +325,7 @@ impl Picked {
         if !self.fold {
             return Ok(Folded::New(None));
         }
-        let sig = Sig::read(r, id, rec)?;
+        let sig = crate::retrieve::fold_sig(r, id, rec)?;
         let Some(i) = self.folder.find(&sig) else {
             return Ok(Folded::New(Some(sig)));
         };

@@ -403,7 +403,7 @@ impl<'r> Retriever<'r> {
             if rec.chunk.parts > 1 && !turns.insert(turn) {
                 continue; // the best part of a long turn only
             }
-            groups.push(crate::fold::Sig::read(self.reader, h.id, &rec)?);
+            groups.push(fold_sig(self.reader, h.id, &rec)?);
             read.push((h, rec));
         }
         let reps: Vec<usize> = (0..read.len()).map(|i| groups.representative(i)).collect();
@@ -460,7 +460,7 @@ impl<'r> Retriever<'r> {
         id: ChunkId,
         rec: &ChunkRecord,
     ) -> Result<Vec<(ChunkId, ChunkRecord)>, StoreError> {
-        let sig = crate::fold::Sig::read(self.reader, id, rec)?;
+        let sig = fold_sig(self.reader, id, rec)?;
         let query: String = rec.chunk.text.chars().take(COPY_QUERY_CHARS).collect();
         let lex = self.lexical(&[rec.project_id], &query, COPY_CANDIDATES)?;
         let mut ids: std::collections::BTreeSet<ChunkId> = lex.hits.iter().map(|h| h.id).collect();
@@ -477,7 +477,7 @@ impl<'r> Retriever<'r> {
                 continue;
             };
             if c.project_id == rec.project_id
-                && crate::fold::near(&sig, &crate::fold::Sig::read(self.reader, cid, &c)?)
+                && crate::fold::near(&sig, &fold_sig(self.reader, cid, &c)?)
             {
                 out.push((cid, c));
             }
@@ -514,6 +514,25 @@ impl<'r> Retriever<'r> {
         }
         Ok(())
     }
+}
+
+/// The fold signature ([`crate::fold::Sig`]) of stored chunk `id`: its text and its vector in
+/// the model space (the first `all-MiniLM-L6-v2` space its record lists), read from the store.
+pub(crate) fn fold_sig(
+    r: &StoreReader,
+    id: ChunkId,
+    rec: &ChunkRecord,
+) -> Result<crate::fold::Sig, StoreError> {
+    let prefix = format!("{}@", crate::embed::onnx::MINILM_NAME);
+    let vector = match rec.embedders.iter().find(|k| k.starts_with(&prefix)) {
+        Some(space) => r.vector_by_key(id, space)?.map(|v| (space.clone(), v)),
+        None => None,
+    };
+    Ok(crate::fold::Sig::new(
+        rec.project_id,
+        &rec.chunk.text,
+        vector,
+    ))
 }
 
 /// [`Retriever::load`] reads at least this many hits after the `k`th result for copies.
