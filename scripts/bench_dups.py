@@ -4,10 +4,15 @@ copies of a turn shown already, with folding (the default) and without (`--no-fo
 archive of `gen_dups.py`; and the search time of both, alternated in one run.
 
     python3 scripts/bench_dups.py --bin target/release [--out DIR (default .cache/bench/dups)] [--rounds 5]
+        [--sweep target/release/examples/fold_sweep]
 
 A result is a copy when a result above it in the same list belongs to the same group
 (labels.json: the group's marker is in the chunk's text); a restore line is a copy when a line
 above it in the block shows a turn of the same group. Turns of no group are never copies.
+Folded copies are counted by the kind of their group too: `near` (near-copies the fold key
+misses, folded by similarity) and `neg` groups (hard negatives: a copy folded into a result of
+another group is a wrong fold). With --sweep, runs the threshold sweep (engine example
+fold_sweep) on the same archive and prints its table first.
 Writes OUT/report.json and prints the table of docs/perf/retrieval.md.
 """
 import argparse
@@ -62,7 +67,7 @@ def searches(memctl, env, labels, qfile, fold, k):
 def search_figures(docs, labels, by_id):
     """Copies among the results; folded copies, and those of another group than the shown
     result (a wrong fold)."""
-    copies = total = folded = wrong = 0
+    copies = total = folded = wrong = near = 0
     for d in docs:
         items = [(group_of(r["text"], labels["groups"]), 1) for r in d["results"]]
         c, t = copy_share(items)
@@ -72,8 +77,10 @@ def search_figures(docs, labels, by_id):
                 folded += 1
                 if g is None or group_of(by_id.get(cid, ""), labels["groups"]) != g:
                     wrong += 1
+                elif labels["groups"][g]["kind"] == "near":
+                    near += 1
     return {"results": total, "copies": copies, "share": copies / max(total, 1),
-            "folded": folded, "wrong_folds": wrong}
+            "folded": folded, "wrong_folds": wrong, "near_folded": near}
 
 
 LINE = re.compile(r"^- \[(?:session (\w{8}) )?turn (\d+)")
@@ -119,6 +126,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5, help="timed rounds of each mode, alternated")
     ap.add_argument("-k", type=int, default=10)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--sweep", help="the fold_sweep example binary: sweep the thresholds too")
     a = ap.parse_args()
     memctl = os.path.join(os.path.abspath(a.bin), "memctl")
     shutil.rmtree(a.out, ignore_errors=True)
@@ -129,6 +137,8 @@ def main():
     env = dict(os.environ, MEMCTL_HOME=home, MEMCTL_ANN="0")
     run([memctl, "ingest", "--quiet", tdir], env)
     texts, by_id = turn_texts(memctl, env, labels)
+    if a.sweep:
+        print(run([os.path.abspath(a.sweep), os.path.join(tdir, "labels.json")], env))
     qfile = os.path.join(a.out, "queries.jsonl")
     queries = [g["query"] for g in labels["groups"].values()] + [
         "test run results", "which tests fail", "cargo test output", "retry backoff",
@@ -168,7 +178,8 @@ def main():
     print("| restore turn-line chars spent on copies | %d of %d (%.1f %%) | %d of %d (%.1f %%) |"
           % (r0["copy_chars"], r0["turn_line_chars"], 100 * r0["share"],
              r1["copy_chars"], r1["turn_line_chars"], 100 * r1["share"]))
-    print("| folded copies (of another group: wrong folds) | - | %d (%d) |" % (s1["folded"], s1["wrong_folds"]))
+    print("| folded copies (of another group: wrong folds; of near-copy groups) | - | %d (%d; %d) |"
+          % (s1["folded"], s1["wrong_folds"], s1.get("near_folded", 0)))
     print("| search batch, ms per query (median of %d) | %.2f | %.2f (×%.3f) |"
           % (b["rounds"], b["nofold"], b["fold"], b["ratio"]))
 

@@ -12,8 +12,12 @@ Writes DIR/<session>.jsonl (Claude Code transcripts) and DIR/labels.json. Copies
   * sessions that end re-running one suite (half of them), so that the latest turns a
     restore shows hold copies;
   * a resumed and a forked session: a new transcript that copies another's history (exact
-    copies: the store keeps them once) and goes on with new turns.
-labels.json: {"project": cwd, "groups": {name: {"kind", "marker", "query"}}, "sessions": [...]}.
+    copies: the store keeps them once) and goes on with new turns;
+  * with --near N (default 2): each variant of scripts/dups_near.py N times at random places:
+    near-copies the fold key misses (`near` groups, two variants each, that must fold) and
+    hard negatives (`neg` groups, in pairs named by `pair`, that must not fold together).
+labels.json: {"project": cwd, "groups": {name: {"kind", "marker", "query"[, "pair"]}},
+"sessions": [...]}.
 A turn belongs to group `name` when its text holds the group's `marker`; turns holding no
 marker are unique.
 """
@@ -27,6 +31,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location("gen_transcript", os.path.join(HERE, "gen_transcript.py"))
 gt = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(gt)
+_spec = importlib.util.spec_from_file_location("dups_near", os.path.join(HERE, "dups_near.py"))
+near = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(near)
+near.gt = gt
 
 # (crate, test count, failures): one group per command, its result fixed.
 RUNS = [
@@ -95,13 +103,19 @@ def ask_turn(g, question, answer):
     g.write_assistant([{"type": "text", "text": answer + note}], "end_turn", pending)
 
 
-def session(seed, turns, project_seed, rng, copies):
-    """One session of the project: gen_transcript's turns with copies mixed in."""
+def session(seed, turns, project_seed, rng, copies, extra=()):
+    """One session of the project: gen_transcript's turns with copies mixed in, and the turn
+    builders `extra` at random places."""
     g = gt.Gen(seed, compact=False, extras=False)
     name, lang = gt.PROJECTS[project_seed % len(gt.PROJECTS)]
     g.project, g.lang, g.files = name, lang, gt.FILES_BY_LANG[lang]
     g.cwd = "/home/dev/src/%s" % name
-    for _ in range(turns):
+    at = {}
+    for build in extra:
+        at.setdefault(rng.randrange(max(turns, 1)), []).append(build)
+    for i in range(turns):
+        for build in at.get(i, []):
+            build(g)
         k = rng.random()
         if k < copies * 0.7:
             run_turn(g, *rng.choice(RUNS))
@@ -146,14 +160,23 @@ def main():
     ap.add_argument("--turns", type=int, default=24)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--copies", type=float, default=0.3, help="share of turns that repeat a group")
+    ap.add_argument("--near", type=int, default=2, help="times each near/neg variant is written")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     rng = random.Random(a.seed)
     project_seed = a.seed
     names = []
     written = {}
+    variants = near.near_variants()
+    # Near/neg turns spread over the sessions.
+    nrng = random.Random(a.seed * 7919)
+    builds = [v[5] for v in variants for _ in range(a.near)]
+    nrng.shuffle(builds)
+    extra = [[] for _ in range(a.sessions)]
+    for b in builds:
+        extra[nrng.randrange(a.sessions) if a.sessions else 0].append(b)
     for i in range(a.sessions):
-        g = session(a.seed * 1000 + i, a.turns, project_seed, rng, a.copies)
+        g = session(a.seed * 1000 + i, a.turns, project_seed, rng, a.copies, extra[i])
         written[g.session] = g.out
         names.append(g.session)
     # A resumed session (the whole history) and a fork (its first half), each going on.
@@ -173,6 +196,11 @@ def main():
                                   "query": "did the %s tests pass" % crate}
     for q, _ in ASKS:
         groups["ask:" + q[:24]] = {"kind": "ask", "marker": q, "query": q}
+    if a.near:
+        for name, kind, marker, query, pair, _ in variants:
+            groups[name] = {"kind": kind, "marker": marker, "query": query}
+            if pair:
+                groups[name]["pair"] = pair
     name, _ = gt.PROJECTS[project_seed % len(gt.PROJECTS)]
     with open(os.path.join(a.out, "labels.json"), "w", encoding="utf-8") as fh:
         json.dump({"project": "/home/dev/src/%s" % name, "groups": groups, "sessions": names}, fh, indent=1)

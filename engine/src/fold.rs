@@ -12,10 +12,29 @@
 //! durations, integers of four digits or more, times and dates) are masked; small bare
 //! integers are kept, because they carry meaning ("3 passed; 2 failed" is not "5 passed;
 //! 0 failed"). Case and runs of whitespace are ignored.
+//!
+//! Near-copies the key misses (one more test passed, an answer re-generated with a few words
+//! changed, the same output with one more warning line) fold by similarity: the same project,
+//! word 3-gram Jaccard of the masked texts at least [`TEXT_MIN`] AND cosine of their stored
+//! model vectors at least [`VECTOR_MIN`] (thresholds swept on labelled pairs, see
+//! docs/perf/retrieval.md "Duplicates"). A turn without a model vector yet folds by text alone
+//! only at the stricter [`TEXT_ALONE_MIN`]. The test runs only among the candidates a query
+//! holds already (tens to a few hundred), never over the archive.
 
 use regex::{Captures, Regex};
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::sync::LazyLock;
+
+/// Two candidates with model vectors fold when the word 3-gram Jaccard of their masked texts is
+/// at least this ...
+pub const TEXT_MIN: f32 = 0.55;
+/// ... and the cosine of their model vectors at least this.
+pub const VECTOR_MIN: f32 = 0.90;
+/// Without model vectors in one space on both sides (one is not embedded yet), text alone must
+/// be this similar: a step above the lowest threshold with no wrong fold by text alone, as
+/// nothing else vouches for the pair.
+pub const TEXT_ALONE_MIN: f32 = 0.75;
 
 /// One alternation, tried left to right at each position: the longest shapes first (a uuid
 /// before its hex parts, a timestamp before its numbers). ASCII word boundaries and digits
@@ -89,10 +108,176 @@ static LONG_INT: LazyLock<Regex> =
 /// The fold key of a chunk's text: the first 8 bytes of the sha256 of [`normalize`] (stable
 /// across builds, unlike `std`'s hasher).
 pub fn fold_key(text: &str) -> u64 {
+    key_of(&normalize(text))
+}
+
+fn key_of(norm: &str) -> u64 {
     use sha2::{Digest, Sha256};
-    let norm = normalize(text);
     let d = Sha256::digest(norm.as_bytes());
     u64::from_le_bytes(d[..8].try_into().expect("sha256 is 32 bytes"))
+}
+
+/// The set of word 3-grams of a masked text, hashed, sorted, distinct (a text of fewer than
+/// three words is one shingle). Hashes are only compared within one process.
+fn shingles(norm: &str) -> Vec<u64> {
+    let words: Vec<&str> = norm.split(' ').collect();
+    let hash = |w: &[&str]| {
+        let mut h = std::hash::DefaultHasher::new();
+        w.hash(&mut h);
+        h.finish()
+    };
+    let mut out: Vec<u64> = if words.len() < 3 {
+        vec![hash(&words)]
+    } else {
+        words.windows(3).map(hash).collect()
+    };
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Jaccard of two sorted distinct sets, in [0, 1]; two empty sets are equal (1).
+fn jaccard(a: &[u64], b: &[u64]) -> f32 {
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    let (mut i, mut j, mut both) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                both += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    both as f32 / (a.len() + b.len() - both) as f32
+}
+
+/// Cosine of two vectors of one space; 0 when either is zero or their lengths differ.
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    if a.len() != b.len() {
+        return 0.0;
+    }
+    let (mut ab, mut aa, mut bb) = (0.0f32, 0.0f32, 0.0f32);
+    for (x, y) in a.iter().zip(b) {
+        ab += x * y;
+        aa += x * x;
+        bb += y * y;
+    }
+    if aa == 0.0 || bb == 0.0 {
+        return 0.0;
+    }
+    ab / (aa.sqrt() * bb.sqrt())
+}
+
+/// The word 3-gram Jaccard of two texts after masking ([`normalize`]): what [`TEXT_MIN`]
+/// bounds. Public for the threshold sweep (`engine/examples/fold_sweep.rs`).
+pub fn text_similarity(a: &str, b: &str) -> f32 {
+    jaccard(&shingles(&normalize(a)), &shingles(&normalize(b)))
+}
+
+/// What the similarity test compares of one candidate: its project, fold key, shingles and
+/// model vector (with its space's key), computed once per candidate.
+#[derive(Debug, Clone)]
+pub(crate) struct Sig {
+    project: u32,
+    key: u64,
+    shingles: Vec<u64>,
+    vector: Option<(String, Vec<f32>)>,
+}
+
+impl Sig {
+    /// The signature of `text` of `project`, with its model vector when it has one.
+    pub(crate) fn new(project: u32, text: &str, vector: Option<(String, Vec<f32>)>) -> Self {
+        let norm = normalize(text);
+        Self {
+            project,
+            key: key_of(&norm),
+            shingles: shingles(&norm),
+            vector,
+        }
+    }
+}
+
+/// Whether two candidates fold: the same project, and the same fold key or near-identical on
+/// text and vector ([`TEXT_MIN`], [`VECTOR_MIN`]; [`TEXT_ALONE_MIN`] without both vectors in one
+/// space). Symmetric.
+pub(crate) fn near(a: &Sig, b: &Sig) -> bool {
+    if a.project != b.project {
+        return false;
+    }
+    if a.key == b.key {
+        return true;
+    }
+    let vectors = match (&a.vector, &b.vector) {
+        (Some((sa, va)), Some((sb, vb))) if sa == sb => Some((va, vb)),
+        _ => None,
+    };
+    let need = if vectors.is_some() {
+        TEXT_MIN
+    } else {
+        TEXT_ALONE_MIN
+    };
+    // Jaccard is at most the ratio of the set sizes: most pairs stop here.
+    let (small, big) = (
+        a.shingles.len().min(b.shingles.len()),
+        a.shingles.len().max(b.shingles.len()),
+    );
+    if (small as f32) < need * big as f32 || jaccard(&a.shingles, &b.shingles) < need {
+        return false;
+    }
+    vectors.is_none_or(|(va, vb)| cosine(va, vb) >= VECTOR_MIN)
+}
+
+/// Candidates grouped as they come, best first: each new one joins every earlier one it is
+/// [`near`] (connected components, so the grouping of a set does not depend on its order); the
+/// representative of a group is its earliest member.
+#[derive(Debug, Default)]
+pub(crate) struct Groups {
+    sigs: Vec<Sig>,
+    parent: Vec<usize>,
+    roots: usize,
+}
+
+impl Groups {
+    /// Add candidate `sig` (index `self.len()`), joining the groups it is near.
+    pub(crate) fn push(&mut self, sig: Sig) {
+        let i = self.sigs.len();
+        self.parent.push(i);
+        self.roots += 1;
+        for j in 0..i {
+            if near(&self.sigs[j], &sig) {
+                self.union(i, j);
+            }
+        }
+        self.sigs.push(sig);
+    }
+
+    /// Number of groups.
+    pub(crate) fn count(&self) -> usize {
+        self.roots
+    }
+
+    /// The representative (earliest member) of candidate `i`'s group.
+    pub(crate) fn representative(&self, mut i: usize) -> usize {
+        while self.parent[i] != i {
+            i = self.parent[i];
+        }
+        i
+    }
+
+    fn union(&mut self, a: usize, b: usize) {
+        let (ra, rb) = (self.representative(a), self.representative(b));
+        if ra != rb {
+            // The smaller index is the root: the root is the earliest member.
+            let (keep, other) = (ra.min(rb), ra.max(rb));
+            self.parent[other] = keep;
+            self.roots -= 1;
+        }
+    }
 }
 
 /// The copies folded into one shown chunk: their ids (rank order) and the span of start times
@@ -154,29 +339,37 @@ impl Copies {
     }
 }
 
-/// Which fold keys a result list holds, per project (a project's copies fold, another
-/// project's near-identical turn is its own memory).
+/// The shown results of a list, per project, for lists built in an order of their own (a
+/// restore's lines, recall's gated turns): a candidate is a copy of the first shown result it
+/// is [`near`] (the same fold key first, by lookup; then text and vector). A project's copies
+/// fold, another project's near-identical turn is its own memory.
 #[derive(Debug, Default)]
 pub(crate) struct Folder {
-    shown: HashMap<(u32, u64), usize>,
+    by_key: HashMap<(u32, u64), usize>,
+    shown: Vec<(usize, Sig)>,
 }
 
 impl Folder {
-    /// The index of the shown result `text` (of `project`) is a copy of, if any; else records
-    /// it as result `index` and answers `None`.
-    pub(crate) fn copy_of(&mut self, project: u32, text: &str, index: usize) -> Option<usize> {
-        match self.shown.entry((project, fold_key(text))) {
-            std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(index);
-                None
-            }
+    /// The index of the shown result `sig` is a copy of, if any; else records it as result
+    /// `index` and answers `None`.
+    pub(crate) fn copy_of(&mut self, sig: Sig, index: usize) -> Option<usize> {
+        if let Some(i) = self.find(&sig) {
+            return Some(i);
         }
+        self.by_key.insert((sig.project, sig.key), index);
+        self.shown.push((index, sig));
+        None
     }
 
-    /// The index of the shown result `text` is a copy of, recording nothing.
-    pub(crate) fn find(&self, project: u32, text: &str) -> Option<usize> {
-        self.shown.get(&(project, fold_key(text))).copied()
+    /// The index of the shown result `sig` is a copy of, recording nothing.
+    pub(crate) fn find(&self, sig: &Sig) -> Option<usize> {
+        if let Some(i) = self.by_key.get(&(sig.project, sig.key)) {
+            return Some(*i);
+        }
+        self.shown
+            .iter()
+            .find(|(_, s)| near(s, sig))
+            .map(|(i, _)| *i)
     }
 }
 

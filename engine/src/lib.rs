@@ -81,7 +81,7 @@ pub use store::{FileCompaction, SCHEMA_VERSION};
 pub use settings::{ConfigEntry, FileScope, ProjectRule, Source as SettingSource};
 // Search, ranking and the explanation of a hit.
 pub use filter::{normalize_project, parse_time, resolve_project, resolve_session};
-pub use fold::{Copies, fold_key};
+pub use fold::{Copies, TEXT_ALONE_MIN, TEXT_MIN, VECTOR_MIN, fold_key, text_similarity};
 pub use rank::usage::is_strong;
 pub use rank::{RankParams, importance};
 pub use retrieve::explain::{highlight_spans, index_terms, matched_lines, term_spans};

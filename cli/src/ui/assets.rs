@@ -28,6 +28,9 @@ th { color:var(--muted); font-weight:600; font-size:.92em; }
 .turn:target { outline:2px solid var(--accent); }
 .turn .meta { color:var(--muted); font-size:.9em; }
 .badge { display:inline-block; font-size:.8em; padding:0 .45em; border-radius:9px; background:#e8edf5; margin-right:.3em; }
+.badge.fold { background:#efe7fb; color:#5b2fa0; font-weight:600; }
+details.copies { margin:.3em 0; font-size:.92em; } details.copies summary { cursor:pointer; color:var(--muted); }
+details.copies ul { margin:.3em 0 .3em 1.2em; padding:0; }
 .badge.err { background:#fde7e4; color:var(--bad); } .badge.pin { background:#e5f4ea; color:var(--ok); } .badge.cmp { background:#fff1dc; color:var(--warn); }
 .inject { background:#fff8e6; border:1px dashed var(--warn); border-radius:6px; padding:.35em .8em; margin:.5em 0; font-size:.92em; }
 pre { white-space:pre-wrap; word-break:break-word; background:#f3f5f7; padding:.6em; border-radius:4px; max-height:40em; overflow:auto; }

@@ -2,6 +2,10 @@
 //! why it matched (the query's words found in it, highlighted; the dense cosine and BM25 score
 //! behind the fused score) and one click to the turn in its session.
 //!
+//! Near-identical turns fold as in `memctl search` ([`memctl_engine::Copies`]): one hit shows
+//! `×N` with the first and last dates, and a `<details>` lists the copies, each linked to its
+//! turn; `Copies: list each` (`fold=no`) gives every copy its own slot.
+//!
 //! Read only: unlike `memctl search`, the page does not embed pending chunks first (a write);
 //! those are found by their words until the background embedder catches up.
 
@@ -9,7 +13,7 @@ use super::page::{self, PAGE, clip, link, minute, short};
 use super::{Q, Shared, UiError, blocking};
 use axum::extract::State;
 use maud::{Markup, html};
-use memctl_engine::{SearchMode, SearchOutcome, SearchRequest};
+use memctl_engine::{ChunkRecord, SearchMode, SearchOutcome, SearchRequest, SearchResult};
 use serde::Deserialize;
 
 /// `/search?q=&project=&session=&tool=&file=&since=&until=&mode=&k=`.
@@ -33,7 +37,20 @@ pub(super) struct SearchQuery {
     mode: String,
     #[serde(default)]
     k: Option<usize>,
+    /// `no`: near-identical turns are not folded.
+    #[serde(default)]
+    fold: String,
 }
+
+/// A search's hits, and the stored copies folded into each (rank order; a copy pruned since
+/// the search is left out).
+struct Found {
+    outcome: SearchOutcome,
+    copies: Vec<Vec<(u64, ChunkRecord)>>,
+}
+
+/// Most copies listed under one hit (the count says how many there are).
+const MAX_COPIES: usize = 50;
 
 /// Most results one page asks for.
 const MAX_K: usize = 100;
@@ -53,6 +70,7 @@ pub(super) async fn page(
         ("since", &q.since),
         ("until", &q.until),
         ("mode", &q.mode),
+        ("fold", &q.fold),
     ] {
         page::bounded(name, v)?;
     }
@@ -76,9 +94,18 @@ pub(super) async fn page(
     .await
 }
 
-fn run(c: &super::Ctx, q: &SearchQuery) -> Result<SearchOutcome, UiError> {
+fn run(c: &super::Ctx, q: &SearchQuery) -> Result<Found, UiError> {
     let k = q.k.unwrap_or(20).clamp(1, MAX_K);
     let mut req = SearchRequest::new(q.q.trim(), k);
+    req.fold = match q.fold.as_str() {
+        "" | "yes" => true,
+        "no" => false,
+        other => {
+            return Err(UiError::bad(format!(
+                "fold: {other:?} is neither yes nor no"
+            )));
+        }
+    };
     if !q.mode.is_empty() {
         req.mode = q.mode.parse::<SearchMode>().map_err(UiError::bad)?;
     }
@@ -104,7 +131,18 @@ fn run(c: &super::Ctx, q: &SearchQuery) -> Result<SearchOutcome, UiError> {
     if let Some(p) = opt(&q.project) {
         req.projects = vec![crate::filters::project(&c.engine, &p)?];
     }
-    Ok(c.engine.search(&req)?)
+    let outcome = c.engine.search(&req)?;
+    let mut copies = Vec::with_capacity(outcome.results.len());
+    for r in &outcome.results {
+        let mut recs = Vec::new();
+        for &id in r.copies.ids.iter().take(MAX_COPIES) {
+            if let Some(rec) = c.engine.chunk(id)? {
+                recs.push((id, rec));
+            }
+        }
+        copies.push(recs);
+    }
+    Ok(Found { outcome, copies })
 }
 
 fn form(q: &SearchQuery, projects: &[String]) -> Markup {
@@ -123,6 +161,10 @@ fn form(q: &SearchQuery, projects: &[String]) -> Markup {
             label { "Until" input type="text" name="until" value=(q.until) size="10"; }
             label { "Mode" select name="mode" {
                 @for m in ["hybrid", "dense", "lexical"] { option value=(m) selected[m == mode] { (m) } }
+            } }
+            label { "Copies" select name="fold" {
+                option value="" { "fold" }
+                option value="no" selected[q.fold == "no"] { "list each" }
             } }
             button type="submit" { "Search" }
         }
@@ -182,8 +224,48 @@ fn snippet<'a>(text: &'a str, terms: &[String]) -> Vec<(bool, &'a str)> {
     out
 }
 
-fn results(q: &SearchQuery, f: &SearchOutcome) -> Markup {
+/// The turn of chunk `c` in its session page.
+fn turn_href(c: &memctl_engine::Chunk) -> String {
+    let from = (c.turn_index - c.turn_index % PAGE as u32).to_string();
+    format!(
+        "{}#t{}",
+        link("/session", &[("id", &c.session_id), ("from", &from)]),
+        c.turn_index
+    )
+}
+
+/// `×N · first … · last …` and the copies, each linked to its turn (none without copies).
+fn copies(r: &SearchResult, recs: &[(u64, ChunkRecord)]) -> Markup {
+    let n = r.copies.count();
+    html! {
+        @if n > 1 {
+            details.copies {
+                summary {
+                    span.badge.fold { "×" (n) }
+                    " first " (minute(r.copies.first.as_deref()))
+                    " · last " (minute(r.copies.last.as_deref()))
+                    " · " (n - 1) " near-identical " @if n == 2 { "turn" } @else { "turns" }
+                    " folded into this one"
+                }
+                ul {
+                    @for (id, rec) in recs {
+                        @let c = &rec.chunk;
+                        li.copy {
+                            a href=(turn_href(c)) { "session " (short(&c.session_id)) " · turn " (c.turn_index) }
+                            " · " (minute(c.started_at.as_deref())) " · chunk " (id) " · "
+                            span.muted { (clip(&c.summary, 120)) }
+                        }
+                    }
+                    @if recs.len() < n - 1 { li.muted { "… " (n - 1 - recs.len()) " more (memctl show " (r.id) ")" } }
+                }
+            }
+        }
+    }
+}
+
+fn results(q: &SearchQuery, hits: &Found) -> Markup {
     let terms = terms(&q.q);
+    let f = &hits.outcome;
     html! {
         @if let Some(d) = &f.degraded { p.warn { "Note: " (d) } }
         @if !f.results.is_empty() && !f.results.iter().any(|r| r.confident) {
@@ -197,8 +279,7 @@ fn results(q: &SearchQuery, f: &SearchOutcome) -> Markup {
         @for (n, r) in f.results.iter().enumerate() {
             @let c = &r.record.chunk;
             @let found = matched_words(&c.text, &terms);
-            @let from = (c.turn_index - c.turn_index % PAGE as u32).to_string();
-            @let href = format!("{}#t{}", link("/session", &[("id", &c.session_id), ("from", &from)]), c.turn_index);
+            @let href = turn_href(c);
             div.hit {
                 div {
                     strong { (n + 1) ". " }
@@ -219,6 +300,7 @@ fn results(q: &SearchQuery, f: &SearchOutcome) -> Markup {
                     " · " (minute(c.started_at.as_deref())) " · " (c.project)
                     @if !c.tools.is_empty() { " · tools: " (c.tools.join(", ")) }
                 }
+                (copies(r, hits.copies.get(n).map_or(&[][..], Vec::as_slice)))
                 pre { @for (marked, piece) in snippet(&c.text, &terms) {
                     @if marked { mark { (piece) } } @else { (piece) }
                 } }

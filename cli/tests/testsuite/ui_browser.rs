@@ -213,6 +213,48 @@ async fn timeline_search_hit_and_forget_in_chromium() {
     result.expect("browser steps");
 }
 
+/// Search folds the three runs of one test into one hit; its `×3` opens the list of copies.
+#[tokio::test(flavor = "current_thread")]
+async fn folded_copies_expand_in_chromium() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = build_store(dir.path());
+    ui::add_copies(&home, dir.path());
+    let server = Server::start(&home);
+    let driver = Driver::start();
+    let c = browser(&driver, &dir.path().join("chromium-profile")).await;
+    let result = copies(&c, &server).await;
+    let _ = c.close().await;
+    result.expect("browser steps");
+}
+
+async fn copies(c: &Client, s: &Server) -> Result<(), fantoccini::error::CmdError> {
+    c.goto(&s.url).await?;
+    wait_for(c, "#sessions").await;
+    let base = format!("http://127.0.0.1:{}{}", s.port, s.base);
+    c.goto(&format!("{base}/search?q={}&mode=lexical", ui::COPY_WORD))
+        .await?;
+    let summary = wait_for(c, "details.copies summary").await;
+    assert!(
+        summary
+            .text()
+            .await?
+            .starts_with("×3 first 2026-11-20 09:00")
+    );
+    assert_eq!(c.find_all(Locator::Css(".hit")).await?.len(), 1, "one hit");
+    let copy = c.find(Locator::Css("li.copy a")).await?;
+    assert!(!copy.is_displayed().await?, "the copies start folded");
+    summary.click().await?;
+    assert!(copy.is_displayed().await?, "a click lists them");
+    assert_eq!(c.find_all(Locator::Css("li.copy")).await?.len(), 2);
+    not_pwned(c).await;
+    shot(c, "search-copies").await;
+    copy.click().await?;
+    let target = wait_for(c, ".turn:target").await;
+    assert!(target.text().await?.contains(ui::COPY_WORD));
+    not_pwned(c).await;
+    Ok(())
+}
+
 async fn run(c: &Client, s: &Server, home: &Path) -> Result<(), fantoccini::error::CmdError> {
     let base = format!("http://127.0.0.1:{}{}", s.port, s.base);
     // Timeline (the token URL; the cookie carries the rest).

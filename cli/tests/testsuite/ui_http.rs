@@ -5,7 +5,7 @@
 
 use crate::common::ui;
 
-use ui::{EVIL_SID, EVIL_WORD, Server, build_store, cli, hook, request};
+use ui::{COPIES_SID, COPY_WORD, EVIL_SID, EVIL_WORD, Server, build_store, cli, hook, request};
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -227,6 +227,65 @@ fn search_shows_why_hits_matched_and_links_to_the_turn() {
     assert!(
         !none.body.contains("<mark>"),
         "filtered to the other session"
+    );
+}
+
+#[test]
+fn search_folds_copies_into_one_hit_with_the_count_dates_and_links() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = build_store(dir.path());
+    ui::add_copies(&home, dir.path());
+    let s = Server::start(&home);
+    let page = s.get(&format!("/search?q={COPY_WORD}&mode=lexical"));
+    assert_eq!(page.status, 200, "{page:?}");
+    let body = &page.body;
+    assert_eq!(
+        body.matches("<div class=\"hit\">").count(),
+        1,
+        "one hit: {body}"
+    );
+    assert!(
+        body.contains(
+            "<span class=\"badge fold\">×3</span> first 2026-11-20 09:00 · last 2026-11-22 09:00"
+        ),
+        "the count and the dates: {body}"
+    );
+    assert_eq!(
+        body.matches("<li class=\"copy\">").count(),
+        2,
+        "the two copies listed"
+    );
+    for turn in ["#t0", "#t1", "#t2"] {
+        assert!(
+            body.contains(&format!("/session?id={COPIES_SID}&amp;from=0{turn}")),
+            "every run linked ({turn}): {body}"
+        );
+    }
+    assert!(
+        !body.contains("<script>document") && !body.contains("<i>again"),
+        "{body}"
+    );
+    assert!(
+        body.contains("&lt;i&gt;again"),
+        "copies' text escaped: {body}"
+    );
+    // `list each`: every run its own hit, no count.
+    let each = s.get(&format!("/search?q={COPY_WORD}&mode=lexical&fold=no"));
+    assert_eq!(each.status, 200);
+    assert_eq!(
+        each.body.matches("<div class=\"hit\">").count(),
+        3,
+        "{}",
+        each.body
+    );
+    assert!(!each.body.contains("badge fold"));
+    assert!(
+        each.body
+            .contains("<option value=\"no\" selected>list each</option>")
+    );
+    assert_eq!(
+        s.get(&format!("/search?q={COPY_WORD}&fold=maybe")).status,
+        400
     );
 }
 

@@ -317,7 +317,8 @@ fn gated_candidates(
         if !eligible(&rec, session, state) {
             continue;
         }
-        if let Some(i) = folder.find(rec.project_id, &rec.chunk.text) {
+        let sig = crate::retrieve::fold_sig(r, h.id, &rec)?;
+        if let Some(i) = folder.find(&sig) {
             gated[i].copies.add(h.id, rec.chunk.started_at.as_deref());
             continue;
         }
@@ -343,7 +344,7 @@ fn gated_candidates(
             "recall candidate"
         );
         if passes {
-            folder.copy_of(rec.project_id, &rec.chunk.text, gated.len());
+            folder.copy_of(sig, gated.len());
             gated.push(Gated {
                 id: h.id,
                 evidence,

@@ -18,7 +18,7 @@ use super::{RestoreBudget, RestoreLine, build};
 use crate::clock::{short_time, unix_now};
 use crate::core::Core;
 use crate::error::EngineError;
-use crate::fold::{Copies, Folder};
+use crate::fold::{Copies, Folder, Sig};
 use crate::rank::{RankParams, importance};
 use crate::retrieve::{Retrieval, Retriever};
 use crate::search::{FusionParams, SearchMode};
@@ -321,10 +321,12 @@ impl Picked {
         self.copies.push(Copies::default());
     }
 
-    /// Push the line of chunk `id` (`rec`), recording its fold key.
-    fn push_turn(&mut self, line: RestoreLine, id: ChunkId, rec: &ChunkRecord) {
-        self.folder
-            .copy_of(rec.project_id, &rec.chunk.text, self.lines.len());
+    /// Push the line of chunk `id` (`rec`, signature `sig` when folding), recording it for
+    /// the copies to come.
+    fn push_turn(&mut self, line: RestoreLine, id: ChunkId, rec: &ChunkRecord, sig: Option<Sig>) {
+        if let Some(sig) = sig {
+            self.folder.copy_of(sig, self.lines.len());
+        }
         self.push(line, Some(id));
         if let Some(c) = self.copies.last_mut() {
             *c = Copies::of(rec.chunk.started_at.as_deref());
@@ -332,15 +334,21 @@ impl Picked {
     }
 
     /// Whether chunk `id` (`rec`) is a copy of a listed turn; if so it is folded into it.
-    fn folded(&mut self, id: ChunkId, rec: &ChunkRecord) -> bool {
+    fn folded(
+        &mut self,
+        r: &StoreReader,
+        id: ChunkId,
+        rec: &ChunkRecord,
+    ) -> Result<Folded, EngineError> {
         if !self.fold {
-            return false;
+            return Ok(Folded::New(None));
         }
-        let Some(i) = self.folder.find(rec.project_id, &rec.chunk.text) else {
-            return false;
+        let sig = crate::retrieve::fold_sig(r, id, rec)?;
+        let Some(i) = self.folder.find(&sig) else {
+            return Ok(Folded::New(Some(sig)));
         };
         self.copies[i].add(id, rec.chunk.started_at.as_deref());
-        true
+        Ok(Folded::Copy)
     }
 
     /// The lines, each with its copies' count and dates in its head (`[turn 4, …; ×3, first …,
@@ -354,6 +362,12 @@ impl Picked {
         }
         lines
     }
+}
+
+/// [`Picked::folded`]: a copy of a listed turn, or a new turn (its signature when folding).
+enum Folded {
+    Copy,
+    New(Option<Sig>),
 }
 
 /// What turning a chunk into a restore line needs.
@@ -417,9 +431,9 @@ fn add_latest(
         if ctx.exclude.contains(id) || !picked.turns_shown.insert(rec.chunk.turn_index) {
             continue; // already in the live context, or another part of a listed turn
         }
-        if picked.folded(*id, rec) {
+        let Folded::New(sig) = picked.folded(ctx.r, *id, rec)? else {
             continue; // an older run of a turn listed already
-        }
+        };
         let Some(text) = ctx.line(rec, None)? else {
             continue;
         };
@@ -430,7 +444,7 @@ fn add_latest(
             value: ctx.discounted(3.0 - rank as f32 * 0.1, rec),
             text,
         };
-        picked.push_turn(line, *id, rec);
+        picked.push_turn(line, *id, rec, sig);
     }
     Ok(())
 }
@@ -494,10 +508,10 @@ fn add_ranked(
         let Some(rec) = ctx.r.chunk(h.id)? else {
             continue;
         };
-        if picked.folded(h.id, &rec) {
+        let Folded::New(sig) = picked.folded(ctx.r, h.id, &rec)? else {
             picked.shown.insert(h.id);
             continue;
-        }
+        };
         let same_session = rec.chunk.session_id == focus;
         if (same_session && key_n >= caps.key) || (!same_session && related_n >= caps.related) {
             continue;
@@ -538,7 +552,7 @@ fn add_ranked(
             value,
             text,
         };
-        picked.push_turn(line, h.id, &rec);
+        picked.push_turn(line, h.id, &rec, sig);
     }
     Ok(())
 }

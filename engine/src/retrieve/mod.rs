@@ -26,7 +26,7 @@ pub mod when;
 use crate::embed::EmbedderId;
 use crate::error::StoreError;
 use crate::evidence::Evidence;
-use crate::fold::{Copies, Folder};
+use crate::fold::Copies;
 use crate::index::{Bm25Params, Hit, bm25_search};
 use crate::search::{FusedHit, FusionParams, SearchMode, fuse, fuse_completed};
 use crate::store::{ChunkId, ChunkRecord, StoreReader};
@@ -339,11 +339,8 @@ impl<'r> Retriever<'r> {
     }
 
     /// Load ranked hits in order, keep those `accept` takes, one part per long turn, until `k`.
-    /// Hits whose chunk is gone (pruned since the scan) are skipped. With `fold`, a hit whose
-    /// fold key ([`crate::fold`]) matches a kept result's becomes that result's copy instead of
-    /// taking a slot, and `k` more hits after the `k`th result are read for copies of the kept
-    /// ones only: a near-identical turn ranks next to its twin, and reading every candidate
-    /// tripled a search's time. `memctl show` lists every copy ([`Self::copies_of`]).
+    /// Hits whose chunk is gone (pruned since the scan) are skipped. With `fold`, see
+    /// [`Self::load_folded`]. `memctl show` lists every copy ([`Self::copies_of`]).
     pub(crate) fn load(
         &self,
         hits: &[FusedHit],
@@ -351,15 +348,49 @@ impl<'r> Retriever<'r> {
         fold: bool,
         mut accept: impl FnMut(ChunkId, &ChunkRecord) -> bool,
     ) -> Result<Vec<SearchResult>, StoreError> {
+        if fold {
+            return self.load_folded(hits, k, accept);
+        }
         let mut out: Vec<SearchResult> = Vec::with_capacity(k.min(hits.len()));
         let mut turns: HashSet<(String, u32)> = HashSet::new();
-        let mut folder = Folder::default();
+        for h in hits {
+            if out.len() >= k {
+                break;
+            }
+            let Some(rec) = self.reader.chunk(h.id)? else {
+                continue;
+            };
+            if !accept(h.id, &rec) {
+                continue;
+            }
+            let turn = (rec.chunk.session_id.clone(), rec.chunk.turn_index);
+            if rec.chunk.parts > 1 && !turns.insert(turn) {
+                continue; // the best part of a long turn only
+            }
+            out.push(SearchResult::of(h, rec));
+        }
+        Ok(out)
+    }
+
+    /// [`Self::load`] with near-duplicates folded ([`crate::fold::Groups`]): the accepted hits
+    /// are grouped as they are read, each group shown once, at its best-ranked member, with the
+    /// others as its copies. Reading stops `k` (at least [`FOLD_TAIL_MIN`]) hits after the
+    /// groups reach `k`: a near-identical turn ranks next to its twin, and reading every
+    /// candidate tripled a search's time.
+    fn load_folded(
+        &self,
+        hits: &[FusedHit],
+        k: usize,
+        mut accept: impl FnMut(ChunkId, &ChunkRecord) -> bool,
+    ) -> Result<Vec<SearchResult>, StoreError> {
+        let mut groups = crate::fold::Groups::default();
+        let mut read: Vec<(&FusedHit, ChunkRecord)> = Vec::new();
+        let mut turns: HashSet<(String, u32)> = HashSet::new();
         let mut tail = 0;
         for h in hits {
-            let full = out.len() >= k;
-            if full {
+            if groups.count() >= k {
                 tail += 1;
-                if !fold || tail > k.max(FOLD_TAIL_MIN) {
+                if tail > k.max(FOLD_TAIL_MIN) {
                     break;
                 }
             }
@@ -370,36 +401,25 @@ impl<'r> Retriever<'r> {
                 continue;
             }
             let turn = (rec.chunk.session_id.clone(), rec.chunk.turn_index);
-            if rec.chunk.parts > 1 && turns.contains(&turn) {
+            if rec.chunk.parts > 1 && !turns.insert(turn) {
                 continue; // the best part of a long turn only
             }
-            if fold {
-                let text = &rec.chunk.text;
-                let twin = if full {
-                    folder.find(rec.project_id, text)
-                } else {
-                    folder.copy_of(rec.project_id, text, out.len())
-                };
-                if let Some(i) = twin {
-                    out[i].copies.add(h.id, rec.chunk.started_at.as_deref());
-                    continue;
+            groups.push(fold_sig(self.reader, h.id, &rec)?);
+            read.push((h, rec));
+        }
+        let reps: Vec<usize> = (0..read.len()).map(|i| groups.representative(i)).collect();
+        let mut slot: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+        let mut out: Vec<SearchResult> = Vec::with_capacity(k);
+        for (i, (h, rec)) in read.into_iter().enumerate() {
+            let rep = reps[i];
+            if rep == i {
+                if out.len() < k {
+                    slot.insert(i, out.len());
+                    out.push(SearchResult::of(h, rec));
                 }
-                if full {
-                    continue;
-                }
+            } else if let Some(&at) = slot.get(&rep) {
+                out[at].copies.add(h.id, rec.chunk.started_at.as_deref());
             }
-            turns.insert(turn);
-            out.push(SearchResult {
-                id: h.id,
-                scores: *h,
-                copies: Copies::of(rec.chunk.started_at.as_deref()),
-                record: rec,
-                evidence: Evidence::default(),
-                confidence: 0.0,
-                confident: false,
-                agent: crate::agent::Agent::default(),
-                superseded_by: None,
-            });
         }
         Ok(out)
     }
@@ -432,15 +452,16 @@ impl<'r> Retriever<'r> {
         Ok(())
     }
 
-    /// The chunks of `rec`'s project that fold with it (the same fold key), oldest first, chunk
-    /// `id` itself left out. Candidates: its session's turns and the best BM25 hits of its own
-    /// text (a copy shares its words, so it ranks at the top of that list).
+    /// The chunks of `rec`'s project that fold with it ([`crate::fold::near`]: the same fold
+    /// key, or near-identical on text and vector), oldest first, chunk `id` itself left out.
+    /// Candidates: its session's turns and the best BM25 hits of its own text (a copy shares
+    /// its words, so it ranks at the top of that list).
     pub(crate) fn copies_of(
         &self,
         id: ChunkId,
         rec: &ChunkRecord,
     ) -> Result<Vec<(ChunkId, ChunkRecord)>, StoreError> {
-        let key = crate::fold::fold_key(&rec.chunk.text);
+        let sig = fold_sig(self.reader, id, rec)?;
         let query: String = rec.chunk.text.chars().take(COPY_QUERY_CHARS).collect();
         let lex = self.lexical(&[rec.project_id], &query, COPY_CANDIDATES)?;
         let mut ids: std::collections::BTreeSet<ChunkId> = lex.hits.iter().map(|h| h.id).collect();
@@ -456,7 +477,9 @@ impl<'r> Retriever<'r> {
             let Some(c) = self.reader.chunk(cid)? else {
                 continue;
             };
-            if c.project_id == rec.project_id && crate::fold::fold_key(&c.chunk.text) == key {
+            if c.project_id == rec.project_id
+                && crate::fold::near(&sig, &fold_sig(self.reader, cid, &c)?)
+            {
                 out.push((cid, c));
             }
         }
@@ -492,6 +515,25 @@ impl<'r> Retriever<'r> {
         }
         Ok(())
     }
+}
+
+/// The fold signature ([`crate::fold::Sig`]) of stored chunk `id`: its text and its vector in
+/// the model space (the first `all-MiniLM-L6-v2` space its record lists), read from the store.
+pub(crate) fn fold_sig(
+    r: &StoreReader,
+    id: ChunkId,
+    rec: &ChunkRecord,
+) -> Result<crate::fold::Sig, StoreError> {
+    let prefix = format!("{}@", crate::embed::onnx::MINILM_NAME);
+    let vector = match rec.embedders.iter().find(|k| k.starts_with(&prefix)) {
+        Some(space) => r.vector_by_key(id, space)?.map(|v| (space.clone(), v)),
+        None => None,
+    };
+    Ok(crate::fold::Sig::new(
+        rec.project_id,
+        &rec.chunk.text,
+        vector,
+    ))
 }
 
 /// [`Retriever::load`] reads at least this many hits after the `k`th result for copies.
@@ -745,6 +787,23 @@ pub struct SearchResult {
     pub agent: crate::agent::Agent,
     /// Near-identical turns folded into this one (none unless the search folds).
     pub copies: Copies,
+}
+
+impl SearchResult {
+    /// A loaded hit, not explained yet and with no copies.
+    fn of(h: &FusedHit, record: ChunkRecord) -> Self {
+        Self {
+            id: h.id,
+            scores: *h,
+            copies: Copies::of(record.chunk.started_at.as_deref()),
+            record,
+            evidence: Evidence::default(),
+            confidence: 0.0,
+            confident: false,
+            agent: crate::agent::Agent::default(),
+            superseded_by: None,
+        }
+    }
 }
 
 /// Mark each result a later result supersedes ([`supersede`]) and, unless `keep_order` (the

@@ -336,9 +336,14 @@ impl StoreWriter {
 impl StoreReader {
     /// The re-scoring vector of a chunk in one embedding space (stored as f16).
     pub fn vector(&self, id: ChunkId, emb: &EmbedderId) -> Result<Option<Vec<f32>>, StoreError> {
-        let key = emb.key();
+        self.vector_by_key(id, &emb.key())
+    }
+
+    /// [`Self::vector`] by the space's key ([`EmbedderId::key`], as a record's `embedders`
+    /// lists it).
+    pub fn vector_by_key(&self, id: ChunkId, key: &str) -> Result<Option<Vec<f32>>, StoreError> {
         let t = self.tx.open_table(VECTORS)?;
-        let out = t.get((id, key.as_str()))?;
+        let out = t.get((id, key))?;
         Ok(out
             .map(|v| codec::f16_bytes_to_f32s(v.value()))
             .transpose()?)

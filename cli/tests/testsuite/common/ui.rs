@@ -107,6 +107,45 @@ pub fn evil_transcript(path: &Path, project: &Path) {
     std::fs::write(path, s).expect("write transcript");
 }
 
+/// The session of [`add_copies`]: one test run repeated three times with other timings.
+pub const COPIES_SID: &str = "c0c0c0c0-0000-4000-8000-00000000c0c0";
+/// A word only the copies hold.
+pub const COPY_WORD: &str = "quokkaflux";
+
+/// Ingest a session (in `<dir>/proj`) that runs the same tests three times: the same output
+/// with other timings and pids, markup included, so that search folds the runs into one hit.
+pub fn add_copies(home: &Path, dir: &Path) {
+    let cwd = dir.join("proj").display().to_string();
+    let mut s = String::new();
+    let mut parent = serde_json::Value::Null;
+    for (i, (secs, pid)) in [("0.52", 48213), ("1.91", 51102), ("0.77", 60331)]
+        .into_iter()
+        .enumerate()
+    {
+        let (u, a) = (format!("cu-{i}-0000"), format!("ca-{i}-0000"));
+        s += &line(serde_json::json!({
+            "parentUuid": parent, "isSidechain": false, "userType": "external", "cwd": cwd,
+            "sessionId": COPIES_SID, "version": "2.0.37", "type": "user",
+            "message": {"role": "user", "content": format!("Run the {COPY_WORD} tests <i>again</i>")},
+            "uuid": u, "timestamp": format!("2026-11-2{i}T09:00:00.000Z"),
+        }));
+        s += &line(serde_json::json!({
+            "parentUuid": u, "isSidechain": false, "userType": "external", "cwd": cwd,
+            "sessionId": COPIES_SID, "version": "2.0.37", "type": "assistant",
+            "message": {"id": format!("cmsg_{i}"), "type": "message", "role": "assistant",
+                "model": "claude-sonnet-4-5-20250929",
+                "content": [{"type": "text", "text": format!(
+                    "{COPY_WORD}: 12 passed; 0 failed; finished in {secs}s (pid {pid}) {EVIL_MARKUP}")}],
+                "stop_reason": "end_turn", "usage": {"input_tokens": 4, "output_tokens": 10}},
+            "uuid": a, "timestamp": format!("2026-11-2{i}T09:00:30.000Z"),
+        }));
+        parent = serde_json::Value::String(a);
+    }
+    let path = dir.join(format!("{COPIES_SID}.jsonl"));
+    std::fs::write(&path, s).expect("write transcript");
+    cli(home, &["ingest", &path.display().to_string()]);
+}
+
 /// A store with the sample session and the hostile one (in `<dir>/proj`).
 pub fn build_store(dir: &Path) -> PathBuf {
     let home = dir.join("home");
