@@ -187,6 +187,10 @@ pub(crate) struct Sig {
     key: u64,
     shingles: Vec<u64>,
     vector: Option<(String, Vec<f32>)>,
+    /// Its decision sentences, masked, hashed (0: none). Two turns that decide differently on
+    /// one subject ("we use LRU" / "we use LFU") are alike in words and vector, but the later
+    /// supersedes the earlier: folding would hide one of them.
+    decisions: u64,
 }
 
 impl Sig {
@@ -198,19 +202,37 @@ impl Sig {
             key: key_of(&norm),
             shingles: shingles(&norm),
             vector,
+            decisions: decisions_of(text),
         }
+    }
+}
+
+/// [`Sig::decisions`] of `text`: its sentences that state a decision, masked, in order.
+fn decisions_of(text: &str) -> u64 {
+    let sentences: Vec<String> = text
+        .split(['\n', '.', '!', '?'])
+        .filter(|s| crate::patterns::DECISION_RE.is_match(s))
+        .map(normalize)
+        .collect();
+    if sentences.is_empty() {
+        0
+    } else {
+        key_of(&sentences.join("\n"))
     }
 }
 
 /// Whether two candidates fold: the same project, and the same fold key or near-identical on
 /// text and vector ([`TEXT_MIN`], [`VECTOR_MIN`]; [`TEXT_ALONE_MIN`] without both vectors in one
-/// space). Symmetric.
+/// space) with the same decisions ([`Sig::decisions`]). Symmetric.
 pub(crate) fn near(a: &Sig, b: &Sig) -> bool {
     if a.project != b.project {
         return false;
     }
     if a.key == b.key {
         return true;
+    }
+    if a.decisions != b.decisions {
+        return false;
     }
     let vectors = match (&a.vector, &b.vector) {
         (Some((sa, va)), Some((sb, vb))) if sa == sb => Some((va, vb)),
