@@ -357,19 +357,32 @@ impl<'r> Retriever<'r> {
             if out.len() >= k {
                 break;
             }
-            let Some(rec) = self.reader.chunk(h.id)? else {
-                continue;
-            };
-            if !accept(h.id, &rec) {
-                continue;
+            if let Some(rec) = self.read_hit(h.id, &mut accept, &mut turns)? {
+                out.push(SearchResult::of(h, rec));
             }
-            let turn = (rec.chunk.session_id.clone(), rec.chunk.turn_index);
-            if rec.chunk.parts > 1 && !turns.insert(turn) {
-                continue; // the best part of a long turn only
-            }
-            out.push(SearchResult::of(h, rec));
         }
         Ok(out)
+    }
+
+    /// The record of hit `id` when [`Self::load`] keeps it: still stored, taken by `accept`,
+    /// and the first (best-ranked) part of its turn seen in `turns`.
+    fn read_hit(
+        &self,
+        id: ChunkId,
+        accept: &mut impl FnMut(ChunkId, &ChunkRecord) -> bool,
+        turns: &mut HashSet<(String, u32)>,
+    ) -> Result<Option<ChunkRecord>, StoreError> {
+        let Some(rec) = self.reader.chunk(id)? else {
+            return Ok(None);
+        };
+        if !accept(id, &rec) {
+            return Ok(None);
+        }
+        let turn = (rec.chunk.session_id.clone(), rec.chunk.turn_index);
+        if rec.chunk.parts > 1 && !turns.insert(turn) {
+            return Ok(None); // the best part of a long turn only
+        }
+        Ok(Some(rec))
     }
 
     /// [`Self::load`] with near-duplicates folded ([`crate::fold::Groups`]): the accepted hits
@@ -394,16 +407,9 @@ impl<'r> Retriever<'r> {
                     break;
                 }
             }
-            let Some(rec) = self.reader.chunk(h.id)? else {
+            let Some(rec) = self.read_hit(h.id, &mut accept, &mut turns)? else {
                 continue;
             };
-            if !accept(h.id, &rec) {
-                continue;
-            }
-            let turn = (rec.chunk.session_id.clone(), rec.chunk.turn_index);
-            if rec.chunk.parts > 1 && !turns.insert(turn) {
-                continue; // the best part of a long turn only
-            }
             groups.push(fold_sig(self.reader, h.id, &rec)?);
             read.push((h, rec));
         }
