@@ -8,12 +8,17 @@
 //!
 //! - [`dist`]: the points (int8 components and their scale) and their distance.
 //! - [`Graph`]: one project's graph, with chunk ids and tombstones.
+//! - [`FlatGraph`]: a frozen, flat copy of a built graph (the same search, a quarter of the
+//!   memory).
 //! - [`persist`]: the graph on disk.
 //! - [`AnnService`]: the follower thread and the search the service answers with.
 //! - [`check_index`]: the saved graphs against the store (`memctl check`).
 
 mod check;
 pub mod dist;
+mod flat;
+#[cfg(test)]
+mod flat_tests;
 mod graph;
 pub mod persist;
 mod service;
@@ -21,6 +26,7 @@ mod service;
 mod tests;
 
 pub use check::{GraphCheck, GraphState, IndexCheck, check_index};
+pub use flat::FlatGraph;
 pub use graph::{Graph, GraphParams};
 pub use service::{AnnConfig, AnnService};
 

@@ -200,7 +200,7 @@ fn parse_sidecar(meta: &Path, bytes: &[u8]) -> Result<Sidecar, AnnError> {
     Ok(sc)
 }
 
-fn ids_of(chunk: Vec<u64>, dead_list: &[u64]) -> Result<Ids, AnnError> {
+pub(crate) fn ids_of(chunk: Vec<u64>, dead_list: &[u64]) -> Result<Ids, AnnError> {
     let mut dead = vec![false; chunk.len()];
     for &i in dead_list {
         match dead.get_mut(i as usize) {

@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// A small deterministic generator (the seed is printed by the tests that use it).
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 impl Rng {
-    fn next(&mut self) -> f32 {
+    pub(crate) fn next(&mut self) -> f32 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
@@ -28,7 +28,7 @@ fn unit(mut v: Vec<f32>) -> Vec<f32> {
 }
 
 /// The committed golden embeddings: real all-MiniLM-L6-v2 vectors.
-fn golden() -> Vec<Vec<f32>> {
+pub(crate) fn golden() -> Vec<Vec<f32>> {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/golden_embeddings.json");
     let doc: serde_json::Value =
@@ -49,7 +49,7 @@ fn golden() -> Vec<Vec<f32>> {
 }
 
 /// `n` model-space vectors: random mixtures of the real ones plus noise, normalized.
-fn model_like(rng: &mut Rng, base: &[Vec<f32>], n: usize) -> Vec<Vec<f32>> {
+pub(crate) fn model_like(rng: &mut Rng, base: &[Vec<f32>], n: usize) -> Vec<Vec<f32>> {
     (0..n)
         .map(|_| {
             let w: Vec<f32> = base.iter().map(|_| rng.next().powi(3)).collect();
@@ -64,14 +64,14 @@ fn model_like(rng: &mut Rng, base: &[Vec<f32>], n: usize) -> Vec<Vec<f32>> {
         .collect()
 }
 
-fn stored_point(v: &[f32]) -> Vec<i8> {
+pub(crate) fn stored_point(v: &[f32]) -> Vec<i8> {
     let (q, scale) = memctl_engine::quantize(v);
     let raw: Vec<u8> = q.iter().map(|&c| c as u8).collect();
     point(&raw, scale)
 }
 
 /// A graph of `data`, chunk id = position.
-fn graph_of(data: &[Vec<f32>]) -> Graph {
+pub(crate) fn graph_of(data: &[Vec<f32>]) -> Graph {
     let g = Graph::new(GraphParams::default(), data.len());
     let points: Vec<(u64, Vec<i8>)> = data
         .iter()
@@ -82,7 +82,7 @@ fn graph_of(data: &[Vec<f32>]) -> Graph {
     g
 }
 
-fn exact_top(data: &[Vec<f32>], q: &[f32], k: usize) -> Vec<u64> {
+pub(crate) fn exact_top(data: &[Vec<f32>], q: &[f32], k: usize) -> Vec<u64> {
     let mut s: Vec<(f32, u64)> = data
         .iter()
         .enumerate()
