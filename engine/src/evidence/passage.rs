@@ -380,19 +380,27 @@ pub(crate) fn identifiers(text: &str, shown: &str) -> Vec<String> {
     out
 }
 
+/// Who asks for a recalled line: the asking session (a turn of it reads "this session") and the
+/// turn's age as the line shows it (none for a recent turn of this session).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Asking<'a> {
+    pub(crate) session: &'a str,
+    pub(crate) age: Option<&'a str>,
+}
+
 /// One recalled line within `allowance` characters: where the turn is (its time and, when
-/// given, its age: `asking` is the asking session and the age), its summary (unless a restore
-/// block showed it and a passage exists), the identifiers, the passages, the files.
+/// given, its age), its summary (unless a restore block showed it and a passage exists), the
+/// identifiers, the passages, the files.
 pub(crate) fn recall_line(
     rec: &ChunkRecord,
-    asking: (&str, Option<&str>),
+    asking: Asking<'_>,
     prompt: &str,
     terms: &[String],
     with_summary: bool,
     allowance: usize,
 ) -> String {
     let c = &rec.chunk;
-    let (session, age) = asking;
+    let Asking { session, age } = asking;
     let when = crate::clock::short_time(c.started_at.as_deref());
     let whose = if c.session_id == session {
         "this session".to_string()

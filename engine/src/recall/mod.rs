@@ -226,7 +226,10 @@ pub(crate) fn recall(
         );
         let line = passage::recall_line(
             &g.rec,
-            (session, age.as_deref()),
+            passage::Asking {
+                session,
+                age: age.as_deref(),
+            },
             prompt,
             &terms,
             !restored.contains(&g.id),
