@@ -541,3 +541,16 @@ mod tests {
         }
     }
 }
+
+impl FlatGraph {
+    /// The live points with their chunks, in data-id order (a rebuild re-inserts them).
+    pub(crate) fn live_points(&self) -> Vec<(u64, Vec<i8>)> {
+        let ids = self.ids();
+        ids.chunk
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !ids.dead.get(*i).copied().unwrap_or(true))
+            .map(|(i, &chunk)| (chunk, self.point(i as u32).to_vec()))
+            .collect()
+    }
+}
