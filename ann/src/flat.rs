@@ -77,6 +77,8 @@ impl std::fmt::Debug for FlatGraph {
             .field("points", &ids.chunk.len())
             .field("live", &ids.live.len())
             .field("edges", &self.nbrs.len())
+            .field("upper_points", &self.upper.ids.len())
+            .field("upper_edges", &self.upper.nbrs.len())
             .finish_non_exhaustive()
     }
 }
