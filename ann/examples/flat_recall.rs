@@ -149,7 +149,7 @@ fn build_mode(dir: &str, m_arg: &str, efc_arg: &str, out: &str, efs: &[usize]) -
         let ann = memctl_engine::ann_dir(Path::new(dir));
         let mut gs = Vec::new();
         for p in memctl_ann::persist::saved_projects(&ann) {
-            gs.extend(memctl_ann::persist::load(&ann, p)?.map(|(g, _)| g));
+            gs.extend(memctl_ann::persist::load(&ann, p)?.map(|l| l.tail));
         }
         gs
     } else {

@@ -503,6 +503,19 @@ impl FlatGraph {
     }
 }
 
+impl FlatGraph {
+    /// The live points with their chunks, in data-id order (a rebuild re-inserts them).
+    pub(crate) fn live_points(&self) -> Vec<(u64, Vec<i8>)> {
+        let ids = self.ids();
+        ids.chunk
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !ids.dead.get(*i).copied().unwrap_or(true))
+            .map(|(i, &chunk)| (chunk, self.point(i as u32).to_vec()))
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Visited;
@@ -541,18 +554,5 @@ mod tests {
                 prop_assert!(v.touched.is_empty());
             }
         }
-    }
-}
-
-impl FlatGraph {
-    /// The live points with their chunks, in data-id order (a rebuild re-inserts them).
-    pub(crate) fn live_points(&self) -> Vec<(u64, Vec<i8>)> {
-        let ids = self.ids();
-        ids.chunk
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !ids.dead.get(*i).copied().unwrap_or(true))
-            .map(|(i, &chunk)| (chunk, self.point(i as u32).to_vec()))
-            .collect()
     }
 }

@@ -77,8 +77,16 @@ fn the_flat_copy_finds_what_the_graph_and_the_exact_scan_find() {
         println!("beam {ef}: {same:.4} of the hits in common");
         assert!(same >= 0.95, "beam {ef}: {same} in common (seed {seed:#x})");
     }
+    // A point's own vector finds it first, or a copy of it at the same cosine (the data holds
+    // near-copies, and hnsw_rs's parallel inserts make a different graph each run).
     for (i, v) in data.iter().enumerate().take(20) {
-        assert_eq!(f.search(&stored_point(v), 1)[0].id, i as u64);
+        let p = stored_point(v);
+        let top = f.search_ef(&p, 1, 200)[0];
+        let own = cosine(&p, &p);
+        assert!(
+            top.id == i as u64 || top.score >= own - 1e-6,
+            "point {i}: {top:?}, own cosine {own} (seed {seed:#x})"
+        );
     }
 }
 

@@ -573,3 +573,42 @@ fn a_frozen_base_and_a_tail_serve_save_restart_check_and_forget_like_one_graph()
         assert!(rep.removed_ids.iter().all(|id| !g.contains(*id)));
     }
 }
+
+#[test]
+fn a_damaged_or_missing_base_file_is_refused_and_the_index_rebuilt() {
+    for damage in ["flip", "remove"] {
+        let store = sample_store();
+        let e = Engine::open(store.opts.clone()).expect("open");
+        let svc = AnnService::new(store.opts.clone(), space(), freezing_config());
+        catch_up(&svc, &e);
+        svc.save_now(&e);
+        let dir = memctl_engine::ann_dir(&store.opts.data_dir);
+        let flat = dir.join(&flat_files(&dir)[0]);
+        if damage == "flip" {
+            let mut bytes = std::fs::read(&flat).expect("read");
+            let mid = bytes.len() / 2;
+            bytes[mid] ^= 0x5a;
+            std::fs::write(&flat, bytes).expect("write");
+        } else {
+            std::fs::remove_file(&flat).expect("remove");
+        }
+        let p = persist::saved_projects(&dir)[0];
+        assert!(persist::load(&dir, p).is_err(), "{damage}: loaded");
+        assert!(
+            persist::read_saved(&dir, p).is_err(),
+            "{damage}: checked as sound"
+        );
+        let again = AnnService::new(store.opts.clone(), space(), freezing_config());
+        again.load_saved();
+        assert!(
+            persist::saved_projects(&dir).is_empty() && flat_files(&dir).is_empty(),
+            "{damage}: the bad files stayed"
+        );
+        catch_up(&again, &e);
+        assert_eq!(
+            again.sizes(),
+            svc.sizes(),
+            "{damage}: the rebuilt index differs"
+        );
+    }
+}
