@@ -20,6 +20,7 @@ use memctl_engine::{
 };
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
@@ -63,6 +64,8 @@ pub struct AnnService {
     dir: PathBuf,
     cfg: AnnConfig,
     state: RwLock<State>,
+    /// A big tail was frozen: its memory stays with the allocator until the process ends.
+    restart: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -112,6 +115,7 @@ impl AnnService {
             space,
             cfg,
             state: RwLock::new(State::default()),
+            restart: AtomicBool::new(false),
         }
     }
 
@@ -474,6 +478,16 @@ impl AnnService {
         );
         pr.index = new;
         pr.base_file = None;
+        // The points of the replaced hnsw_rs tail (~2.4 KB each, allocated on the insert
+        // threads) stay with the allocator; a restarted service loads only the base's file.
+        if old.tail.len() >= self.cfg.freeze.min_points {
+            self.restart.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether a freeze left memory only a restart gives back (tests).
+    pub fn restart_wanted(&self) -> bool {
+        self.restart.load(Ordering::Relaxed)
     }
 }
 
@@ -531,5 +545,9 @@ impl DenseService for AnnService {
 
     fn follow(&self) {
         self.run();
+    }
+
+    fn restart_wanted(&self) -> bool {
+        AnnService::restart_wanted(self)
     }
 }

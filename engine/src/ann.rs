@@ -50,6 +50,14 @@ pub trait DenseService: Send + Sync {
     /// Keep the index in step with the store until the process ends: the service runs it on a
     /// thread of its own once it holds the data dir's lock.
     fn follow(&self);
+
+    /// True when the index freed more memory than the process gives back (a big graph was
+    /// replaced by its compact copy, and the allocator keeps the freed pages): the service
+    /// then exits at its next quiet moment, and the next client that needs it starts it again,
+    /// which loads the compact copy from its file.
+    fn restart_wanted(&self) -> bool {
+        false
+    }
 }
 
 /// Settings of the service index (`MEMCTL_ANN`, `MEMCTL_ANN_MIN`, `MEMCTL_ANN_SAVE_SECS`).
