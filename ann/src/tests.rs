@@ -495,7 +495,10 @@ fn a_frozen_base_and_a_tail_serve_save_restart_check_and_forget_like_one_graph()
     assert!(parts.values().all(|p| p.1 == 0), "{parts:?}");
     let first = flat_files(&dir);
     assert_eq!(first.len(), 1, "the base is saved");
-    assert!(svc.restart_wanted(), "the frozen tail's memory needs a restart");
+    assert!(
+        svc.restart_wanted(),
+        "the frozen tail's memory needs a restart"
+    );
     finds_each_entry_first(&svc, &all);
 
     // A later session's turns go into a tail beside the base.
