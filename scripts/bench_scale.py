@@ -33,6 +33,9 @@ order:
              cosine falls short of the exact 10th (near-ties make recall alone misleading)
   restart    service killed and started again: seconds until its index is up to date and
              answers again, and how many points it loaded from its saved files
+  RSS        of the service: when its index has read the store (`service_rss_mb`), after
+             the hooks and --save-wait (`saved_rss_mb`: a quiet index is saved, and frozen
+             when big enough), and after a restart and the queries (`restart_rss_mb`)
 
 Prints one JSON object per size and a Markdown table at the end (docs/perf/scale.md). Not a
 pass/fail test.
@@ -269,12 +272,16 @@ def bench_size(a, n, qs):
     mcp_warm(memctl, env, qs, out)
     hooks_at_scale(a, env, out)
     time.sleep(a.save_wait)
+    out["saved_rss_mb"] = round(rss_mb(svc.pid))
     stop(svc, home)
 
     svc = start_service(memctl, env)
     restart = wait_indexed(memctl, env, qs[0], a.build_limit, svc)
     out["restart_s"] = None if restart is None else round(restart, 1)
     out["restart_loaded_points"] = loaded_points(env)
+    for q in qs:
+        search(memctl, env, q)
+    out["restart_rss_mb"] = round(rss_mb(svc.pid))
     stop(svc, home)
 
     exact_env = env_for(home, MEMCTL_ANN="0")
@@ -314,7 +321,8 @@ def main():
             "indexed_share", "lexical_p50_ms", "mcp_p50_ms", "mcp_p95_ms", "mcp_peak_rss_mb",
             "ups_p50_ms", "ups_p95_ms", "ups_recalled",
             "compact_p95_ms", "recall_at_10", "cos10_shortfall", "index_build_s",
-            "restart_s", "restart_loaded_points", "service_rss_mb"]
+            "restart_s", "restart_loaded_points", "service_rss_mb", "saved_rss_mb",
+            "restart_rss_mb"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     for r in rows:

@@ -12,8 +12,9 @@
 
 use anyhow::{Context, Result};
 use memctl_ann::dist::{point, query_point};
-use memctl_ann::{Graph, GraphParams};
+use memctl_ann::{Graph, GraphParams, Layered};
 use memctl_engine::{Embedder, EmbedderId, Engine, EngineOptions, OnnxConfig, OnnxEmbedder};
+use std::sync::Arc;
 use std::time::Instant;
 
 const WORDS: [&str; 17] = [
@@ -110,11 +111,14 @@ fn main() -> Result<()> {
         let ann = memctl_engine::ann_dir(std::path::Path::new(dir));
         let mut gs = Vec::new();
         for p in memctl_ann::persist::saved_projects(&ann) {
-            if let Some((g, _)) = memctl_ann::persist::load(&ann, p)? {
-                gs.push(g);
+            if let Some(l) = memctl_ann::persist::load(&ann, p)? {
+                gs.push(Layered {
+                    base: l.base.map(Arc::new),
+                    tail: Arc::new(l.tail),
+                });
             }
         }
-        let n: usize = gs.iter().map(Graph::len).sum();
+        let n: usize = gs.iter().map(Layered::len).sum();
         println!("{n} points in {} saved graphs; seed {seed}", gs.len());
         gs
     } else {
@@ -135,7 +139,7 @@ fn main() -> Result<()> {
             "{} points, M {m}, efC {efc}: built in {build:.1} s; seed {seed}",
             s.ids.len()
         );
-        vec![g]
+        vec![Layered::new(Arc::new(g))]
     };
     for ef in efs {
         let t = Instant::now();

@@ -43,7 +43,7 @@ impl Default for GraphParams {
 }
 
 /// Chunk ids beside the graph.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Ids {
     /// data id → chunk.
     pub(crate) chunk: Vec<u64>,
@@ -157,21 +157,7 @@ impl Graph {
 
     /// Tombstone every live chunk not in `keep`; returns how many.
     pub fn retain(&self, keep: &HashSet<u64>) -> usize {
-        let mut ids = self.ids_mut();
-        let gone: Vec<(u64, usize)> = ids
-            .live
-            .iter()
-            .filter(|(c, _)| !keep.contains(c))
-            .map(|(c, d)| (*c, *d))
-            .collect();
-        for (c, d) in &gone {
-            ids.live.remove(c);
-            if let Some(slot) = ids.dead.get_mut(*d) {
-                *slot = true;
-            }
-        }
-        ids.n_dead += gone.len();
-        gone.len()
+        self.ids_mut().retain(keep)
     }
 
     /// The `k` nearest live chunks to the query point `q`, best first (approximate cosines).
@@ -181,27 +167,42 @@ impl Graph {
 
     /// [`Self::search`] with a beam of at least `ef` (for measurements: examples/graph_recall).
     pub fn search_ef(&self, q: &[i8], k: usize, ef: usize) -> Vec<AnnHit> {
-        let (live, total) = {
-            let ids = self.ids();
-            (ids.live.len(), ids.chunk.len())
-        };
-        if k == 0 || live == 0 {
+        let Some(fetch) = self.ids().fetch(k) else {
             return Vec::new();
+        };
+        let found = self.hnsw.search(q, fetch, beam(&self.params, fetch, ef));
+        self.ids()
+            .top(k, found.iter().map(|nb| (nb.d_id, nb.distance)))
+    }
+}
+
+/// The search beam for `fetch` neighbours: at least the graph's `ef_search`, the caller's
+/// `ef`, and 10 × `fetch` (a narrow beam returns an arbitrary few of many near-ties).
+pub(crate) fn beam(params: &GraphParams, fetch: usize, ef: usize) -> usize {
+    params.ef_search.max(10 * fetch).max(ef)
+}
+
+impl Ids {
+    /// How many neighbours a search for `k` live hits asks the graph for: `k` over-fetched by
+    /// the dead fraction, so tombstones do not eat the `k`. None when there is nothing to find.
+    pub(crate) fn fetch(&self, k: usize) -> Option<usize> {
+        let (live, total) = (self.live.len(), self.chunk.len());
+        if k == 0 || live == 0 {
+            return None;
         }
-        // Over-fetch by the dead fraction so tombstones do not eat the k; the beam is at least
-        // 10 × that (a narrow beam returns an arbitrary few of many near-ties).
-        let fetch = (k * total).div_ceil(live).min(total);
-        let found = self
-            .hnsw
-            .search(q, fetch, self.params.ef_search.max(10 * fetch).max(ef));
-        let ids = self.ids();
+        Some((k * total).div_ceil(live).min(total))
+    }
+
+    /// The best `k` live chunks of `found` (data id, distance), best first, scored
+    /// `1 − distance`; tombstones and unknown data ids are skipped.
+    pub(crate) fn top(&self, k: usize, found: impl Iterator<Item = (usize, f32)>) -> Vec<AnnHit> {
         let mut top = TopK::new(k);
-        for nb in &found {
-            if ids.dead.get(nb.d_id).copied().unwrap_or(true) {
+        for (d_id, distance) in found {
+            if self.dead.get(d_id).copied().unwrap_or(true) {
                 continue;
             }
-            if let Some(&chunk) = ids.chunk.get(nb.d_id) {
-                top.push(chunk, 1.0 - nb.distance);
+            if let Some(&chunk) = self.chunk.get(d_id) {
+                top.push(chunk, 1.0 - distance);
             }
         }
         top.into_sorted()
@@ -211,5 +212,23 @@ impl Graph {
                 score: h.score,
             })
             .collect()
+    }
+
+    /// Tombstone every live chunk not in `keep`; returns how many.
+    pub(crate) fn retain(&mut self, keep: &HashSet<u64>) -> usize {
+        let gone: Vec<(u64, usize)> = self
+            .live
+            .iter()
+            .filter(|(c, _)| !keep.contains(c))
+            .map(|(c, d)| (*c, *d))
+            .collect();
+        for (c, d) in &gone {
+            self.live.remove(c);
+            if let Some(slot) = self.dead.get_mut(*d) {
+                *slot = true;
+            }
+        }
+        self.n_dead += gone.len();
+        gone.len()
     }
 }

@@ -1,4 +1,4 @@
-//! memctl's resident vector index: one hnsw_rs graph per project over the store's int8
+//! memctl's resident vector index: one index per project over the store's int8
 //! vectors of the model's space, kept in step with every writer of the store by following its
 //! int8 blocks ([`memctl_engine::Engine::follow_vectors`]), persisted beside the store, and
 //! served by the resident service (`memctl embedder`) through
@@ -8,20 +8,29 @@
 //!
 //! - [`dist`]: the points (int8 components and their scale) and their distance.
 //! - [`Graph`]: one project's graph, with chunk ids and tombstones.
-//! - [`persist`]: the graph on disk.
+//! - [`FlatGraph`]: a frozen, flat copy of a built graph (the same search, a quarter of the
+//!   memory).
+//! - [`Layered`]: a project's index: a frozen flat base and a live hnsw_rs tail.
+//! - [`persist`]: the index on disk.
 //! - [`AnnService`]: the follower thread and the search the service answers with.
 //! - [`check_index`]: the saved graphs against the store (`memctl check`).
 
 mod check;
 pub mod dist;
+mod flat;
+#[cfg(test)]
+mod flat_tests;
 mod graph;
+mod layered;
 pub mod persist;
 mod service;
 #[cfg(test)]
 mod tests;
 
 pub use check::{GraphCheck, GraphState, IndexCheck, check_index};
+pub use flat::FlatGraph;
 pub use graph::{Graph, GraphParams};
+pub use layered::{FreezePolicy, Layered};
 pub use service::{AnnConfig, AnnService};
 
 use std::path::PathBuf;

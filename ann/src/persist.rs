@@ -1,14 +1,17 @@
-//! A project's graph on disk, beside the store (`<data dir>/ann/`): hnsw_rs's dump (`.graph`,
-//! `.data`) and our sidecar (`p<project>.meta`: chunk ids, tombstones, the store position the
-//! graph reflects, and a length and CRC of each dump file, because hnsw_rs's loader asserts and
-//! unwraps on bad input).
+//! A project's index on disk, beside the store (`<data dir>/ann/`): the tail graph as hnsw_rs's
+//! dump (`.graph`, `.data`), the frozen base as a flat file (`.flat`, [`FlatGraph::save`]:
+//! its own CRC), and our sidecar (`p<project>.meta`: the tail's chunk ids and tombstones, the
+//! base's file name, the store position the index reflects, and a length and CRC of each dump
+//! file, because hnsw_rs's loader asserts and unwraps on bad input).
 //!
-//! Crash safety: the dump goes to a fresh base name, then the sidecar is written to a
-//! temporary file and renamed over the old one, then older dumps are removed; a crash leaves
-//! the old or the new graph loadable, and a file that does not match its sidecar is refused
+//! Crash safety: the dump and a new base go to fresh names, then the sidecar is written to a
+//! temporary file and renamed over the old one, then older files are removed; a crash leaves
+//! the old or the new index loadable, and a file that does not match its sidecar is refused
 //! (the service rebuilds from the store). Every forget removes the whole directory.
 
+use crate::flat::FlatGraph;
 use crate::graph::{Graph, GraphParams, Ids};
+use crate::layered::Layered;
 use crate::{AnnError, dist::DotI8};
 use hnsw_rs::prelude::{AnnT, HnswIo};
 use memctl_engine::BlockCursor;
@@ -18,7 +21,9 @@ use std::io::Read;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
-const MAGIC: [u8; 8] = *b"MCANN001";
+/// The sidecar's format; a sidecar of another (an older build's) is refused, and the service
+/// rebuilds from the store.
+const MAGIC: [u8; 8] = *b"MCANN002";
 
 /// What the sidecar records besides the graph.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -29,15 +34,28 @@ pub struct Position {
     pub epoch: u64,
     /// How far the graph has read the project's blocks.
     pub cursor: BlockCursor,
+    /// The store's forget count when the index was saved: a service that loads the index and
+    /// then sees a larger count rebuilds what holds tombstones (they may be forgotten vectors).
+    pub forgets: u64,
 }
 
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 struct Sidecar {
     position: Position,
     params: GraphParams,
-    basename: String,
+    /// The tail's dump; None for an empty tail (hnsw_rs cannot dump one).
+    tail: Option<Dump>,
+    /// The base's file in the same directory, if the index has one.
+    base: Option<String>,
+    /// The tail's chunk per data id, and its tombstones.
     chunk: Vec<u64>,
     dead: Vec<u64>,
+}
+
+/// hnsw_rs's two dump files of the tail: their base name, and what each must hold.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Dump {
+    basename: String,
     graph: Stamp,
     data: Stamp,
 }
@@ -59,9 +77,27 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> AnnError + '_ {
     }
 }
 
-/// Write `graph` of `project` to `dir` (created 0700 if missing).
-pub fn save(dir: &Path, project: u32, graph: &Graph, position: &Position) -> Result<(), AnnError> {
+/// Write the index of `project` to `dir` (created 0700 if missing): its tail, and its base
+/// unless `base_file` names the file the base was saved to before (it is unchanged since).
+/// Returns the base's file name.
+pub fn save(
+    dir: &Path,
+    project: u32,
+    index: &Layered,
+    base_file: Option<&str>,
+    position: &Position,
+) -> Result<Option<String>, AnnError> {
     memctl_engine::ensure_private_dir(dir)?;
+    let base = match (&index.base, base_file) {
+        (None, _) => None,
+        (Some(_), Some(name)) => Some(name.to_string()),
+        (Some(b), None) => {
+            let name = unused_name(dir, project, "f", &[".flat"]);
+            b.save(&dir.join(&name))?;
+            Some(name)
+        }
+    };
+    let graph = &*index.tail;
     let (chunk, dead) = {
         let ids = graph.ids();
         let dead = (0..ids.dead.len() as u64)
@@ -69,26 +105,22 @@ pub fn save(dir: &Path, project: u32, graph: &Graph, position: &Position) -> Res
             .collect();
         (ids.chunk.clone(), dead)
     };
-    let wanted = unused_basename(dir, project);
-    let dumped = catch_unwind(AssertUnwindSafe(|| graph.hnsw.file_dump(dir, &wanted)))
-        .map_err(|_| AnnError::Corrupt("hnsw_rs file_dump panicked".into()))?
-        .map_err(|e| AnnError::Corrupt(format!("hnsw_rs file_dump: {e}")))?;
-    let graph_stamp = stamp(&dir.join(format!("{dumped}.hnsw.graph")))?;
-    let data_stamp = stamp(&dir.join(format!("{dumped}.hnsw.data")))?;
-    // hnsw_rs may have taken fewer points than it was asked about; the ids must match.
-    if graph.hnsw.get_nb_point() != chunk.len() {
-        return Err(AnnError::Corrupt(
-            "graph changed while it was dumped".into(),
-        ));
-    }
+    let tail = if chunk.is_empty() {
+        None
+    } else {
+        Some(dump(dir, project, graph, chunk.len())?)
+    };
+    let keep = tail
+        .as_ref()
+        .map(|d| d.basename.clone())
+        .unwrap_or_default();
     let sidecar = Sidecar {
         position: position.clone(),
         params: graph.params,
-        basename: dumped.clone(),
+        tail,
+        base: base.clone(),
         chunk,
         dead,
-        graph: graph_stamp,
-        data: data_stamp,
     };
     let body = bincode::serde::encode_to_vec(&sidecar, bincode::config::standard())
         .map_err(|e| AnnError::Corrupt(format!("encoding the sidecar: {e}")))?;
@@ -98,37 +130,82 @@ pub fn save(dir: &Path, project: u32, graph: &Graph, position: &Position) -> Res
     bytes.extend_from_slice(&body);
     let meta = meta_path(dir, project);
     memctl_engine::write_private_atomic(&meta, &bytes)?;
-    remove_dumps(dir, project, Some(&dumped));
-    Ok(())
+    remove_dumps(dir, project, Some((&keep, base.as_deref())));
+    Ok(base)
 }
 
-/// A project's saved sidecar whose dump files match it (the graph itself is not loaded).
+/// Dump the tail `graph` of `points` points to fresh file names.
+fn dump(dir: &Path, project: u32, graph: &Graph, points: usize) -> Result<Dump, AnnError> {
+    let wanted = unused_name(dir, project, "g", &[".hnsw.data", ".hnsw.graph"]);
+    let dumped = catch_unwind(AssertUnwindSafe(|| graph.hnsw.file_dump(dir, &wanted)))
+        .map_err(|_| AnnError::Corrupt("hnsw_rs file_dump panicked".into()))?
+        .map_err(|e| AnnError::Corrupt(format!("hnsw_rs file_dump: {e}")))?;
+    let graph_stamp = stamp(&dir.join(format!("{dumped}.hnsw.graph")))?;
+    let data_stamp = stamp(&dir.join(format!("{dumped}.hnsw.data")))?;
+    // hnsw_rs may have taken fewer points than it was asked about; the ids must match.
+    if graph.hnsw.get_nb_point() != points {
+        return Err(AnnError::Corrupt(
+            "graph changed while it was dumped".into(),
+        ));
+    }
+    Ok(Dump {
+        basename: dumped,
+        graph: graph_stamp,
+        data: data_stamp,
+    })
+}
+
+/// A project's saved sidecar whose dump files match it, and the live chunks of its base (the
+/// tail graph itself is not loaded).
 #[derive(Debug)]
 pub struct SavedGraph {
-    /// Where the graph had read the store when it was saved.
+    /// Where the index had read the store when it was saved.
     pub position: Position,
     sidecar: Sidecar,
+    base_live: Vec<u64>,
+    base_dead: usize,
 }
 
 impl SavedGraph {
-    /// The chunk ids of the live points.
+    /// The chunk ids of the live points, base and tail.
     pub fn live_ids(&self) -> impl Iterator<Item = u64> + '_ {
         let dead: std::collections::HashSet<u64> = self.sidecar.dead.iter().copied().collect();
         let chunk = &self.sidecar.chunk;
         (0..chunk.len() as u64)
             .filter(move |i| !dead.contains(i))
             .map(move |i| chunk[i as usize])
+            .chain(self.base_live.iter().copied())
     }
 
-    /// How many points are tombstones.
+    /// How many points are tombstones, base and tail.
     pub fn tombstones(&self) -> usize {
-        self.sidecar.dead.len()
+        self.sidecar.dead.len() + self.base_dead
     }
 }
 
-/// The sidecar of `project` in `dir`, after checking that the dump files match it;
-/// `Ok(None)` when there is none.
+/// The sidecar of `project` in `dir`, after checking that the dump files match it and that
+/// its base loads; `Ok(None)` when there is none.
 pub fn read_saved(dir: &Path, project: u32) -> Result<Option<SavedGraph>, AnnError> {
+    let Some(sc) = read_sidecar(dir, project)? else {
+        return Ok(None);
+    };
+    let (base_live, base_dead) = match load_base(dir, &sc)? {
+        Some(b) => (
+            b.live_points().into_iter().map(|(c, _)| c).collect(),
+            b.dead(),
+        ),
+        None => (Vec::new(), 0),
+    };
+    Ok(Some(SavedGraph {
+        position: sc.position.clone(),
+        sidecar: sc,
+        base_live,
+        base_dead,
+    }))
+}
+
+/// The sidecar of `project`, its dump files checked against it.
+fn read_sidecar(dir: &Path, project: u32) -> Result<Option<Sidecar>, AnnError> {
     let meta = meta_path(dir, project);
     let bytes = match fs::read(&meta) {
         Ok(b) => b,
@@ -136,34 +213,74 @@ pub fn read_saved(dir: &Path, project: u32) -> Result<Option<SavedGraph>, AnnErr
         Err(e) => return Err(io(&meta)(e)),
     };
     let sc = parse_sidecar(&meta, &bytes)?;
-    let base = &sc.basename;
-    if base.contains(['/', '\\']) || base.starts_with('.') {
-        return Err(AnnError::Corrupt(format!("bad dump base name {base:?}")));
-    }
-    for (suffix, want) in [("graph", sc.graph), ("data", sc.data)] {
-        let p = dir.join(format!("{base}.hnsw.{suffix}"));
-        if stamp(&p)? != want {
-            return Err(AnnError::Corrupt(format!(
-                "{} differs from its sidecar",
-                p.display()
-            )));
+    let names = sc.tail.iter().map(|d| d.basename.as_str());
+    for name in names.chain(sc.base.as_deref()) {
+        if name.contains(['/', '\\']) || name.starts_with('.') {
+            return Err(AnnError::Corrupt(format!("bad index file name {name:?}")));
         }
     }
-    Ok(Some(SavedGraph {
-        position: sc.position.clone(),
-        sidecar: sc,
-    }))
+    match &sc.tail {
+        Some(d) => {
+            for (suffix, want) in [("graph", d.graph), ("data", d.data)] {
+                let p = dir.join(format!("{}.hnsw.{suffix}", d.basename));
+                if stamp(&p)? != want {
+                    return Err(AnnError::Corrupt(format!(
+                        "{} differs from its sidecar",
+                        p.display()
+                    )));
+                }
+            }
+        }
+        None if !sc.chunk.is_empty() => {
+            return Err(AnnError::Corrupt("tail points without a dump".into()));
+        }
+        None => {}
+    }
+    Ok(Some(sc))
 }
 
-/// Read the graph of `project` from `dir`; `Ok(None)` when there is none.
-pub fn load(dir: &Path, project: u32) -> Result<Option<(Graph, Position)>, AnnError> {
-    let Some(SavedGraph { sidecar: sc, .. }) = read_saved(dir, project)? else {
+/// The base the sidecar names (it must load: the sidecar is written after it).
+fn load_base(dir: &Path, sc: &Sidecar) -> Result<Option<FlatGraph>, AnnError> {
+    let Some(name) = sc.base.as_deref() else {
         return Ok(None);
     };
-    let base = sc.basename.clone();
+    let path = dir.join(name);
+    match FlatGraph::load(&path)? {
+        Some(b) => Ok(Some(b)),
+        None => Err(AnnError::Corrupt(format!("{} is missing", path.display()))),
+    }
+}
+
+/// A loaded index: its parts, the position it reflects and its base's file name.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The frozen base, if the index has one.
+    pub base: Option<FlatGraph>,
+    /// The live tail.
+    pub tail: Graph,
+    /// Where the index had read the store.
+    pub position: Position,
+    /// The base's file (saving the index again keeps it while the base is unchanged).
+    pub base_file: Option<String>,
+}
+
+/// Read the index of `project` from `dir`; `Ok(None)` when there is none.
+pub fn load(dir: &Path, project: u32) -> Result<Option<Loaded>, AnnError> {
+    let Some(sc) = read_sidecar(dir, project)? else {
+        return Ok(None);
+    };
+    let base = load_base(dir, &sc)?;
+    let Some(d) = &sc.tail else {
+        return Ok(Some(Loaded {
+            base,
+            tail: Graph::new(sc.params, 1024),
+            position: sc.position,
+            base_file: sc.base,
+        }));
+    };
     // hnsw_rs ties a loaded graph to its loader: one small loader is leaked per load (a
     // service loads each project once).
-    let loader: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, &base)));
+    let loader: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, &d.basename)));
     let hnsw = catch_unwind(AssertUnwindSafe(move || {
         let loader = loader;
         loader.load_hnsw::<i8, DotI8>()
@@ -178,7 +295,13 @@ pub fn load(dir: &Path, project: u32) -> Result<Option<(Graph, Position)>, AnnEr
         )));
     }
     let ids = ids_of(sc.chunk, &sc.dead)?;
-    Ok(Some((Graph::from_parts(hnsw, sc.params, ids), sc.position)))
+    let tail = Graph::from_parts(hnsw, sc.params, ids);
+    Ok(Some(Loaded {
+        base,
+        tail,
+        position: sc.position,
+        base_file: sc.base,
+    }))
 }
 
 fn parse_sidecar(meta: &Path, bytes: &[u8]) -> Result<Sidecar, AnnError> {
@@ -200,7 +323,7 @@ fn parse_sidecar(meta: &Path, bytes: &[u8]) -> Result<Sidecar, AnnError> {
     Ok(sc)
 }
 
-fn ids_of(chunk: Vec<u64>, dead_list: &[u64]) -> Result<Ids, AnnError> {
+pub(crate) fn ids_of(chunk: Vec<u64>, dead_list: &[u64]) -> Result<Ids, AnnError> {
     let mut dead = vec![false; chunk.len()];
     for &i in dead_list {
         match dead.get_mut(i as usize) {
@@ -240,10 +363,12 @@ pub fn saved_projects(dir: &Path) -> Vec<u32> {
         .collect()
 }
 
-/// Remove the files of `project` (all of them, or all but the dump `keep`). Best effort: a
-/// leftover costs disk, and every forget removes the whole directory anyway.
-pub fn remove_dumps(dir: &Path, project: u32, keep: Option<&str>) {
+/// Remove the files of `project` (all of them, or all but the dump and the base file of
+/// `keep`). Best effort: a leftover costs disk, and every forget removes the whole directory
+/// anyway.
+pub fn remove_dumps(dir: &Path, project: u32, keep: Option<(&str, Option<&str>)>) {
     let prefix = format!("p{project}-g");
+    let flat = format!("p{project}-f");
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
@@ -253,22 +378,33 @@ pub fn remove_dumps(dir: &Path, project: u32, keep: Option<&str>) {
         let base = name
             .strip_suffix(".hnsw.graph")
             .or_else(|| name.strip_suffix(".hnsw.data"));
-        let ours = base.is_some_and(|b| b.starts_with(&prefix) && Some(b) != keep)
-            || (keep.is_none() && name == format!("p{project}.meta"));
+        let dump = base.is_some_and(|b| b.starts_with(&prefix) && Some(b) != keep.map(|k| k.0));
+        let old_base = name.starts_with(&flat)
+            && name.ends_with(".flat")
+            && Some(name) != keep.and_then(|k| k.1);
+        let ours = dump || old_base || (keep.is_none() && name == format!("p{project}.meta"));
         if ours && let Err(err) = fs::remove_file(e.path()) {
             tracing::warn!(path = %e.path().display(), %err, "could not remove an index file");
         }
     }
 }
 
-fn unused_basename(dir: &Path, project: u32) -> String {
-    (0u64..)
-        .map(|n| format!("p{project}-g{n}"))
+/// `p<project>-<kind><n>` with the first `n` for which no file `<name><suffix>` exists (the
+/// base's name carries its suffix: the sidecar names the file).
+fn unused_name(dir: &Path, project: u32, kind: &str, suffixes: &[&str]) -> String {
+    let name = (0u64..)
+        .map(|n| format!("p{project}-{kind}{n}"))
         .find(|b| {
-            !dir.join(format!("{b}.hnsw.data")).exists()
-                && !dir.join(format!("{b}.hnsw.graph")).exists()
+            !suffixes
+                .iter()
+                .any(|s| dir.join(format!("{b}{s}")).exists())
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    if kind == "f" {
+        format!("{name}.flat")
+    } else {
+        name
+    }
 }
 
 fn stamp(path: &Path) -> Result<Stamp, AnnError> {

@@ -13,12 +13,14 @@
 
 use crate::dist::{self, point};
 use crate::graph::{Graph, GraphParams};
+use crate::layered::{FreezePolicy, Layered};
 use crate::{AnnError, persist};
 use memctl_engine::{
     AnnAnswer, BlockCursor, DenseService, EmbedderId, Engine, EngineOptions, TopK, ann_dir,
 };
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
@@ -36,6 +38,8 @@ pub struct AnnConfig {
     pub poll: Duration,
     /// A graph is saved once it has not changed for this long.
     pub save_after: Duration,
+    /// When a quiet graph is frozen into its project's flat base ([`Layered`]).
+    pub freeze: FreezePolicy,
 }
 
 impl Default for AnnConfig {
@@ -47,6 +51,7 @@ impl Default for AnnConfig {
             step: 50_000,
             poll: Duration::from_secs(1),
             save_after: settings.save_after,
+            freeze: FreezePolicy::default(),
         }
     }
 }
@@ -59,6 +64,8 @@ pub struct AnnService {
     dir: PathBuf,
     cfg: AnnConfig,
     state: RwLock<State>,
+    /// A big tail was frozen: its memory stays with the allocator until the process ends.
+    restart: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -76,10 +83,27 @@ struct State {
 
 #[derive(Debug)]
 struct Project {
-    graph: Arc<Graph>,
+    index: Layered,
+    /// The file the base was last saved to; None when the base is new or changed since.
+    base_file: Option<String>,
     cursor: BlockCursor,
     /// Changed since the last save, and when.
     unsaved: Option<Instant>,
+}
+
+impl Project {
+    fn new(tail: Arc<Graph>, project: u32) -> Self {
+        Self {
+            index: Layered::new(tail),
+            base_file: None,
+            cursor: BlockCursor {
+                project,
+                block: 0,
+                count: 0,
+            },
+            unsaved: None,
+        }
+    }
 }
 
 impl AnnService {
@@ -91,6 +115,7 @@ impl AnnService {
             space,
             cfg,
             state: RwLock::new(State::default()),
+            restart: AtomicBool::new(false),
         }
     }
 
@@ -99,18 +124,24 @@ impl AnnService {
     pub fn load_saved(&self) {
         let mut st = self.write();
         let mut epochs = HashSet::new();
+        let mut forgets = HashSet::new();
         for p in persist::saved_projects(&self.dir) {
             match persist::load(&self.dir, p) {
-                Ok(Some((graph, pos))) if pos.space == self.space.key() => {
-                    epochs.insert(pos.epoch);
-                    st.projects.insert(
-                        p,
-                        Project {
-                            graph: Arc::new(graph.with_ef_search(self.cfg.params.ef_search)),
-                            cursor: pos.cursor,
-                            unsaved: None,
-                        },
-                    );
+                Ok(Some(l)) if l.position.space == self.space.key() => {
+                    epochs.insert(l.position.epoch);
+                    forgets.insert(l.position.forgets);
+                    let ef = self.cfg.params.ef_search;
+                    let index = Layered {
+                        base: l.base.map(|b| Arc::new(b.with_ef_search(ef))),
+                        tail: Arc::new(l.tail.with_ef_search(ef)),
+                    };
+                    let project = Project {
+                        index,
+                        base_file: l.base_file,
+                        cursor: l.position.cursor,
+                        unsaved: None,
+                    };
+                    st.projects.insert(p, project);
                 }
                 Ok(_) => persist::remove_dumps(&self.dir, p, None),
                 Err(e) => {
@@ -123,7 +154,12 @@ impl AnnService {
         st.epoch = (epochs.len() == 1)
             .then(|| epochs.into_iter().next())
             .flatten();
-        let points: usize = st.projects.values().map(|p| p.graph.len()).sum();
+        // The forget count the files were saved under: a forget after it (before the first
+        // step) makes the first step rebuild what holds tombstones. Files of different counts
+        // should not coexist (every forget removes them all): rebuild those with tombstones.
+        st.forget_epoch = forgets.iter().max().copied();
+        st.forget_dirty = forgets.len() > 1;
+        let points: usize = st.projects.values().map(|p| p.index.len()).sum();
         tracing::info!(points, projects = st.projects.len(), "vector index loaded");
     }
 
@@ -176,7 +212,20 @@ impl AnnService {
         self.read()
             .projects
             .iter()
-            .map(|(p, pr)| (*p, pr.graph.len()))
+            .map(|(p, pr)| (*p, pr.index.len()))
+            .collect()
+    }
+
+    /// Live points per project in its base and its tail (tests).
+    #[cfg(test)]
+    pub(crate) fn parts(&self) -> HashMap<u32, (usize, usize)> {
+        self.read()
+            .projects
+            .iter()
+            .map(|(p, pr)| {
+                let base = pr.index.base.as_ref().map_or(0, |b| b.len());
+                (*p, (base, pr.index.tail.len()))
+            })
             .collect()
     }
 
@@ -207,11 +256,11 @@ impl AnnService {
         // Read before the entries: a forget counted here is visible in them.
         let forget_epoch = engine.forget_epoch()?;
         let (cursors, epoch) = self.position();
-        let graphs: HashMap<u32, Arc<Graph>> = self
+        let graphs: HashMap<u32, Layered> = self
             .read()
             .projects
             .iter()
-            .map(|(p, pr)| (*p, Arc::clone(&pr.graph)))
+            .map(|(p, pr)| (*p, pr.index.clone()))
             .collect();
         let mut fresh: HashMap<u32, Vec<(u64, Vec<i8>)>> = HashMap::new();
         let mut visited = Vec::new();
@@ -229,7 +278,7 @@ impl AnnService {
         for (p, points) in fresh {
             let graph = graphs
                 .get(&p)
-                .cloned()
+                .map(|l| Arc::clone(&l.tail))
                 .unwrap_or_else(|| Arc::new(Graph::new(self.cfg.params, points.len())));
             graph.insert(&points);
             added.insert(p, graph);
@@ -257,16 +306,11 @@ impl AnnService {
             seen.extend(visited);
         }
         for (p, graph) in added {
-            let pr = st.projects.entry(p).or_insert_with(|| Project {
-                graph: Arc::clone(&graph),
-                cursor: BlockCursor {
-                    project: p,
-                    block: 0,
-                    count: 0,
-                },
-                unsaved: None,
-            });
-            pr.graph = graph;
+            let pr = st
+                .projects
+                .entry(p)
+                .or_insert_with(|| Project::new(Arc::clone(&graph), p));
+            pr.index.tail = graph;
             pr.unsaved = Some(now);
         }
         for c in &followed.cursors {
@@ -284,7 +328,12 @@ impl AnnService {
             let listed: HashSet<u32> = followed.cursors.iter().map(|c| c.project).collect();
             st.projects.retain(|p, _| listed.contains(p));
             for pr in st.projects.values_mut() {
-                if pr.graph.retain(&seen) > 0 {
+                let (base, tail) = pr.index.retain(&seen);
+                if base > 0 {
+                    // Its tombstones are part of the base's file: written again.
+                    pr.base_file = None;
+                }
+                if base + tail > 0 {
                     pr.unsaved = Some(now);
                 }
             }
@@ -294,7 +343,7 @@ impl AnnService {
             // (a project without a cursor is read from its first entry by the next step).
             let dir = self.dir.clone();
             st.projects.retain(|p, pr| {
-                let keep = pr.graph.dead() == 0;
+                let keep = pr.index.dead() == 0;
                 if !keep {
                     persist::remove_dumps(&dir, *p, None);
                 }
@@ -314,35 +363,24 @@ impl AnnService {
         self.save_quiet(engine);
     }
 
-    /// Save the graphs that have not changed for [`AnnConfig::save_after`] (none while a
-    /// reconcile or a rebuild after a forget is pending). A forget that commits while a graph
-    /// is written is seen by the second read of its count, and the files go.
+    /// Save the indexes that have not changed for [`AnnConfig::save_after`] (none while a
+    /// reconcile or a rebuild after a forget is pending), each consolidated first when its
+    /// tail is due ([`Layered::consolidated`]). A forget that commits while an index is
+    /// consolidated or written is seen by the second read of its count: the result is dropped
+    /// and the files go.
     fn save_quiet(&self, engine: &Engine) {
-        let due: Vec<(u32, Arc<Graph>, persist::Position)> = {
-            let st = self.read();
-            if st.reconcile.is_some() || st.forget_dirty {
-                return;
-            }
-            let Some(epoch) = st.epoch else { return };
-            st.projects
-                .iter()
-                .filter(|(_, pr)| {
-                    pr.unsaved
-                        .is_some_and(|t| t.elapsed() >= self.cfg.save_after)
-                })
-                .map(|(p, pr)| {
-                    let pos = persist::Position {
-                        space: self.space.key(),
-                        epoch,
-                        cursor: pr.cursor,
-                    };
-                    (*p, Arc::clone(&pr.graph), pos)
-                })
-                .collect()
-        };
-        for (p, graph, pos) in due {
+        for (p, pos) in self.due() {
             let before = self.read().forget_epoch;
-            let saved = persist::save(&self.dir, p, &graph, &pos);
+            self.consolidate(p);
+            let Some((index, base_file)) = self
+                .read()
+                .projects
+                .get(&p)
+                .map(|pr| (pr.index.clone(), pr.base_file.clone()))
+            else {
+                continue;
+            };
+            let saved = persist::save(&self.dir, p, &index, base_file.as_deref(), &pos);
             // An unreadable count counts as moved: the files go (rebuilt and saved later).
             let after = match engine.forget_epoch() {
                 Ok(e) => Some(e),
@@ -356,16 +394,109 @@ impl AnnService {
                 continue;
             }
             match saved {
-                Ok(()) => {
+                Ok(file) => {
                     if let Some(pr) = self.write().projects.get_mut(&p)
-                        && Arc::ptr_eq(&pr.graph, &graph)
+                        && Arc::ptr_eq(&pr.index.tail, &index.tail)
+                        && same_base(&pr.index, &index)
                     {
                         pr.unsaved = None;
+                        pr.base_file = file;
                     }
                 }
                 Err(e) => tracing::warn!(project = p, error = %e, "vector index not saved"),
             }
         }
+    }
+
+    /// The projects whose index is due to be saved, with the position to save.
+    fn due(&self) -> Vec<(u32, persist::Position)> {
+        let st = self.read();
+        if st.reconcile.is_some() || st.forget_dirty {
+            return Vec::new();
+        }
+        let (Some(epoch), Some(forgets)) = (st.epoch, st.forget_epoch) else {
+            return Vec::new();
+        };
+        st.projects
+            .iter()
+            .filter(|(_, pr)| {
+                pr.unsaved
+                    .is_some_and(|t| t.elapsed() >= self.cfg.save_after)
+            })
+            .map(|(p, pr)| {
+                let pos = persist::Position {
+                    space: self.space.key(),
+                    epoch,
+                    cursor: pr.cursor,
+                    forgets,
+                };
+                (*p, pos)
+            })
+            .collect()
+    }
+
+    /// Freeze or merge the tail of `project` into its base when the policy says so. Runs on
+    /// the follower's thread (nothing inserts meanwhile) with no lock held; searches use the
+    /// old index until the new one is swapped in, which happens only if nothing changed it
+    /// meanwhile (a reconcile's tombstones, a forget).
+    fn consolidate(&self, project: u32) {
+        let Some(old) = self
+            .read()
+            .projects
+            .get(&project)
+            .map(|pr| pr.index.clone())
+        else {
+            return;
+        };
+        let forget = self.read().forget_epoch;
+        let started = Instant::now();
+        let new = match old.consolidated(self.cfg.freeze, self.cfg.params) {
+            Ok(Some(new)) => new,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!(project, error = %e, "vector index not frozen");
+                return;
+            }
+        };
+        let mut st = self.write();
+        let unchanged = st.forget_epoch == forget && !st.forget_dirty && st.reconcile.is_none();
+        let Some(pr) = st.projects.get_mut(&project) else {
+            return;
+        };
+        if !unchanged
+            || !Arc::ptr_eq(&pr.index.tail, &old.tail)
+            || !same_base(&pr.index, &old)
+            || pr.index.dead() != old.dead()
+        {
+            return;
+        }
+        tracing::info!(
+            project,
+            points = new.len(),
+            ms = started.elapsed().as_millis() as u64,
+            "vector index frozen"
+        );
+        pr.index = new;
+        pr.base_file = None;
+        // The points of the replaced hnsw_rs tail (~2.4 KB each, allocated on the insert
+        // threads) stay with the allocator; a restarted service loads only the base's file.
+        if old.tail.len() >= self.cfg.freeze.min_points {
+            self.restart.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether a freeze left memory only a restart gives back (tests).
+    pub fn restart_wanted(&self) -> bool {
+        self.restart.load(Ordering::Relaxed)
+    }
+}
+
+/// Whether two indexes share their base (both none, or the same one).
+fn same_base(a: &Layered, b: &Layered) -> bool {
+    match (&a.base, &b.base) {
+        (None, None) => true,
+        (Some(x), Some(y)) => Arc::ptr_eq(x, y),
+        _ => false,
     }
 }
 
@@ -389,11 +520,11 @@ impl DenseService for AnnService {
             let Some(pr) = st.projects.get(p) else {
                 continue;
             };
-            if pr.graph.len() < self.cfg.min_vectors {
+            if pr.index.len() < self.cfg.min_vectors {
                 continue;
             }
             covered.push(pr.cursor);
-            for h in pr.graph.search(&q, k) {
+            for h in pr.index.search(&q, k) {
                 top.push(h.id, h.score);
             }
         }
@@ -414,5 +545,9 @@ impl DenseService for AnnService {
 
     fn follow(&self) {
         self.run();
+    }
+
+    fn restart_wanted(&self) -> bool {
+        AnnService::restart_wanted(self)
     }
 }

@@ -3,18 +3,19 @@
 //! from the saved graph, files that do not match their sidecar, and `memctl check` of them.
 
 use crate::dist::{point, query_point};
-use crate::{AnnConfig, AnnService, Graph, GraphParams, GraphState, check_index, persist};
+use crate::{AnnConfig, AnnService, Graph, GraphParams, GraphState, Layered, check_index, persist};
 use memctl_engine::{
     DenseService, Embedder, EmbedderId, Engine, EngineOptions, ForgetRequest, HashEmbedder,
     IngestOptions, OnnxConfig,
 };
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A small deterministic generator (the seed is printed by the tests that use it).
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 impl Rng {
-    fn next(&mut self) -> f32 {
+    pub(crate) fn next(&mut self) -> f32 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
@@ -28,7 +29,7 @@ fn unit(mut v: Vec<f32>) -> Vec<f32> {
 }
 
 /// The committed golden embeddings: real all-MiniLM-L6-v2 vectors.
-fn golden() -> Vec<Vec<f32>> {
+pub(crate) fn golden() -> Vec<Vec<f32>> {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/golden_embeddings.json");
     let doc: serde_json::Value =
@@ -49,7 +50,7 @@ fn golden() -> Vec<Vec<f32>> {
 }
 
 /// `n` model-space vectors: random mixtures of the real ones plus noise, normalized.
-fn model_like(rng: &mut Rng, base: &[Vec<f32>], n: usize) -> Vec<Vec<f32>> {
+pub(crate) fn model_like(rng: &mut Rng, base: &[Vec<f32>], n: usize) -> Vec<Vec<f32>> {
     (0..n)
         .map(|_| {
             let w: Vec<f32> = base.iter().map(|_| rng.next().powi(3)).collect();
@@ -64,14 +65,14 @@ fn model_like(rng: &mut Rng, base: &[Vec<f32>], n: usize) -> Vec<Vec<f32>> {
         .collect()
 }
 
-fn stored_point(v: &[f32]) -> Vec<i8> {
+pub(crate) fn stored_point(v: &[f32]) -> Vec<i8> {
     let (q, scale) = memctl_engine::quantize(v);
     let raw: Vec<u8> = q.iter().map(|&c| c as u8).collect();
     point(&raw, scale)
 }
 
 /// A graph of `data`, chunk id = position.
-fn graph_of(data: &[Vec<f32>]) -> Graph {
+pub(crate) fn graph_of(data: &[Vec<f32>]) -> Graph {
     let g = Graph::new(GraphParams::default(), data.len());
     let points: Vec<(u64, Vec<i8>)> = data
         .iter()
@@ -82,7 +83,7 @@ fn graph_of(data: &[Vec<f32>]) -> Graph {
     g
 }
 
-fn exact_top(data: &[Vec<f32>], q: &[f32], k: usize) -> Vec<u64> {
+pub(crate) fn exact_top(data: &[Vec<f32>], q: &[f32], k: usize) -> Vec<u64> {
     let mut s: Vec<(f32, u64)> = data
         .iter()
         .enumerate()
@@ -259,7 +260,11 @@ fn the_service_follows_the_store_forgets_and_restarts_from_its_files() {
     svc.save_now(&e);
     let saved = persist::saved_projects(&dir);
     for p in &saved {
-        let (g, _) = persist::load(&dir, *p).expect("load").expect("saved");
+        let l = persist::load(&dir, *p).expect("load").expect("saved");
+        let g = Layered {
+            base: l.base.map(Arc::new),
+            tail: Arc::new(l.tail),
+        };
         assert_eq!(g.dead(), 0, "a saved graph holds tombstones after a forget");
         for id in &rep.removed_ids {
             assert!(!g.contains(*id));
@@ -344,8 +349,9 @@ fn save_crafted(e: &Engine, dir: &Path, p: u32, points: &[(u64, Vec<i8>)]) {
         space: space().key(),
         epoch: f.epoch,
         cursor,
+        forgets: e.forget_epoch().expect("forget count"),
     };
-    persist::save(dir, p, &g, &pos).expect("save");
+    persist::save(dir, p, &Layered::new(Arc::new(g)), None, &pos).expect("save");
 }
 
 #[test]
@@ -399,4 +405,214 @@ fn check_finds_a_saved_graph_that_differs_from_the_store() {
         "{:?}",
         bad.violations
     );
+}
+
+/// A service that freezes small tails: 8 points make a base, a tail of a tenth of it merges.
+fn freezing_config() -> AnnConfig {
+    AnnConfig {
+        freeze: crate::FreezePolicy {
+            min_points: 8,
+            merge_percent: 10,
+        },
+        ..config()
+    }
+}
+
+fn flat_files(dir: &Path) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                .filter(|n| n.ends_with(".flat"))
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// The project directory of the sample transcript.
+fn sample_cwd() -> String {
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/sample/db5b5fab-8f4d-4e27-9da1-494c73cf256d.jsonl");
+    let text = std::fs::read_to_string(sample).expect("sample");
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find_map(|v| v.get("cwd")?.as_str().map(str::to_string))
+        .expect("a cwd")
+}
+
+/// A Claude Code transcript of `turns` turns of another session in the sample's project,
+/// each on its own subject.
+fn later_session(turns: usize) -> String {
+    let cwd = sample_cwd();
+    let mut out = String::new();
+    for t in 0..turns {
+        let ts = |s: usize| format!("2026-01-02T10:{:02}:{:02}Z", t, s);
+        let user = serde_json::json!({
+            "type": "user", "sessionId": "later-session", "cwd": cwd,
+            "uuid": format!("u{t}"), "timestamp": ts(0),
+            "message": {"role": "user", "content": format!("subject {t}: tune the shard{t} cache{t} ratio")},
+        });
+        let reply = serde_json::json!({
+            "type": "assistant", "sessionId": "later-session", "cwd": cwd,
+            "uuid": format!("a{t}"), "parentUuid": format!("u{t}"), "timestamp": ts(5),
+            "message": {"role": "assistant", "content": [{"type": "text",
+                "text": format!("Set shard{t} ratio to {t}.{t} and cache{t} to {} entries.", t * 97)}]},
+        });
+        out.push_str(&format!("{user}\n{reply}\n"));
+    }
+    out
+}
+
+/// Every entry's own vector finds it first, whichever part holds it.
+fn finds_each_entry_first(svc: &AnnService, all: &[(u64, Vec<f32>)]) {
+    let projects: Vec<u32> = svc.sizes().keys().copied().collect();
+    for (id, v) in all {
+        let a = svc.search(&space(), &projects, v, 3).expect("answer");
+        assert_eq!(a.hits[0].id, *id, "an entry's own vector finds it first");
+    }
+}
+
+#[test]
+fn a_frozen_base_and_a_tail_serve_save_restart_check_and_forget_like_one_graph() {
+    let s = sample_store();
+    let e = Engine::open(s.opts.clone()).expect("open");
+    let all = entries(&e);
+    assert!(all.len() >= 40, "sample has {} vectors", all.len());
+    let dir = memctl_engine::ann_dir(&s.opts.data_dir);
+    let svc = AnnService::new(s.opts.clone(), space(), freezing_config());
+
+    // Caught up and quiet, the graph becomes the base.
+    catch_up(&svc, &e);
+    svc.save_now(&e);
+    let parts = svc.parts();
+    assert_eq!(
+        parts.values().map(|p| p.0).sum::<usize>(),
+        all.len(),
+        "{parts:?}"
+    );
+    assert!(parts.values().all(|p| p.1 == 0), "{parts:?}");
+    let first = flat_files(&dir);
+    assert_eq!(first.len(), 1, "the base is saved");
+    assert!(
+        svc.restart_wanted(),
+        "the frozen tail's memory needs a restart"
+    );
+    finds_each_entry_first(&svc, &all);
+
+    // A later session's turns go into a tail beside the base.
+    let later = s.opts.data_dir.join("later.jsonl");
+    std::fs::write(&later, later_session(24)).expect("write");
+    let opts_ingest = IngestOptions {
+        embed_with_model: false,
+        ..IngestOptions::default()
+    };
+    e.ingest_transcript(&later, &opts_ingest).expect("ingest");
+    let all = entries(&e);
+    catch_up(&svc, &e);
+    let parts = svc.parts();
+    assert!(parts.values().any(|p| p.0 > 0 && p.1 > 0), "{parts:?}");
+    assert_eq!(svc.sizes().values().sum::<usize>(), all.len());
+    finds_each_entry_first(&svc, &all);
+
+    // The tail is past a tenth of the base: saving merges both into one new base, and the old
+    // base's file goes.
+    svc.save_now(&e);
+    let parts = svc.parts();
+    assert!(parts.values().all(|p| p.1 == 0), "tail left: {parts:?}");
+    assert_eq!(parts.values().map(|p| p.0).sum::<usize>(), all.len());
+    let merged = flat_files(&dir);
+    assert_eq!(merged.len(), 1);
+    assert_ne!(merged, first, "the merged base is a new file");
+    finds_each_entry_first(&svc, &all);
+
+    // A restart answers from the files, has nothing to read, and the check finds them current.
+    let again = AnnService::new(s.opts.clone(), space(), freezing_config());
+    again.load_saved();
+    assert_eq!(again.sizes(), svc.sizes());
+    assert!(
+        again.caught_up(&e).expect("caught up"),
+        "re-read after a restart"
+    );
+    finds_each_entry_first(&again, &all);
+    let check = check_index(&dir, &e, &space()).expect("check");
+    assert!(check.violations.is_empty(), "{:?}", check.violations);
+    assert!(check.graphs.iter().all(|g| g.state == GraphState::Current));
+    assert_eq!(
+        check.graphs.iter().map(|g| g.points).sum::<u64>(),
+        all.len() as u64
+    );
+
+    // Forget one chunk held by the base: every index file goes, the chunk is never returned,
+    // and what is saved again does not hold it.
+    let (gone, gone_v) = all[3].clone();
+    let rep = e
+        .forget(
+            &ForgetRequest {
+                chunk_ids: vec![gone],
+                ..ForgetRequest::default()
+            },
+            false,
+        )
+        .expect("forget");
+    assert!(flat_files(&dir).is_empty(), "forget left a base file");
+    catch_up(&again, &e);
+    let projects: Vec<u32> = again.sizes().keys().copied().collect();
+    let a = again
+        .search(&space(), &projects, &gone_v, 50)
+        .expect("answer");
+    assert!(a.hits.iter().all(|h| !rep.removed_ids.contains(&h.id)));
+    assert_eq!(again.sizes().values().sum::<usize>(), entries(&e).len());
+    again.save_now(&e);
+    let check = check_index(&dir, &e, &space()).expect("check");
+    assert!(check.violations.is_empty(), "{:?}", check.violations);
+    for p in persist::saved_projects(&dir) {
+        let l = persist::load(&dir, p).expect("load").expect("saved");
+        let g = Layered {
+            base: l.base.map(Arc::new),
+            tail: Arc::new(l.tail),
+        };
+        assert_eq!(g.dead(), 0);
+        assert!(rep.removed_ids.iter().all(|id| !g.contains(*id)));
+    }
+}
+
+#[test]
+fn a_damaged_or_missing_base_file_is_refused_and_the_index_rebuilt() {
+    for damage in ["flip", "remove"] {
+        let store = sample_store();
+        let e = Engine::open(store.opts.clone()).expect("open");
+        let svc = AnnService::new(store.opts.clone(), space(), freezing_config());
+        catch_up(&svc, &e);
+        svc.save_now(&e);
+        let dir = memctl_engine::ann_dir(&store.opts.data_dir);
+        let flat = dir.join(&flat_files(&dir)[0]);
+        if damage == "flip" {
+            let mut bytes = std::fs::read(&flat).expect("read");
+            let mid = bytes.len() / 2;
+            bytes[mid] ^= 0x5a;
+            std::fs::write(&flat, bytes).expect("write");
+        } else {
+            std::fs::remove_file(&flat).expect("remove");
+        }
+        let p = persist::saved_projects(&dir)[0];
+        assert!(persist::load(&dir, p).is_err(), "{damage}: loaded");
+        assert!(
+            persist::read_saved(&dir, p).is_err(),
+            "{damage}: checked as sound"
+        );
+        let again = AnnService::new(store.opts.clone(), space(), freezing_config());
+        again.load_saved();
+        assert!(
+            persist::saved_projects(&dir).is_empty() && flat_files(&dir).is_empty(),
+            "{damage}: the bad files stayed"
+        );
+        catch_up(&again, &e);
+        assert_eq!(
+            again.sizes(),
+            svc.sizes(),
+            "{damage}: the rebuilt index differs"
+        );
+    }
 }

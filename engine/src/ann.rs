@@ -50,20 +50,32 @@ pub trait DenseService: Send + Sync {
     /// Keep the index in step with the store until the process ends: the service runs it on a
     /// thread of its own once it holds the data dir's lock.
     fn follow(&self);
+
+    /// True when the index freed more memory than the process gives back (a big graph was
+    /// replaced by its compact copy, and the allocator keeps the freed pages): the service
+    /// then exits at its next quiet moment, and the next client that needs it starts it again,
+    /// which loads the compact copy from its file.
+    fn restart_wanted(&self) -> bool {
+        false
+    }
 }
 
-/// Settings of the service index (`MEMCTL_ANN`, `MEMCTL_ANN_MIN`, `MEMCTL_ANN_SAVE_SECS`).
+/// Settings of the service index (`MEMCTL_ANN`, `MEMCTL_ANN_MIN`, `MEMCTL_ANN_SAVE_SECS`,
+/// `MEMCTL_ANN_FREEZE_MIN`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexSettings {
     /// Keep the index in the resident service (default on: without it a search of a store
-    /// beyond the cold cap covers only its newest vectors; its memory, ~2.2 KB per vector at
-    /// 1e6, is in docs/perf/scale.md).
+    /// beyond the cold cap covers only its newest vectors; its memory, ~0.5 KB per vector of a
+    /// frozen base and ~2.4 KB of a live tail, is in docs/perf/scale.md).
     pub enabled: bool,
     /// Projects with fewer vectors are left to the caller's exact scan, as fast at that size
     /// (default 20,000).
     pub min_vectors: usize,
     /// A graph is saved once unchanged for this long (default 30 s).
     pub save_after: std::time::Duration,
+    /// A quiet graph of at least this many points is frozen into its project's compact base
+    /// (default 20,000; 0: never).
+    pub freeze_min: usize,
 }
 
 impl Default for IndexSettings {
@@ -72,6 +84,7 @@ impl Default for IndexSettings {
             enabled: true,
             min_vectors: 20_000,
             save_after: std::time::Duration::from_secs(30),
+            freeze_min: 20_000,
         }
     }
 }

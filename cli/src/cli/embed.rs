@@ -104,6 +104,10 @@ fn vector_index(
     let cfg = memctl_ann::AnnConfig {
         min_vectors: s.index.min_vectors,
         save_after: s.index.save_after,
+        freeze: memctl_ann::FreezePolicy {
+            min_points: s.index.freeze_min,
+            ..memctl_ann::FreezePolicy::default()
+        },
         ..memctl_ann::AnnConfig::default()
     };
     let svc = memctl_ann::AnnService::new(opts.clone(), opts.onnx.embedder_id(), cfg);

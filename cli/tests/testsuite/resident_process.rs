@@ -453,6 +453,8 @@ fn start_indexing_service(home: &Path, ann: &str) -> Child {
         .env("MEMCTL_ANN", ann)
         .env("MEMCTL_ANN_MIN", "1")
         .env("MEMCTL_ANN_SAVE_SECS", "0")
+        // Every quiet graph is frozen into a flat base: the kills land in freezes too.
+        .env("MEMCTL_ANN_FREEZE_MIN", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

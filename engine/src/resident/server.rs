@@ -110,7 +110,13 @@ pub fn serve(
         "resident embedder listening"
     );
     signals.touch();
-    spawn_watchdog(sock.clone(), ino, cfg.idle, signals.clone(), lock);
+    let watch = Watch {
+        sock: sock.clone(),
+        ino,
+        idle: cfg.idle,
+        index: index.clone(),
+    };
+    spawn_watchdog(watch, signals.clone(), lock);
     for conn in listener.incoming() {
         match conn {
             Ok(stream) => {
@@ -125,16 +131,40 @@ pub fn serve(
     Ok(ServeEnd::ListenerClosed)
 }
 
-/// Exit the process when idle too long or when the socket is no longer ours. The lock file
-/// handle lives here so that the lock is held until the process ends.
-fn spawn_watchdog(sock: PathBuf, ino: u64, idle: Duration, signals: Bulk, lock: std::fs::File) {
+/// A quiet spell after which a service whose index wants a restart exits
+/// ([`DenseService::restart_wanted`]).
+const RESTART_QUIET: Duration = Duration::from_secs(30);
+
+/// What the watchdog watches: the socket it must still own, the idle limit, the index.
+struct Watch {
+    sock: PathBuf,
+    ino: u64,
+    idle: Duration,
+    index: Option<Arc<dyn DenseService>>,
+}
+
+/// Exit the process when idle too long, when the socket is no longer ours, or when the index
+/// wants a restart and nothing happened for [`RESTART_QUIET`]. The lock file handle lives
+/// here so that the lock is held until the process ends.
+fn spawn_watchdog(w: Watch, signals: Bulk, lock: std::fs::File) {
     std::thread::spawn(move || {
         let _held = lock;
+        let Watch {
+            sock,
+            ino,
+            idle,
+            index,
+        } = w;
         loop {
             std::thread::sleep(WATCH_EVERY);
             let ours = std::fs::metadata(&sock).is_ok_and(|m| m.ino() == ino);
             let quiet = signals.quiet_for();
-            if !ours || quiet >= idle {
+            let restart =
+                quiet >= RESTART_QUIET && index.as_ref().is_some_and(|ix| ix.restart_wanted());
+            if restart {
+                tracing::info!("resident service: restarting to give back the index's memory");
+            }
+            if !ours || quiet >= idle || restart {
                 if ours && let Err(e) = std::fs::remove_file(&sock) {
                     tracing::warn!(error = %e, "resident embedder: socket not removed");
                 }

@@ -35,6 +35,7 @@ pub const KNOWN_VARS: &[&str] = &[
     "MEMCTL_ANN",
     "MEMCTL_ANN_MIN",
     "MEMCTL_ANN_SAVE_SECS",
+    "MEMCTL_ANN_FREEZE_MIN",
     "MEMCTL_SUMMARIZER_CMD",
     "MEMCTL_SUMMARIZER_TIMEOUT_SECS",
     "MEMCTL_HOOK_INLINE_BYTES",
@@ -176,6 +177,7 @@ pub const KEYS: &[Key] = &[
     key("MEMCTL_ANN", "ann"),
     key("MEMCTL_ANN_MIN", "ann_min"),
     key("MEMCTL_ANN_SAVE_SECS", "ann_save_secs"),
+    key("MEMCTL_ANN_FREEZE_MIN", "ann_freeze_min"),
     Key {
         var: "MEMCTL_SUMMARIZER_CMD",
         name: "summarizer_cmd",

@@ -273,7 +273,7 @@ pub struct Settings {
     pub mcp_resident_vectors: bool,
     /// The resident service's vector index ([`crate::ann`]): `MEMCTL_ANN` → `enabled` (off),
     /// `MEMCTL_ANN_MIN` → `min_vectors` (20,000, at least 1), `MEMCTL_ANN_SAVE_SECS` →
-    /// `save_after` (30 s).
+    /// `save_after` (30 s), `MEMCTL_ANN_FREEZE_MIN` → `freeze_min` (20,000; 0 = never).
     pub index: crate::ann::IndexSettings,
     /// External summariser for `memctl summarize`: `MEMCTL_SUMMARIZER_CMD` → `command` (off),
     /// `MEMCTL_SUMMARIZER_TIMEOUT_SECS` → `timeout` (60 s, at least 1 s).
@@ -619,6 +619,9 @@ impl Settings {
         }
         if let Some(n) = v.number("MEMCTL_ANN_SAVE_SECS", |_: &u64| true, "seconds") {
             s.index.save_after = Duration::from_secs(n);
+        }
+        if let Some(n) = v.number("MEMCTL_ANN_FREEZE_MIN", |_: &usize| true, "points") {
+            s.index.freeze_min = n;
         }
     }
 }

@@ -170,6 +170,7 @@ fn value_of(
         "MEMCTL_ANN" => shown(s.index.enabled),
         "MEMCTL_ANN_MIN" => shown(s.index.min_vectors),
         "MEMCTL_ANN_SAVE_SECS" => shown(s.index.save_after.as_secs()),
+        "MEMCTL_ANN_FREEZE_MIN" => shown(s.index.freeze_min),
         "MEMCTL_SUMMARIZER_CMD" => match &s.summarizer.command {
             Some(c) => shown(c),
             None => return (None, Some("off".to_string())),

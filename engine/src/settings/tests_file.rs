@@ -138,6 +138,7 @@ fn samples(w: &World) -> Vec<(&'static str, String, String)> {
         ("ann", "false".into(), "false".into()),
         ("ann_min", "5000".into(), "5000".into()),
         ("ann_save_secs", "10".into(), "10".into()),
+        ("ann_freeze_min", "50".into(), "50".into()),
         ("summarizer_cmd", toml_str("llm -s x"), "llm -s x".into()),
         ("summarizer_timeout_secs", "5".into(), "5".into()),
         ("hook_inline_bytes", "0".into(), "0".into()),
