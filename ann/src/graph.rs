@@ -5,6 +5,7 @@
 //! searches, and the graph is rebuilt from the store when tombstones must not stay (a forget)
 //! — see [`crate::service`].
 
+use crate::AnnError;
 use crate::dist::DotI8;
 use hnsw_rs::prelude::Hnsw;
 use memctl_engine::{AnnHit, TopK};
@@ -183,6 +184,30 @@ pub(crate) fn beam(params: &GraphParams, fetch: usize, ef: usize) -> usize {
 }
 
 impl Ids {
+    /// The ids of a saved graph: its chunk per data id and the data ids that are tombstones
+    /// (checked: every tombstone in range, no chunk live twice).
+    pub(crate) fn from_lists(chunk: Vec<u64>, dead_list: &[u64]) -> Result<Ids, AnnError> {
+        let mut dead = vec![false; chunk.len()];
+        for &i in dead_list {
+            match dead.get_mut(i as usize) {
+                Some(d) => *d = true,
+                None => return Err(AnnError::Corrupt(format!("tombstone {i} out of range"))),
+            }
+        }
+        let mut live = HashMap::with_capacity(chunk.len());
+        for (i, (&c, &d)) in chunk.iter().zip(&dead).enumerate() {
+            if !d && live.insert(c, i).is_some() {
+                return Err(AnnError::Corrupt(format!("chunk {c} live twice")));
+            }
+        }
+        Ok(Ids {
+            n_dead: dead_list.len(),
+            chunk,
+            dead,
+            live,
+        })
+    }
+
     /// How many neighbours a search for `k` live hits asks the graph for: `k` over-fetched by
     /// the dead fraction, so tombstones do not eat the `k`. None when there is nothing to find.
     pub(crate) fn fetch(&self, k: usize) -> Option<usize> {

@@ -15,7 +15,6 @@ use crate::layered::Layered;
 use crate::{AnnError, dist::DotI8};
 use hnsw_rs::prelude::{AnnT, HnswIo};
 use memctl_engine::BlockCursor;
-use std::collections::HashMap;
 use std::fs;
 use std::io::Read;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -294,7 +293,7 @@ pub fn load(dir: &Path, project: u32) -> Result<Option<Loaded>, AnnError> {
             sc.chunk.len()
         )));
     }
-    let ids = ids_of(sc.chunk, &sc.dead)?;
+    let ids = Ids::from_lists(sc.chunk, &sc.dead)?;
     let tail = Graph::from_parts(hnsw, sc.params, ids);
     Ok(Some(Loaded {
         base,
@@ -321,28 +320,6 @@ fn parse_sidecar(meta: &Path, bytes: &[u8]) -> Result<Sidecar, AnnError> {
     let (sc, _): (Sidecar, usize) = bincode::serde::decode_from_slice(body, config)
         .map_err(|e| AnnError::Corrupt(format!("{}: {e}", meta.display())))?;
     Ok(sc)
-}
-
-pub(crate) fn ids_of(chunk: Vec<u64>, dead_list: &[u64]) -> Result<Ids, AnnError> {
-    let mut dead = vec![false; chunk.len()];
-    for &i in dead_list {
-        match dead.get_mut(i as usize) {
-            Some(d) => *d = true,
-            None => return Err(AnnError::Corrupt(format!("tombstone {i} out of range"))),
-        }
-    }
-    let mut live = HashMap::with_capacity(chunk.len());
-    for (i, (&c, &d)) in chunk.iter().zip(&dead).enumerate() {
-        if !d && live.insert(c, i).is_some() {
-            return Err(AnnError::Corrupt(format!("chunk {c} live twice")));
-        }
-    }
-    Ok(Ids {
-        n_dead: dead_list.len(),
-        chunk,
-        dead,
-        live,
-    })
 }
 
 /// The projects with a sidecar in `dir`.

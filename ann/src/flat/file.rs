@@ -10,8 +10,7 @@
 
 use super::{FlatGraph, Upper};
 use crate::AnnError;
-use crate::graph::GraphParams;
-use crate::persist::ids_of;
+use crate::graph::{GraphParams, Ids};
 use std::fs;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
@@ -271,7 +270,7 @@ impl FlatGraph {
             return Err(corrupt(path, "checksum mismatch"));
         }
         let (vectors, offsets, nbrs, upper, chunk, dead) = g;
-        let ids = ids_of(chunk, &dead)?;
+        let ids = Ids::from_lists(chunk, &dead)?;
         let flat = Self::from_parts(
             h.params,
             h.dim as usize,
