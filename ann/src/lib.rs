@@ -8,7 +8,7 @@
 //!
 //! - [`dist`]: the points (int8 components and their scale) and their distance.
 //! - [`Graph`]: one project's graph, with chunk ids and tombstones.
-//! - [`FlatGraph`]: a frozen, flat copy of a built graph (the same search, a quarter of the
+//! - [`FlatGraph`]: a frozen, flat copy of a built graph (the same search, about a fifth of the
 //!   memory).
 //! - [`Layered`]: a project's index: a frozen flat base and a live hnsw_rs tail.
 //! - [`persist`]: the index on disk.
