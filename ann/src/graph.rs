@@ -177,6 +177,17 @@ impl Graph {
     }
 }
 
+/// The hits of `top`, best first.
+pub(crate) fn hits(top: TopK) -> Vec<AnnHit> {
+    top.into_sorted()
+        .into_iter()
+        .map(|h| AnnHit {
+            id: h.id,
+            score: h.score,
+        })
+        .collect()
+}
+
 /// The search beam for `fetch` neighbours: at least the graph's `ef_search`, the caller's
 /// `ef`, and 10 × `fetch` (a narrow beam returns an arbitrary few of many near-ties).
 pub(crate) fn beam(params: &GraphParams, fetch: usize, ef: usize) -> usize {
@@ -230,13 +241,7 @@ impl Ids {
                 top.push(chunk, 1.0 - distance);
             }
         }
-        top.into_sorted()
-            .into_iter()
-            .map(|h| AnnHit {
-                id: h.id,
-                score: h.score,
-            })
-            .collect()
+        hits(top)
     }
 
     /// Tombstone every live chunk not in `keep`; returns how many.

@@ -99,13 +99,7 @@ impl Layered {
                 top.push(h.id, h.score);
             }
         }
-        top.into_sorted()
-            .into_iter()
-            .map(|h| AnnHit {
-                id: h.id,
-                score: h.score,
-            })
-            .collect()
+        crate::graph::hits(top)
     }
 
     /// What this index becomes when its tail has stopped changing, under `policy`: None when

@@ -532,14 +532,7 @@ impl DenseService for AnnService {
             space: space.key(),
             epoch,
             covered,
-            hits: top
-                .into_sorted()
-                .into_iter()
-                .map(|h| memctl_engine::AnnHit {
-                    id: h.id,
-                    score: h.score,
-                })
-                .collect(),
+            hits: crate::graph::hits(top),
         })
     }
 

@@ -171,8 +171,13 @@ impl FlatGraph {
         tmp.push(format!(".tmp-{}", std::process::id()));
         let tmp = std::path::PathBuf::from(tmp);
         let written = self.write_to(&tmp);
-        if written.is_err() {
-            let _ = fs::remove_file(&tmp);
+        if written.is_err()
+            && let Err(e) = fs::remove_file(&tmp)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            // The write's own error is returned; the leftover costs disk until the next forget
+            // or a save under the same name.
+            tracing::warn!(path = %tmp.display(), error = %e, "a partial index file stayed");
         }
         written?;
         memctl_engine::restrict_file(&tmp)?;
