@@ -269,6 +269,9 @@ pub fn load(dir: &Path, project: u32) -> Result<Option<Loaded>, AnnError> {
         return Ok(None);
     };
     let base = load_base(dir, &sc)?;
+    // Files of this project the sidecar does not name (an interrupted save's) go.
+    let keep = sc.tail.as_ref().map(|d| d.basename.as_str()).unwrap_or("");
+    remove_dumps(dir, project, Some((keep, sc.base.as_deref())));
     let Some(d) = &sc.tail else {
         return Ok(Some(Loaded {
             base,
@@ -338,6 +341,34 @@ pub fn saved_projects(dir: &Path) -> Vec<u32> {
                 .ok()
         })
         .collect()
+}
+
+/// Remove what an interrupted save can leave in `dir`: temporary files of other processes
+/// (one service per data dir writes here) and the files of projects without a sidecar.
+/// Best effort, like [`remove_dumps`].
+pub fn remove_strays(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let own = format!(".tmp-{}", std::process::id());
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let temporary = name.contains(".tmp-") && !name.ends_with(&own);
+        let orphan = project_of(name).is_some_and(|p| !meta_path(dir, p).exists());
+        if (temporary || orphan)
+            && let Err(err) = fs::remove_file(e.path())
+        {
+            tracing::warn!(path = %e.path().display(), %err, "could not remove an index file");
+        }
+    }
+}
+
+/// The project a file `p<project>-…` or `p<project>.meta` belongs to.
+fn project_of(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('p')?;
+    let end = rest.find(|c: char| !c.is_ascii_digit())?;
+    rest[..end].parse().ok()
 }
 
 /// Remove the files of `project` (all of them, or all but the dump and the base file of

@@ -89,6 +89,8 @@ struct Project {
     cursor: BlockCursor,
     /// Changed since the last save, and when.
     unsaved: Option<Instant>,
+    /// A big hnsw_rs tail was frozen: once the base is saved, a restart gives its memory back.
+    freed: bool,
 }
 
 impl Project {
@@ -102,6 +104,7 @@ impl Project {
                 count: 0,
             },
             unsaved: None,
+            freed: false,
         }
     }
 }
@@ -122,6 +125,7 @@ impl AnnService {
     /// Take in the graphs saved in the data dir (a file that does not load is removed: the
     /// graph is rebuilt from the store).
     pub fn load_saved(&self) {
+        persist::remove_strays(&self.dir);
         let mut st = self.write();
         let mut epochs = HashSet::new();
         let mut forgets = HashSet::new();
@@ -140,6 +144,7 @@ impl AnnService {
                         base_file: l.base_file,
                         cursor: l.position.cursor,
                         unsaved: None,
+                        freed: false,
                     };
                     st.projects.insert(p, project);
                 }
@@ -401,6 +406,11 @@ impl AnnService {
                     {
                         pr.unsaved = None;
                         pr.base_file = file;
+                        // Only once the base is on disk: a restart before would rebuild it
+                        // from the store, freeze it, and restart again.
+                        if std::mem::take(&mut pr.freed) {
+                            self.restart.store(true, Ordering::Relaxed);
+                        }
                     }
                 }
                 Err(e) => tracing::warn!(project = p, error = %e, "vector index not saved"),
@@ -480,9 +490,7 @@ impl AnnService {
         pr.base_file = None;
         // The points of the replaced hnsw_rs tail (~2.4 KB each, allocated on the insert
         // threads) stay with the allocator; a restarted service loads only the base's file.
-        if old.tail.len() >= self.cfg.freeze.min_points {
-            self.restart.store(true, Ordering::Relaxed);
-        }
+        pr.freed |= old.tail.len() >= self.cfg.freeze.min_points;
     }
 
     /// Whether a freeze left memory only a restart gives back (tests).

@@ -616,3 +616,53 @@ fn a_damaged_or_missing_base_file_is_refused_and_the_index_rebuilt() {
         );
     }
 }
+
+#[test]
+fn a_freeze_asks_for_a_restart_only_once_its_base_is_saved_and_strays_go_at_load() {
+    let store = sample_store();
+    let e = Engine::open(store.opts.clone()).expect("open");
+    let dir = memctl_engine::ann_dir(&store.opts.data_dir);
+    let svc = AnnService::new(store.opts.clone(), space(), freezing_config());
+    catch_up(&svc, &e);
+
+    // The index directory cannot be made: the tail freezes, the save fails, no restart.
+    std::fs::write(&dir, b"not a directory").expect("block the directory");
+    svc.save_now(&e);
+    assert!(svc.parts().values().all(|p| p.0 > 0 && p.1 == 0));
+    assert!(
+        !svc.restart_wanted(),
+        "a restart now would rebuild the base"
+    );
+    std::fs::remove_file(&dir).expect("unblock");
+    svc.save_now(&e);
+    assert_eq!(flat_files(&dir).len(), 1, "the base is saved");
+    assert!(
+        svc.restart_wanted(),
+        "saved: the restart gives the memory back"
+    );
+
+    // What an interrupted save leaves: another process's temporary file, a base the sidecar
+    // does not name, the files of a project without a sidecar. A restart removes them and
+    // loads what the sidecar names.
+    let p = persist::saved_projects(&dir)[0];
+    let strays = [
+        format!("p{p}-f99.flat"),
+        format!("p{p}.meta.tmp-1"),
+        format!("p{p}-f98.flat.tmp-1"),
+        "p77-g0.hnsw.data".to_string(),
+    ];
+    for s in &strays {
+        std::fs::write(dir.join(s), b"partial").expect("plant");
+    }
+    let again = AnnService::new(store.opts.clone(), space(), freezing_config());
+    again.load_saved();
+    for s in &strays {
+        assert!(!dir.join(s).exists(), "{s} stayed");
+    }
+    assert_eq!(again.sizes(), svc.sizes());
+    assert_eq!(flat_files(&dir).len(), 1);
+    assert!(
+        again.caught_up(&e).expect("caught up"),
+        "nothing to re-read"
+    );
+}
