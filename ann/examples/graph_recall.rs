@@ -112,9 +112,10 @@ fn main() -> Result<()> {
         let mut gs = Vec::new();
         for p in memctl_ann::persist::saved_projects(&ann) {
             if let Some(l) = memctl_ann::persist::load(&ann, p)? {
+                // The beam is the run's, not the one the service saved with.
                 gs.push(Layered {
-                    base: l.base.map(Arc::new),
-                    tail: Arc::new(l.tail),
+                    base: l.base.map(|b| Arc::new(b.with_ef_search(0))),
+                    tail: Arc::new(l.tail.with_ef_search(0)),
                 });
             }
         }

@@ -23,13 +23,12 @@ pub fn query_point(query: &[f32]) -> Vec<i8> {
 }
 
 fn split(p: &[i8]) -> (&[i8], f32) {
-    let n = p.len().saturating_sub(SCALE_BYTES);
-    let (codes, tail) = p.split_at(n);
-    let mut b = [0u8; SCALE_BYTES];
-    for (d, s) in b.iter_mut().zip(tail) {
-        *d = *s as u8;
+    // A fixed-size split: a variable-length copy of the scale compiled to a libc `memcpy`
+    // call per point, a third of a graph search's time.
+    match p.split_last_chunk::<SCALE_BYTES>() {
+        Some((codes, scale)) => (codes, f32::from_le_bytes(scale.map(|b| b as u8))),
+        None => (p, 0.0),
     }
-    (codes, f32::from_le_bytes(b))
 }
 
 /// Approximate cosine of two points (`dot_i8 × scale_a × scale_b`, clamped to [-1, 1]).

@@ -309,7 +309,8 @@ impl FlatGraph {
         let Some(fetch) = self.ids().fetch(k) else {
             return Vec::new();
         };
-        let found = self.nearest(q, fetch, beam(&self.params, fetch, ef));
+        let points = self.ids().chunk.len();
+        let found = self.nearest(q, fetch, beam(&self.params, points, fetch, ef));
         self.ids()
             .top(k, found.iter().map(|c| (c.id as usize, c.dist)))
     }

@@ -22,16 +22,16 @@ pub struct GraphParams {
     pub m: usize,
     /// Candidate list while inserting.
     pub ef_construction: usize,
-    /// Candidate list while searching (at least the number of hits asked for).
+    /// The widest search beam: a graph searches with the beam its size needs up to this
+    /// (and always at least 10 × the hits asked for).
     pub ef_search: usize,
 }
 
 impl Default for GraphParams {
-    /// M = 16, efC = 128 and a search beam of 3,000. A short keyword query lies far from every
-    /// chunk, and the graph reaches its true neighbours only through a wide beam over a
-    /// well-built graph (efC 64 recalled 0.84 at 1e6 with a beam of 2,000). At 1e6 the beam
-    /// of 3,000 recalls 0.992 in ~9 ms, which runs beside the lexical side, which takes
-    /// longer. The build costs ~1 ms of CPU per point (hnsw_rs spends an insert in its layer
+    /// M = 16, efC = 128 and a search beam of at most 3,000, growing with the graph
+    /// ([`size_beam`]). A short keyword query lies far from every chunk, and the graph
+    /// reaches its true neighbours only through a wide beam over a well-built graph (efC 64
+    /// recalled 0.84 at 1e6 with a beam of 2,000). At 1e6 the beam of 3,000 recalls 0.992. The build costs ~1 ms of CPU per point (hnsw_rs spends an insert in its layer
     /// search: efC × M), 2 % of embedding the chunk; a larger M would cost memory. Figures:
     /// docs/perf/scale.md.
     fn default() -> Self {
@@ -87,7 +87,7 @@ impl Graph {
 
     /// The graph with another search beam (not part of its structure: a loaded graph
     /// searches as this build asks, not as the build that saved it did).
-    pub(crate) fn with_ef_search(mut self, ef: usize) -> Self {
+    pub fn with_ef_search(mut self, ef: usize) -> Self {
         self.params.ef_search = ef;
         self
     }
@@ -171,7 +171,10 @@ impl Graph {
         let Some(fetch) = self.ids().fetch(k) else {
             return Vec::new();
         };
-        let found = self.hnsw.search(q, fetch, beam(&self.params, fetch, ef));
+        let points = self.ids().chunk.len();
+        let found = self
+            .hnsw
+            .search(q, fetch, beam(&self.params, points, fetch, ef));
         self.ids()
             .top(k, found.iter().map(|nb| (nb.d_id, nb.distance)))
     }
@@ -188,10 +191,22 @@ pub(crate) fn hits(top: TopK) -> Vec<AnnHit> {
         .collect()
 }
 
-/// The search beam for `fetch` neighbours: at least the graph's `ef_search`, the caller's
-/// `ef`, and 10 × `fetch` (a narrow beam returns an arbitrary few of many near-ties).
-pub(crate) fn beam(params: &GraphParams, fetch: usize, ef: usize) -> usize {
-    params.ef_search.max(10 * fetch).max(ef)
+/// The search beam for `fetch` neighbours in a graph of `points` points: the beam its size
+/// needs ([`size_beam`]) up to the graph's `ef_search`, at least the caller's `ef` and 10 ×
+/// `fetch` (a narrow beam returns an arbitrary few of many near-ties).
+pub(crate) fn beam(params: &GraphParams, points: usize, fetch: usize, ef: usize) -> usize {
+    size_beam(points)
+        .min(params.ef_search)
+        .max(10 * fetch)
+        .max(ef)
+}
+
+/// The beam a graph of `points` points needs for recall@10 ≥ 0.95: about 3.2 × √points.
+/// Measured on the service's graphs of the mixed stores (docs/perf/scale.md): at 1e5 a
+/// beam of 1,000 recalls 0.983 (3,000: 0.984, in 3.7 × the time); at 1e6 3,000 recalls
+/// 0.992 and 2,000 0.948.
+pub(crate) fn size_beam(points: usize) -> usize {
+    (3.2 * (points as f64).sqrt()) as usize
 }
 
 impl Ids {
