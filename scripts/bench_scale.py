@@ -34,8 +34,14 @@ order:
   restart    service killed and started again: seconds until its index is up to date and
              answers again, and how many points it loaded from its saved files
   RSS        of the service: when its index has read the store (`service_rss_mb`), after
-             the hooks and --save-wait (`saved_rss_mb`: a quiet index is saved, and frozen
-             when big enough), and after a restart and the queries (`restart_rss_mb`)
+             the hooks and --save-wait (`saved_rss_mb`, the last figure while up: a quiet
+             index is saved, and frozen when big enough; after a freeze the service exits
+             once the base is saved, `service_exited`), and after a restart and the queries
+             (`restart_rss_mb`)
+
+`--steady`: per size, only what a service started on the index a previous run saved gives
+(lexical, restart, warm, mcp, hooks, `restart_rss_mb`): the service as it runs most days,
+without the first build's freeze and save beside the hooks.
 
 Prints one JSON object per size and a Markdown table at the end (docs/perf/scale.md). Not a
 pass/fail test.
@@ -238,12 +244,46 @@ def hooks_at_scale(a, env, out):
     wait_settled(env["MEMCTL_HOME"])
 
 
+def save_wait(svc, seconds):
+    """Watch the service for `seconds` while its quiet index is saved (and frozen when big
+    enough; a freeze makes it exit once the base is saved, to give the memory back): its last
+    RSS while up, in MB, and whether it exited."""
+    last, t = 0.0, time.time()
+    while time.time() - t < seconds and svc.poll() is None:
+        last = rss_mb(svc.pid) or last
+        time.sleep(0.5)
+    return round(last), svc.poll() is not None
+
+
 def wait_settled(home, limit=120):
     """Until only the service works in `home`: a hook's background jobs (archive, embed) end
     before the next timed step."""
     t = time.time()
     while time.time() - t < limit and len(dir_processes(home)) > 1:
         time.sleep(0.5)
+
+
+def steady_size(a, n, qs):
+    """`--steady`: the service as a user meets it most days, started on the index it saved
+    (a run without `--steady` builds and saves it first): the lexical, warm, MCP and hook
+    figures, the start, and the service's RSS at the end."""
+    memctl = os.path.join(a.bin, "memctl")
+    home = ensure_store(a, n)
+    out = {"chunks": n, "steady": True}
+    lex = [search(memctl, env_for(home, MEMCTL_RESIDENT="0"), q, "lexical")[0] for q in qs]
+    out["lexical_p50_ms"] = round(pct(lex, 50), 1)
+    env = env_for(home, MEMCTL_ANN="1", MEMCTL_ANN_MIN=a.ann_min)
+    svc = start_service(memctl, env)
+    restart = wait_indexed(memctl, env, qs[0], a.build_limit, svc)
+    out["restart_s"] = None if restart is None else round(restart, 1)
+    out["restart_loaded_points"] = loaded_points(env)
+    warm = [search(memctl, env, q)[0] for q in qs]
+    out["warm_p50_ms"], out["warm_p95_ms"] = round(pct(warm, 50), 1), round(pct(warm, 95), 1)
+    mcp_warm(memctl, env, qs, out)
+    hooks_at_scale(a, env, out)
+    out["restart_rss_mb"] = round(rss_mb(svc.pid))
+    stop(svc, home)
+    return out
 
 
 def bench_size(a, n, qs):
@@ -271,8 +311,7 @@ def bench_size(a, n, qs):
     ann = dense_top(memctl, env, qs)
     mcp_warm(memctl, env, qs, out)
     hooks_at_scale(a, env, out)
-    time.sleep(a.save_wait)
-    out["saved_rss_mb"] = round(rss_mb(svc.pid))
+    out["saved_rss_mb"], out["service_exited"] = save_wait(svc, a.save_wait)
     stop(svc, home)
 
     svc = start_service(memctl, env)
@@ -310,11 +349,13 @@ def main():
     ap.add_argument("--build-limit", type=float, default=3600)
     ap.add_argument("--hook-runs", type=int, default=10, help="timed hook runs per prompt")
     ap.add_argument("--save-wait", type=float, default=35, help="seconds for the graph to be saved")
+    ap.add_argument("--steady", action="store_true",
+                    help="only the figures of a service started on its saved index")
     a = ap.parse_args()
     qs = queries(a.queries, a.seed)
     rows = []
     for n in [int(x) for x in a.sizes.split(",")]:
-        row = bench_size(a, n, qs)
+        row = (steady_size if a.steady else bench_size)(a, n, qs)
         print(json.dumps(row), flush=True)
         rows.append(row)
     cols = ["chunks", "store_mb", "cold_p50_ms", "cold_p95_ms", "warm_p50_ms", "warm_p95_ms",
@@ -322,7 +363,7 @@ def main():
             "ups_p50_ms", "ups_p95_ms", "ups_recalled",
             "compact_p95_ms", "recall_at_10", "cos10_shortfall", "index_build_s",
             "restart_s", "restart_loaded_points", "service_rss_mb", "saved_rss_mb",
-            "restart_rss_mb"]
+            "service_exited", "restart_rss_mb"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     for r in rows:
