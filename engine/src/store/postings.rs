@@ -76,7 +76,15 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+#[inline]
 fn get_varint(b: &[u8], pos: &mut usize) -> Result<u64, CodecError> {
+    // Most ids' gaps, term frequencies and lengths fit in one byte.
+    if let Some(&byte) = b.get(*pos)
+        && byte < 0x80
+    {
+        *pos += 1;
+        return Ok(u64::from(byte));
+    }
     let mut v: u64 = 0;
     let mut shift = 0;
     loop {
@@ -113,6 +121,7 @@ pub(crate) fn encode_segment(base: ChunkId, entries: &[Entry]) -> Vec<u8> {
     out
 }
 
+#[inline]
 fn varint_u32(b: &[u8], pos: &mut usize, what: &str) -> Result<u32, CodecError> {
     u32::try_from(get_varint(b, pos)?)
         .map_err(|_| CodecError::Decode(format!("posting list: {what} out of range")))
