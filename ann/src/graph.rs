@@ -277,3 +277,51 @@ impl Ids {
         gone.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{GraphParams, beam, size_beam};
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, RngSeed};
+
+    const SEED: u64 = 0xbea_3000;
+
+    fn config() -> Config {
+        println!("proptest seed {SEED:#x}");
+        Config {
+            cases: 256,
+            rng_seed: RngSeed::Fixed(SEED),
+            ..Config::default()
+        }
+    }
+
+    proptest! {
+        #![proptest_config(config())]
+
+        /// The beam never narrows as the graph grows, never exceeds the widest of its bounds,
+        /// and is always at least what the caller asked and 10 × the hits fetched.
+        #[test]
+        fn the_beam_grows_with_the_graph_within_its_bounds(
+            points in 0usize..4_000_000,
+            more in 0usize..1_000_000,
+            fetch in 1usize..200,
+            ef in 0usize..5_000,
+            ef_search in 0usize..5_000,
+        ) {
+            let p = GraphParams { ef_search, ..GraphParams::default() };
+            let b = beam(&p, points, fetch, ef);
+            prop_assert!(b >= 10 * fetch && b >= ef);
+            prop_assert!(b <= ef_search.max(10 * fetch).max(ef));
+            prop_assert!(beam(&p, points + more, fetch, ef) >= b);
+        }
+    }
+
+    #[test]
+    fn the_measured_sizes_get_the_measured_beams() {
+        let p = GraphParams::default();
+        assert_eq!(beam(&p, 100_000, 50, 0), size_beam(100_000));
+        assert!((1_000..1_100).contains(&size_beam(100_000)));
+        assert_eq!(beam(&p, 1_000_000, 50, 0), 3_000);
+        assert_eq!(beam(&p, 10_000, 50, 0), 500);
+    }
+}
