@@ -220,6 +220,22 @@ pub fn bm25_search<P: Postings>(
     params: Bm25Params,
     filter: impl Fn(u64) -> bool,
 ) -> Result<Bm25Hits, P::Error> {
+    bm25_search_since(source, query, k, params, 0, filter)
+}
+
+/// [`bm25_search`] over the documents with ids ≥ `since` only: the answer of the exhaustive
+/// scorer with that filter. Idf and lengths stay those of the whole index; blocks that hold
+/// only smaller ids are never decoded, so the work is bounded by the newest documents, not by
+/// the archive.
+pub fn bm25_search_since<P: Postings>(
+    source: &P,
+    query: &str,
+    k: usize,
+    params: Bm25Params,
+    since: u64,
+    filter: impl Fn(u64) -> bool,
+) -> Result<Bm25Hits, P::Error> {
+    let filter = |id: u64| id >= since && filter(id);
     let (k1, b) = (f64::from(params.k1), f64::from(params.b));
     if !(k1 >= 0.0 && (0.0..=1.0).contains(&b)) {
         // Outside these the score is not monotone in tf and length: no block bounds.
@@ -234,7 +250,12 @@ pub fn bm25_search<P: Postings>(
         let blocks = source.blocks(term)?;
         let df: u64 = blocks.iter().flatten().map(|b| u64::from(b.count)).sum();
         query_idf.push((term.clone(), idf(q.n, df as f64, *qtf)));
-        lists.extend(blocks.into_iter().map(|l| (t, l)));
+        lists.extend(
+            blocks
+                .into_iter()
+                .map(|l| (t, from_block_of(l, since)))
+                .filter(|(_, l)| !l.is_empty()),
+        );
     }
     let weights = super::bm25_topk::Weights {
         idf: query_idf.iter().map(|x| x.1).collect(),
@@ -244,6 +265,14 @@ pub fn bm25_search<P: Postings>(
     };
     let (hits, matched) = super::bm25_topk::top_k(source, lists, &weights, k, filter)?;
     Ok(finish(hits, |id| matched.get(&id).copied(), query_idf))
+}
+
+/// `list` from the block that may hold `since` on (blocks ascend by base, and a block's
+/// postings are below the next one's base).
+fn from_block_of<B>(mut list: Vec<PostingBlock<B>>, since: u64) -> Vec<PostingBlock<B>> {
+    let first = list.partition_point(|b| b.base <= since).saturating_sub(1);
+    list.drain(..first);
+    list
 }
 
 /// The hits with their coverage (`matched`: the idf mass a hit holds).

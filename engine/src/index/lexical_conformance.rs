@@ -5,8 +5,8 @@
 //! held to the exhaustive one ([`bm25_search_exhaustive`], the oracle) on both, on random
 //! corpora whose common words are in most documents.
 
-use super::lexical::bm25_search_exhaustive;
-use super::{Bm25Params, MemLexicalIndex, Postings, bm25_search};
+use super::lexical::{bm25_search, bm25_search_exhaustive};
+use super::{Bm25Params, MemLexicalIndex, Postings, bm25_search_since};
 use crate::chunk::Chunk;
 use crate::index::synth::{SplitMix64, TextGen};
 use crate::store::Store;
@@ -232,9 +232,20 @@ where
     assert_eq!(bounded, exhaustive, "query {q:?} k {k}");
 }
 
+/// The bounded search over the ids ≥ `since` is the exhaustive one with that filter.
+fn same_since<P: Postings>(src: &P, q: &str, k: usize, since: u64)
+where
+    P::Error: std::fmt::Debug,
+{
+    let p = Bm25Params::default();
+    let bounded = bm25_search_since(src, q, k, p, since, |_| true).unwrap();
+    let exhaustive = bm25_search_exhaustive(src, q, k, p, |d| d >= since).unwrap();
+    assert_eq!(bounded, exhaustive, "query {q:?} k {k} since {since}");
+}
+
 /// Property: on random corpora (Zipf words, the commonest in most documents, 64-posting
 /// blocks) the bounded top k is the exhaustive top k: same ids in the same order, the same
-/// scores to the bit, the same coverage; with and without a filter.
+/// scores to the bit, the same coverage; with and without a filter, and over the newest ids.
 #[test]
 fn bounded_top_k_equals_exhaustive_in_memory() {
     let mut rng = SplitMix64::new(seed());
@@ -248,9 +259,11 @@ fn bounded_top_k_equals_exhaustive_in_memory() {
         }
         for _ in 0..15 {
             let q = random_query(&mut rng, vocab);
+            let since = rng.below(docs * (1 + case % 3) + 2) as u64;
             for k in [1, 3, 10, 100] {
                 same(&ix, &q, k, |_| true);
                 same(&ix, &q, k, |d| d % 3 != 1);
+                same_since(&ix, &q, k, since);
             }
         }
     }
@@ -303,6 +316,7 @@ fn bounded_top_k_equals_exhaustive_on_the_store() {
             same(&both, &text, k, |_| true);
             same(&one, &text, k, |_| true);
             same(&both, &text, k, |d| d % 4 != 0);
+            same_since(&both, &text, k, 1 + rng.below(4200) as u64);
             let a = bm25_search(&both, &text, k, Bm25Params::default(), |_| true).unwrap();
             let b = bm25_search_exhaustive(&mem, &text, k, Bm25Params::default(), |_| true);
             assert_eq!(a, b.unwrap(), "store vs reference, query {text:?} k {k}");

@@ -24,7 +24,7 @@ pub(crate) mod terms;
 mod lexical_conformance;
 
 pub use lexical::{
-    Bm25Hits, Bm25Params, MemLexicalIndex, Posting, PostingBlock, Postings, bm25_search,
+    Bm25Hits, Bm25Params, MemLexicalIndex, Posting, PostingBlock, Postings, bm25_search_since,
 };
 
 use crate::embed::EmbedderId;

@@ -171,7 +171,7 @@ pub(crate) fn recall(
     let Some(pid) = r.project_id(project)? else {
         return Ok(Recalled::default());
     };
-    let retriever = Retriever::new(&r).with_cold_cap(crate::retrieve::HOOK_COLD_SCAN_VECTORS);
+    let retriever = Retriever::for_hook(&r);
     let (queried, lexical) = retriever.lexical_beside(&[pid], prompt, cfg.candidates, true, query);
     let (query, source) = queried?;
     let lexical = lexical?;

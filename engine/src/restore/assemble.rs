@@ -476,17 +476,15 @@ fn related(
     let seed = seed_vector(r, recent)?;
     let lexical = r.lexical(&[pid])?;
     let query_text = informative_words(&lexical, &query_text)?;
-    Ok(Retriever::new(r)
-        .with_cold_cap(crate::retrieve::HOOK_COLD_SCAN_VECTORS)
-        .rank(&Retrieval {
-            text: &query_text,
-            vector: seed.as_ref().map(|(e, v)| (e, v.as_slice())),
-            project_ids: &[pid],
-            candidates,
-            mode: SearchMode::Hybrid,
-            fusion: FusionParams::default(),
-            lexical: None,
-        })?)
+    Ok(Retriever::for_hook(r).rank(&Retrieval {
+        text: &query_text,
+        vector: seed.as_ref().map(|(e, v)| (e, v.as_slice())),
+        project_ids: &[pid],
+        candidates,
+        mode: SearchMode::Hybrid,
+        fusion: FusionParams::default(),
+        lexical: None,
+    })?)
 }
 
 /// Key earlier turns of the focus session and related turns of other sessions, from the ranked

@@ -27,7 +27,7 @@ use crate::embed::EmbedderId;
 use crate::error::StoreError;
 use crate::evidence::Evidence;
 use crate::fold::Copies;
-use crate::index::{Bm25Params, Hit, bm25_search};
+use crate::index::{Bm25Params, Hit, bm25_search_since};
 use crate::search::{FusedHit, FusionParams, SearchMode, fuse, fuse_completed};
 use crate::store::{ChunkId, ChunkRecord, StoreReader};
 use explain::{hit_confidence, identifiers_held, is_confident};
@@ -99,6 +99,11 @@ pub(crate) const COLD_SCAN_VECTORS: u64 = 200_000;
 /// [`COLD_SCAN_VECTORS`] for a hook (prompt-time recall, restores): a few tens of ms.
 pub(crate) const HOOK_COLD_SCAN_VECTORS: u64 = 65_536;
 
+/// The newest chunks a hook's lexical side searches: its BM25 work is bounded by them, not by
+/// the archive (a common word has a posting in most of a million chunks). About ten weeks of
+/// heavy use; the dense side, from the service's index, still covers every chunk.
+pub(crate) const HOOK_LEXICAL_CHUNKS: u64 = 200_000;
+
 /// Retrieval over one read transaction of the store.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Retriever<'r> {
@@ -109,6 +114,8 @@ pub(crate) struct Retriever<'r> {
     ann: Option<&'r crate::ann::AnnAnswer>,
     /// Without a usable index answer, the dense side scans at most this many vectors.
     cold_cap: u64,
+    /// The lexical side searches only the newest this many chunks (None: all).
+    lexical_window: Option<u64>,
 }
 
 impl<'r> Retriever<'r> {
@@ -119,13 +126,18 @@ impl<'r> Retriever<'r> {
             resident: None,
             ann: None,
             cold_cap: COLD_SCAN_VECTORS,
+            lexical_window: None,
         }
     }
 
-    /// Scan at most `n` vectors (the newest) when no index answer is usable.
-    pub(crate) fn with_cold_cap(mut self, n: u64) -> Self {
-        self.cold_cap = n;
-        self
+    /// A retriever for a hook: bounded work on both sides ([`HOOK_COLD_SCAN_VECTORS`],
+    /// [`HOOK_LEXICAL_CHUNKS`]).
+    pub(crate) fn for_hook(reader: &'r StoreReader) -> Self {
+        Self {
+            cold_cap: HOOK_COLD_SCAN_VECTORS,
+            lexical_window: Some(HOOK_LEXICAL_CHUNKS),
+            ..Self::new(reader)
+        }
     }
 
     /// Take the dense candidates from the service index's answer (plus an exact scan of what
@@ -242,7 +254,11 @@ impl<'r> Retriever<'r> {
         n: usize,
     ) -> Result<crate::index::Bm25Hits, StoreError> {
         let view = self.reader.lexical(project_ids)?;
-        bm25_search(&view, text, n, Bm25Params::default(), |_| true)
+        let since = match self.lexical_window {
+            Some(newest) => self.reader.next_chunk_id()?.saturating_sub(newest),
+            None => 0,
+        };
+        bm25_search_since(&view, text, n, Bm25Params::default(), since, |_| true)
     }
 
     /// The lexical side of `text` (when `wanted`) computed on this thread while `other` runs on

@@ -399,7 +399,7 @@ pub(super) fn read_list(
 }
 
 /// BM25 postings of some projects, read from the store: the [`Postings`] source that ships
-/// (search, restore and recall all score through [`crate::index::bm25_search`] over it).
+/// (search, restore and recall all score through [`crate::index::lexical::bm25_search`] over it).
 ///
 /// [`Postings`]: crate::index::Postings
 #[derive(Debug)]
@@ -498,6 +498,12 @@ impl crate::index::Postings for StoreLexical<'_> {
 }
 
 impl StoreReader {
+    /// The id the next chunk will get: every chunk stored so far has a smaller one, and later
+    /// chunks larger ones (a lexical search bounded to the newest chunks starts below it).
+    pub fn next_chunk_id(&self) -> Result<ChunkId, StoreError> {
+        super::bulk::read_next_chunk_id(&self.tx.open_table(super::schema::META)?)
+    }
+
     /// A BM25 postings view over the given projects.
     pub fn lexical(&self, project_ids: &[u32]) -> Result<StoreLexical<'_>, StoreError> {
         // A project named twice would count its postings twice.
