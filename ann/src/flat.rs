@@ -521,18 +521,12 @@ impl FlatGraph {
 mod tests {
     use super::Visited;
     use proptest::prelude::*;
-    use proptest::test_runner::{Config, RngSeed};
     use std::collections::HashSet;
 
     const SEED: u64 = 0x715_17ed;
 
-    fn config() -> Config {
-        println!("proptest seed {SEED:#x}");
-        Config {
-            cases: 128,
-            rng_seed: RngSeed::Fixed(SEED),
-            ..Config::default()
-        }
+    fn config() -> proptest::test_runner::Config {
+        crate::tests::proptest_config(SEED, 128)
     }
 
     proptest! {

@@ -156,6 +156,23 @@ impl Graph {
         }
     }
 
+    /// The live points with their chunks (a rebuild re-inserts them). hnsw_rs lists each
+    /// point once, on the layer it was drawn for.
+    pub(crate) fn live_points(&self) -> Vec<(u64, Vec<i8>)> {
+        let ids = self.ids();
+        let pi = self.hnsw.get_point_indexation();
+        let mut out = Vec::with_capacity(ids.live.len());
+        for layer in 0..=self.hnsw.get_max_level_observed() {
+            for p in pi.get_layer_iterator(usize::from(layer)) {
+                let id = p.get_origin_id();
+                if ids.dead.get(id) == Some(&false) {
+                    out.push((ids.chunk[id], p.get_v().to_vec()));
+                }
+            }
+        }
+        out
+    }
+
     /// Tombstone every live chunk not in `keep`; returns how many.
     pub fn retain(&self, keep: &HashSet<u64>) -> usize {
         self.ids_mut().retain(keep)
@@ -282,17 +299,11 @@ impl Ids {
 mod tests {
     use super::{GraphParams, beam, size_beam};
     use proptest::prelude::*;
-    use proptest::test_runner::{Config, RngSeed};
 
     const SEED: u64 = 0xbea_3000;
 
-    fn config() -> Config {
-        println!("proptest seed {SEED:#x}");
-        Config {
-            cases: 256,
-            rng_seed: RngSeed::Fixed(SEED),
-            ..Config::default()
-        }
+    fn config() -> proptest::test_runner::Config {
+        crate::tests::proptest_config(SEED, 256)
     }
 
     proptest! {

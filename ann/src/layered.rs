@@ -122,7 +122,7 @@ impl Layered {
                     return Ok(None);
                 }
                 let mut points = b.live_points();
-                points.extend(FlatGraph::freeze(&self.tail)?.live_points());
+                points.extend(self.tail.live_points());
                 let g = Graph::new(params, points.len());
                 g.insert(&points);
                 drop(points);

@@ -5,12 +5,22 @@
 use crate::dist::{point, query_point};
 use crate::{AnnConfig, AnnService, Graph, GraphParams, GraphState, Layered, check_index, persist};
 use memctl_engine::{
-    DenseService, Embedder, EmbedderId, Engine, EngineOptions, ForgetRequest, HashEmbedder,
-    IngestOptions, OnnxConfig,
+    DenseService, Embedder, EmbedderId, Engine, EngineOptions, ForgetReport, ForgetRequest,
+    HashEmbedder, IngestOptions, OnnxConfig,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// A proptest config of `cases` cases from the fixed `seed`, which it prints.
+pub(crate) fn proptest_config(seed: u64, cases: u32) -> proptest::test_runner::Config {
+    println!("proptest seed {seed:#x}");
+    proptest::test_runner::Config {
+        cases,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(seed),
+        ..proptest::test_runner::Config::default()
+    }
+}
 
 /// A small deterministic generator (the seed is printed by the tests that use it).
 pub(crate) struct Rng(pub(crate) u64);
@@ -195,6 +205,15 @@ fn entries(e: &Engine) -> Vec<(u64, Vec<f32>)> {
     out
 }
 
+/// Forget the turn of `chunk` through the engine, as `memctl forget` does.
+fn forget_chunk(e: &Engine, chunk: u64) -> ForgetReport {
+    let req = ForgetRequest {
+        chunk_ids: vec![chunk],
+        ..ForgetRequest::default()
+    };
+    e.forget(&req, false).expect("forget")
+}
+
 fn catch_up(svc: &AnnService, e: &Engine) {
     for _ in 0..1000 {
         svc.step(e).expect("step");
@@ -231,15 +250,7 @@ fn the_service_follows_the_store_forgets_and_restarts_from_its_files() {
     // Forget the turn of one chunk: its files go at once, the graph stops returning it, and
     // the rebuilt graph that is saved again does not hold it.
     let (gone, gone_v) = all[5].clone();
-    let rep = e
-        .forget(
-            &ForgetRequest {
-                chunk_ids: vec![gone],
-                ..ForgetRequest::default()
-            },
-            false,
-        )
-        .expect("forget");
+    let rep = forget_chunk(&e, gone);
     assert!(!rep.removed_ids.is_empty());
     assert!(
         persist::saved_projects(&dir).is_empty(),
@@ -547,15 +558,7 @@ fn a_frozen_base_and_a_tail_serve_save_restart_check_and_forget_like_one_graph()
     // Forget one chunk held by the base: every index file goes, the chunk is never returned,
     // and what is saved again does not hold it.
     let (gone, gone_v) = all[3].clone();
-    let rep = e
-        .forget(
-            &ForgetRequest {
-                chunk_ids: vec![gone],
-                ..ForgetRequest::default()
-            },
-            false,
-        )
-        .expect("forget");
+    let rep = forget_chunk(&e, gone);
     assert!(flat_files(&dir).is_empty(), "forget left a base file");
     catch_up(&again, &e);
     let projects: Vec<u32> = again.sizes().keys().copied().collect();

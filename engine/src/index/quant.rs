@@ -84,8 +84,8 @@ impl I8Lane for u8 {
 /// per vector vs 41 ns for the plain iterator `zip().map().sum()`.
 ///
 /// Compiled for each of the listed CPU feature sets and picked at run time (`multiversion`):
-/// the baseline x86-64 build has only SSE2, and AVX2 or AVX-512 run the same loop ~2.5× faster
-/// (30 ns → 11–12 ns per 384-d vector in cache, measured on the CI machine's EPYC).
+/// the baseline x86-64 build has only SSE2. With AVX-512 a graph search at 1e5 points took
+/// 1.19 ms instead of 1.89 ms at a beam of 1,000 (`graph_recall`, docs/perf/scale.md).
 ///
 /// `#[inline(never)]`: SLP vectorization is fragile; inlined into a scan loop with a heap push
 /// it silently fell back to scalar code (6× slower, seen with perf). Kept out of line, the
