@@ -31,7 +31,7 @@ use std::collections::HashMap;
 const SLACK: f64 = 1e-9;
 
 /// Whether a document whose score is at most `bound` could still enter above `theta`.
-fn beats(bound: f64, theta: f64) -> bool {
+pub(super) fn beats(bound: f64, theta: f64) -> bool {
     bound * (1.0 + SLACK) > theta
 }
 
@@ -44,7 +44,7 @@ pub(super) struct Weights {
 }
 
 impl Weights {
-    fn score(&self, term: usize, tf: u32, doc_len: u32) -> f64 {
+    pub(super) fn score(&self, term: usize, tf: u32, doc_len: u32) -> f64 {
         term_score(self.idf[term], tf, doc_len, self.k1, self.b, self.avgdl)
     }
 }
@@ -53,8 +53,8 @@ impl Weights {
 /// target (`u64::MAX` when none is left) and, unless exhausted, `buf[pos]` holds it; a
 /// [`Self::shallow`] move may leave `doc` stale, but only below the target it moved to, which
 /// every later seek passes.
-struct Cursor<B> {
-    term: usize,
+pub(super) struct Cursor<B> {
+    pub(super) term: usize,
     blocks: Vec<PostingBlock<B>>,
     bounds: Vec<f64>,
     max_bound: f64,
@@ -62,11 +62,11 @@ struct Cursor<B> {
     buf: Vec<Posting>,
     buf_of: usize,
     pos: usize,
-    doc: u64,
+    pub(super) doc: u64,
 }
 
 impl<B> Cursor<B> {
-    fn new(term: usize, blocks: Vec<PostingBlock<B>>, w: &Weights) -> Self {
+    pub(super) fn new(term: usize, blocks: Vec<PostingBlock<B>>, w: &Weights) -> Self {
         let bounds: Vec<f64> = blocks
             .iter()
             .map(|b| w.score(term, b.max_tf, b.min_len))
@@ -106,8 +106,45 @@ impl<B> Cursor<B> {
         self.buf[self.pos]
     }
 
+    /// The largest bound of the blocks that may hold ids in [from, end) (0 when none).
+    pub(super) fn bound_until(&mut self, from: u64, end: u64) -> f64 {
+        self.shallow(from);
+        let mut bound = 0.0f64;
+        let mut i = self.bi;
+        while i < self.blocks.len() && self.blocks[i].base < end {
+            bound = bound.max(self.bounds[i]);
+            i += 1;
+        }
+        bound
+    }
+
+    /// Hand every posting below `end` to `each`, in id order, and move to the first one ≥ `end`.
+    #[inline]
+    pub(super) fn drain_until<P: Postings<Block = B>>(
+        &mut self,
+        src: &P,
+        end: u64,
+        mut each: impl FnMut(Posting),
+    ) -> Result<(), P::Error> {
+        while self.doc < end {
+            let rest = &self.buf[self.pos..];
+            let n = rest.partition_point(|p| p.doc < end);
+            rest[..n].iter().for_each(|&p| each(p));
+            self.pos += n;
+            match self.buf.get(self.pos) {
+                Some(p) => self.doc = p.doc,
+                // The block is used up: on to the next posting, wherever it is.
+                None => {
+                    let last = self.buf.last().map_or(self.doc, |p| p.doc);
+                    self.seek(src, last + 1)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Position on the first posting ≥ `d`.
-    fn seek<P: Postings<Block = B>>(&mut self, src: &P, d: u64) -> Result<(), P::Error> {
+    pub(super) fn seek<P: Postings<Block = B>>(&mut self, src: &P, d: u64) -> Result<(), P::Error> {
         if self.doc >= d && self.buf_of != usize::MAX {
             return Ok(());
         }

@@ -211,8 +211,9 @@ fn idf(n: f64, df: f64, qtf: u32) -> f64 {
 ///
 /// This is the one BM25 scorer: the store's postings ([`crate::store::StoreLexical`]) and the
 /// in-memory reference ([`MemLexicalIndex`]) both go through it. It is exact and bounded
-/// (block-max MaxScore, [`super::bm25_topk`]): the same hits, scores and coverage as
-/// [`bm25_search_exhaustive`], without scoring every posting of a common word.
+/// (block-max MaxScore, [`super::bm25_topk`]; windows of ids when every term is common,
+/// [`super::bm25_window`]): the same hits, scores and coverage as [`bm25_search_exhaustive`],
+/// without scoring every posting of a common word.
 pub fn bm25_search<P: Postings>(
     source: &P,
     query: &str,
@@ -234,6 +235,57 @@ pub fn bm25_search_since<P: Postings>(
     params: Bm25Params,
     since: u64,
     filter: impl Fn(u64) -> bool,
+) -> Result<Bm25Hits, P::Error> {
+    bm25_search_walk(source, query, k, params, since, filter, Walk::Auto)
+}
+
+/// How the bounded scorer walks the lists (both exact: the same answer). Search always picks
+/// [`Walk::Auto`]; the conformance suite forces each walk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) enum Walk {
+    /// Windows when every list is dense ([`dense`]), documents otherwise.
+    Auto,
+    /// Document at a time, block-max MaxScore ([`super::bm25_topk`]).
+    Documents,
+    /// Term at a time over windows of ids ([`super::bm25_window`]).
+    Windows,
+}
+
+/// The sparsest list's postings per id of the span all lists cover, from which on the window
+/// walk wins: measured on a 1e6-chunk store, it is faster on every query whose sparsest word
+/// is in ≥ 10 % of the chunks, and document-at-a-time wins when one word is rare (its few
+/// documents are the only candidates).
+const DENSE: f64 = 0.1;
+
+/// Whether every query term (all its lists: one per project) holds a posting for at least
+/// [`DENSE`] of the ids the lists span.
+fn dense<B>(lists: &[(usize, Vec<PostingBlock<B>>)]) -> bool {
+    let firsts = lists.iter().filter_map(|(_, l)| l.first());
+    let lasts = lists.iter().filter_map(|(_, l)| l.last());
+    let (Some(lo), Some(hi)) = (
+        firsts.map(|b| b.base).min(),
+        lasts.map(|b| b.base + u64::from(b.count)).max(),
+    ) else {
+        return false;
+    };
+    let span = (hi - lo).max(1) as f64;
+    let mut per_term: BTreeMap<usize, u64> = BTreeMap::new();
+    for (t, l) in lists {
+        *per_term.entry(*t).or_default() += l.iter().map(|b| u64::from(b.count)).sum::<u64>();
+    }
+    per_term.values().all(|&n| n as f64 >= DENSE * span)
+}
+
+/// [`bm25_search_since`] with the walk chosen (tests hold both walks to the exhaustive scorer).
+pub(crate) fn bm25_search_walk<P: Postings>(
+    source: &P,
+    query: &str,
+    k: usize,
+    params: Bm25Params,
+    since: u64,
+    filter: impl Fn(u64) -> bool,
+    walk: Walk,
 ) -> Result<Bm25Hits, P::Error> {
     let filter = |id: u64| id >= since && filter(id);
     let (k1, b) = (f64::from(params.k1), f64::from(params.b));
@@ -263,7 +315,16 @@ pub fn bm25_search_since<P: Postings>(
         b,
         avgdl: q.avgdl,
     };
-    let (hits, matched) = super::bm25_topk::top_k(source, lists, &weights, k, filter)?;
+    let windows = match walk {
+        Walk::Auto => dense(&lists),
+        Walk::Documents => false,
+        Walk::Windows => true,
+    };
+    let (hits, matched) = if windows {
+        super::bm25_window::top_k(source, lists, &weights, k, filter)?
+    } else {
+        super::bm25_topk::top_k(source, lists, &weights, k, filter)?
+    };
     Ok(finish(hits, |id| matched.get(&id).copied(), query_idf))
 }
 

@@ -5,7 +5,7 @@
 //! held to the exhaustive one ([`bm25_search_exhaustive`], the oracle) on both, on random
 //! corpora whose common words are in most documents.
 
-use super::lexical::{bm25_search, bm25_search_exhaustive};
+use super::lexical::{Walk, bm25_search, bm25_search_exhaustive, bm25_search_walk};
 use super::{Bm25Params, MemLexicalIndex, Postings, bm25_search_since};
 use crate::chunk::Chunk;
 use crate::index::synth::{SplitMix64, TextGen};
@@ -227,9 +227,13 @@ where
     P::Error: std::fmt::Debug,
 {
     let p = Bm25Params::default();
-    let bounded = bm25_search(src, q, k, p, filter).unwrap();
     let exhaustive = bm25_search_exhaustive(src, q, k, p, filter).unwrap();
+    let bounded = bm25_search(src, q, k, p, filter).unwrap();
     assert_eq!(bounded, exhaustive, "query {q:?} k {k}");
+    for walk in [Walk::Documents, Walk::Windows] {
+        let bounded = bm25_search_walk(src, q, k, p, 0, filter, walk).unwrap();
+        assert_eq!(bounded, exhaustive, "query {q:?} k {k} {walk:?}");
+    }
 }
 
 /// The bounded search over the ids ≥ `since` is the exhaustive one with that filter.
@@ -238,13 +242,20 @@ where
     P::Error: std::fmt::Debug,
 {
     let p = Bm25Params::default();
-    let bounded = bm25_search_since(src, q, k, p, since, |_| true).unwrap();
     let exhaustive = bm25_search_exhaustive(src, q, k, p, |d| d >= since).unwrap();
+    let bounded = bm25_search_since(src, q, k, p, since, |_| true).unwrap();
     assert_eq!(bounded, exhaustive, "query {q:?} k {k} since {since}");
+    for walk in [Walk::Documents, Walk::Windows] {
+        let bounded = bm25_search_walk(src, q, k, p, since, |_| true, walk).unwrap();
+        assert_eq!(
+            bounded, exhaustive,
+            "query {q:?} k {k} since {since} {walk:?}"
+        );
+    }
 }
 
 /// Property: on random corpora (Zipf words, the commonest in most documents, 64-posting
-/// blocks) the bounded top k is the exhaustive top k: same ids in the same order, the same
+/// blocks) the bounded top k, whichever walk, is the exhaustive top k: same ids in the same order, the same
 /// scores to the bit, the same coverage; with and without a filter, and over the newest ids.
 #[test]
 fn bounded_top_k_equals_exhaustive_in_memory() {

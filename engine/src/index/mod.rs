@@ -15,6 +15,7 @@
 //! - [`synth`]: a seeded text generator shared by tests and benches.
 
 mod bm25_topk;
+mod bm25_window;
 pub mod lexical;
 pub mod quant;
 pub mod synth;

@@ -76,15 +76,28 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
-#[inline]
+/// A LEB128 varint at `*pos`. Gaps, term frequencies and lengths almost always fit in one or
+/// two bytes: those are read inline, longer ones out of line.
+#[inline(always)]
 fn get_varint(b: &[u8], pos: &mut usize) -> Result<u64, CodecError> {
-    // Most ids' gaps, term frequencies and lengths fit in one byte.
-    if let Some(&byte) = b.get(*pos)
-        && byte < 0x80
-    {
-        *pos += 1;
-        return Ok(u64::from(byte));
+    if let Some(&b0) = b.get(*pos) {
+        if b0 < 0x80 {
+            *pos += 1;
+            return Ok(u64::from(b0));
+        }
+        if let Some(&b1) = b.get(*pos + 1)
+            && b1 < 0x80
+        {
+            *pos += 2;
+            return Ok(u64::from(b0 & 0x7f) | (u64::from(b1) << 7));
+        }
     }
+    get_varint_long(b, pos)
+}
+
+#[cold]
+#[inline(never)]
+fn get_varint_long(b: &[u8], pos: &mut usize) -> Result<u64, CodecError> {
     let mut v: u64 = 0;
     let mut shift = 0;
     loop {
@@ -121,7 +134,7 @@ pub(crate) fn encode_segment(base: ChunkId, entries: &[Entry]) -> Vec<u8> {
     out
 }
 
-#[inline]
+#[inline(always)]
 fn varint_u32(b: &[u8], pos: &mut usize, what: &str) -> Result<u32, CodecError> {
     u32::try_from(get_varint(b, pos)?)
         .map_err(|_| CodecError::Decode(format!("posting list: {what} out of range")))
@@ -174,28 +187,46 @@ pub(crate) fn decode_segment_into(
     b: &[u8],
     out: &mut Vec<Entry>,
 ) -> Result<(), CodecError> {
+    decode_with(base, b, |id, tf, len| out.push((id, tf, len)))
+}
+
+/// Decode a segment in one pass, handing each entry `(id, tf, doc length)` to `push`; checks
+/// as [`decode_segment`] does (on error, `push` may have seen some entries).
+#[inline]
+fn decode_with(
+    base: ChunkId,
+    b: &[u8],
+    mut push: impl FnMut(ChunkId, u32, u32),
+) -> Result<(), CodecError> {
     let (header, mut pos) = segment_header(b)?;
-    let start = out.len();
+    let mut seen = SegmentHeader {
+        count: 0,
+        max_tf: 0,
+        min_len: u32::MAX,
+    };
     let mut prev = base;
-    let mut first = true;
     while pos < b.len() {
         let d = get_varint(b, &mut pos)?;
-        if d == 0 && !first {
+        if d == 0 && seen.count > 0 {
             return Err(CodecError::Decode("posting list: ids do not ascend".into()));
         }
-        first = false;
         let id = prev
             .checked_add(d)
             .ok_or_else(|| CodecError::Decode("posting list: id overflow".into()))?;
         let tf = varint_u32(b, &mut pos, "tf")?;
         let len = varint_u32(b, &mut pos, "length")?;
-        out.push((id, tf, len));
+        push(id, tf, len);
+        seen.count += 1;
+        seen.max_tf = seen.max_tf.max(tf);
+        seen.min_len = seen.min_len.min(len);
         prev = id;
     }
-    if b[0] == SEGMENT_FORMAT && SegmentHeader::of(&out[start..]) != header {
+    if seen.count == 0 {
+        seen.min_len = 0;
+    }
+    if b[0] == SEGMENT_FORMAT && seen != header {
         return Err(CodecError::Decode(format!(
-            "posting list: header {header:?} does not match its entries {:?}",
-            SegmentHeader::of(&out[start..])
+            "posting list: header {header:?} does not match its entries {seen:?}"
         )));
     }
     Ok(())
@@ -487,13 +518,11 @@ impl crate::index::Postings for StoreLexical<'_> {
         block: &crate::index::PostingBlock<Self::Block>,
         out: &mut Vec<crate::index::Posting>,
     ) -> Result<(), StoreError> {
-        let mut raw = Vec::with_capacity(block.count as usize);
-        decode_segment_into(block.base, block.data.value(), &mut raw).map_err(corrupt)?;
-        out.extend(
-            raw.into_iter()
-                .map(|(doc, tf, doc_len)| crate::index::Posting { doc, tf, doc_len }),
-        );
-        Ok(())
+        out.reserve(block.count as usize);
+        decode_with(block.base, block.data.value(), |doc, tf, doc_len| {
+            out.push(crate::index::Posting { doc, tf, doc_len });
+        })
+        .map_err(corrupt)
     }
 }
 
