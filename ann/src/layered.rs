@@ -15,7 +15,7 @@
 use crate::AnnError;
 use crate::flat::FlatGraph;
 use crate::graph::{Graph, GraphParams};
-use memctl_engine::{AnnHit, TopK};
+use memctl_engine::{AnnHit, IndexSettings, TopK};
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -30,12 +30,13 @@ pub struct FreezePolicy {
 }
 
 impl Default for FreezePolicy {
-    /// Freeze from 20,000 points (the size below which the exact scan serves anyway); merge
-    /// when the tail reaches a tenth of the base: at 1e6 points a tail of 100,000 (~220 MB in
-    /// hnsw_rs) before a rebuild that re-inserts everything (~1 ms of CPU a point).
+    /// Freeze from the settings' default ([`IndexSettings::freeze_min`], the size below which
+    /// the exact scan serves anyway); merge when the tail reaches a tenth of the base: at 1e6
+    /// points a tail of 100,000 (~220 MB in hnsw_rs) before a rebuild that re-inserts
+    /// everything (~1 ms of CPU a point).
     fn default() -> Self {
         Self {
-            min_points: 20_000,
+            min_points: IndexSettings::default().freeze_min,
             merge_percent: 10,
         }
     }
