@@ -5,7 +5,9 @@
 //!     cargo run --release -p memctl-ann --example graph_recall -- DATA_DIR saved - [EF,EF,...]
 //!
 //! `saved`: the graphs the service saved under `DATA_DIR/ann` (as it searches them after a
-//! restart), every project's searched and merged, instead of a graph built here.
+//! restart), every project's searched and merged, instead of a graph built here;
+//! `saved-ordered`: the same with each base renumbered in search order first (as a freeze
+//! lays a base out now), to compare the two layouts of one graph.
 //!
 //! Needs the model (`source .cache/env.sh`: ORT_DYLIB_PATH, MEMCTL_MODEL_DIR). Queries: 100
 //! seeded 2–4 word combinations of the words scripts/bench_scale.py uses (seed printed).
@@ -88,7 +90,7 @@ fn exact_top10(s: &Stored, q: &[f32]) -> Vec<u64> {
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: graph_recall DATA_DIR (M EFC | saved -) [EF,EF,...]";
+    let usage = "usage: graph_recall DATA_DIR (M EFC | saved - | saved-ordered -) [EF,EF,...]";
     let (dir, m_arg, efc_arg) = match &args[1..] {
         [d, m, e, ..] => (d, m.as_str(), e.as_str()),
         _ => anyhow::bail!(usage),
@@ -107,14 +109,18 @@ fn main() -> Result<()> {
     let seed = 12345;
     let qs = queries(&model, seed)?;
     let truth: Vec<Vec<u64>> = qs.iter().map(|q| exact_top10(&s, q)).collect();
-    let graphs = if m_arg == "saved" {
+    let graphs = if m_arg.starts_with("saved") {
         let ann = memctl_engine::ann_dir(std::path::Path::new(dir));
         let mut gs = Vec::new();
         for p in memctl_ann::persist::saved_projects(&ann) {
             if let Some(l) = memctl_ann::persist::load(&ann, p)? {
                 // The beam is the run's, not the one the service saved with.
+                let base = match l.base {
+                    Some(b) if m_arg == "saved-ordered" => Some(b.in_search_order()?),
+                    b => b,
+                };
                 gs.push(Layered {
-                    base: l.base.map(|b| Arc::new(b.with_ef_search(0))),
+                    base: base.map(|b| Arc::new(b.with_ef_search(0))),
                     tail: Arc::new(l.tail.with_ef_search(0)),
                 });
             }

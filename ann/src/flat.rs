@@ -10,6 +10,7 @@
 //! [`Graph::search_ef`], so both answer alike for the same beam.
 
 mod file;
+mod order;
 
 use crate::AnnError;
 use crate::dist::cosine;
@@ -180,8 +181,13 @@ impl FlatGraph {
     /// nobody inserts into any more: a point hnsw_rs did not hold yet has no edges.
     ///
     /// Fails when the graph does not fit the layout (points of different lengths, more than
-    /// 2³² points or edges).
+    /// 2³² points or edges). The points are numbered in search order ([`Self::in_search_order`]).
     pub fn freeze(g: &Graph) -> Result<Self, AnnError> {
+        Self::freeze_unordered(g)?.in_search_order()
+    }
+
+    /// [`Self::freeze`] with hnsw_rs's numbering of the points.
+    fn freeze_unordered(g: &Graph) -> Result<Self, AnnError> {
         let walk = walk(g)?;
         let ids = g.ids().clone();
         let n = ids.chunk.len();
