@@ -43,30 +43,39 @@ pub(super) fn breadth_first(offsets: &[u32], nbrs: &[u32], start: Option<u32>) -
 impl FlatGraph {
     /// The same graph with its points renumbered breadth first from the entry point over
     /// layer 0 ([`FlatGraph::freeze`] does it; a base saved before keeps its order until it is
-    /// rebuilt).
+    /// rebuilt). The vectors move in place: the copy made is of the edges only.
     pub fn in_search_order(self) -> Result<Self, AnnError> {
         let order = breadth_first(&self.offsets, &self.nbrs, self.entry.map(|e| e.0));
         let mut pos = vec![0u32; order.len()];
         for (new, &old) in order.iter().enumerate() {
             pos[old as usize] = to_u32(new, "points")?;
         }
-        let dim = self.dim;
-        let mut vectors = Vec::with_capacity(self.vectors.len());
-        let mut offsets = Vec::with_capacity(self.offsets.len());
-        let mut nbrs = Vec::with_capacity(self.nbrs.len());
+        let ids = renumber_ids(&self.ids(), &order, &pos);
+        let FlatGraph {
+            params,
+            dim,
+            mut vectors,
+            offsets: old_offsets,
+            nbrs: old_nbrs,
+            upper,
+            entry,
+            ..
+        } = self;
+        permute_rows(&mut vectors, dim, &order);
+        let mut offsets = Vec::with_capacity(old_offsets.len());
+        let mut nbrs = Vec::with_capacity(old_nbrs.len());
         offsets.push(0u32);
         for &old in &order {
             let o = old as usize;
-            vectors.extend_from_slice(&self.vectors[o * dim..(o + 1) * dim]);
-            let row = &self.nbrs[self.offsets[o] as usize..self.offsets[o + 1] as usize];
+            let row = &old_nbrs[old_offsets[o] as usize..old_offsets[o + 1] as usize];
             nbrs.extend(row.iter().map(|&x| pos[x as usize]));
             offsets.push(to_u32(nbrs.len(), "layer-0 edges")?);
         }
-        let upper = renumber_upper(&self.upper, &pos)?;
-        let entry = self.entry.map(|(e, level)| (pos[e as usize], level));
-        let ids = renumber_ids(&self.ids(), &order, &pos);
+        drop(old_nbrs);
+        let upper = renumber_upper(&upper, &pos)?;
+        let entry = entry.map(|(e, level)| (pos[e as usize], level));
         Ok(Self::from_parts(
-            self.params,
+            params,
             dim,
             vectors,
             (offsets, nbrs),
@@ -74,6 +83,30 @@ impl FlatGraph {
             entry,
             ids,
         ))
+    }
+}
+
+/// Rows of `dim` values: row `i` becomes the old row `order[i]` (`order` a permutation),
+/// moved along the permutation's cycles with one row of scratch.
+fn permute_rows(buf: &mut [i8], dim: usize, order: &[u32]) {
+    let mut done = vec![false; order.len()];
+    let mut first = vec![0i8; dim];
+    for start in 0..order.len() {
+        if done[start] {
+            continue;
+        }
+        first.copy_from_slice(&buf[start * dim..(start + 1) * dim]);
+        let mut i = start;
+        loop {
+            done[i] = true;
+            let from = order[i] as usize;
+            if from == start {
+                buf[i * dim..(i + 1) * dim].copy_from_slice(&first);
+                break;
+            }
+            buf.copy_within(from * dim..(from + 1) * dim, i * dim);
+            i = from;
+        }
     }
 }
 
@@ -136,6 +169,29 @@ mod tests {
             .collect();
         let entry = f.entry.map(|(e, l)| (ids.chunk[e as usize], l));
         (points, entry)
+    }
+
+    /// Rows move to where the permutation says, whatever its cycles (seeded shuffles).
+    #[test]
+    fn rows_follow_the_permutation() {
+        let mut rng = Rng(0x9e37_79b9);
+        for n in [0usize, 1, 2, 7, 100] {
+            let mut order: Vec<u32> = (0..n as u32).collect();
+            for i in (1..n).rev() {
+                order.swap(i, (rng.next().abs() * (i + 1) as f32) as usize % (i + 1));
+            }
+            let rows: Vec<i8> = (0..n * 3).map(|x| (x % 251) as i8).collect();
+            let mut moved = rows.clone();
+            permute_rows(&mut moved, 3, &order);
+            for (i, &o) in order.iter().enumerate() {
+                let o = o as usize;
+                assert_eq!(
+                    moved[i * 3..i * 3 + 3],
+                    rows[o * 3..o * 3 + 3],
+                    "n {n} order {order:?}"
+                );
+            }
+        }
     }
 
     /// Renumbering keeps every point, tombstone and edge (as chunks) and every answer, and
