@@ -66,7 +66,7 @@ pub(super) struct Cursor<B> {
 }
 
 impl<B> Cursor<B> {
-    pub(super) fn new(term: usize, blocks: Vec<PostingBlock<B>>, w: &Weights) -> Self {
+    fn new(term: usize, blocks: Vec<PostingBlock<B>>, w: &Weights) -> Self {
         let bounds: Vec<f64> = blocks
             .iter()
             .map(|b| w.score(term, b.max_tf, b.min_len))
@@ -203,6 +203,21 @@ impl Candidate {
     }
 }
 
+/// A cursor per list, each on its first posting.
+pub(super) fn cursors<P: Postings>(
+    src: &P,
+    lists: Vec<(usize, Vec<PostingBlock<P::Block>>)>,
+    w: &Weights,
+) -> Result<Vec<Cursor<P::Block>>, P::Error> {
+    let mut cur = Vec::with_capacity(lists.len());
+    for (t, blocks) in lists {
+        let mut c = Cursor::new(t, blocks, w);
+        c.seek(src, 0)?;
+        cur.push(c);
+    }
+    Ok(cur)
+}
+
 /// Hits best first, and the idf mass held by each document that entered the top k.
 pub(super) type Ranked = (Vec<Hit>, HashMap<u64, f64>);
 
@@ -215,12 +230,7 @@ pub(super) fn top_k<P: Postings>(
     k: usize,
     filter: impl Fn(u64) -> bool,
 ) -> Result<Ranked, P::Error> {
-    let mut cur: Vec<Cursor<P::Block>> = Vec::with_capacity(lists.len());
-    for (t, blocks) in lists {
-        let mut c = Cursor::new(t, blocks, w);
-        c.seek(src, 0)?;
-        cur.push(c);
-    }
+    let mut cur = cursors(src, lists, w)?;
     // Ascending bound: the non-essential lists are a prefix.
     cur.sort_by(|a, b| {
         a.max_bound

@@ -15,7 +15,7 @@
 //! no document that could enter (its bound is ≤ θ).
 
 use super::TopK;
-use super::bm25_topk::{Cursor, Ranked, Weights, beats};
+use super::bm25_topk::{Ranked, Weights, beats, cursors};
 use super::lexical::{PostingBlock, Postings};
 use std::collections::HashMap;
 
@@ -57,12 +57,7 @@ pub(super) fn top_k<P: Postings>(
     k: usize,
     filter: impl Fn(u64) -> bool,
 ) -> Result<Ranked, P::Error> {
-    let mut cur: Vec<Cursor<P::Block>> = Vec::with_capacity(lists.len());
-    for (t, blocks) in lists {
-        let mut c = Cursor::new(t, blocks, w);
-        c.seek(src, 0)?;
-        cur.push(c);
-    }
+    let mut cur = cursors(src, lists, w)?;
     // Term order: contributions are summed as the exhaustive scorer sums them.
     cur.sort_by_key(|c| c.term);
     let tables: Vec<TermScores> = (0..w.idf.len()).map(|t| TermScores::new(w, t)).collect();
